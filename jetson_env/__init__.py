@@ -1,0 +1,1 @@
+"""jetson-env: from a freshly flashed Jetson or x86 GPU host to working PyTorch -> TensorRT."""

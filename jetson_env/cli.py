@@ -1,0 +1,167 @@
+"""The `jetson-env` command line. Exit codes: 0 ok, 1 a check failed, 2 usage or input error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib.metadata import version
+from typing import Any
+
+from jetson_env import info as info_mod
+from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
+from jetson_env.targets import LocalTarget
+from jetson_env.terminal import Terminal
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def release_as_dict(release: Release, matrix: Matrix) -> dict[str, Any]:
+    torch = release.torch
+    return {
+        "l4t": release.l4t or None,
+        "jetpack": release.jetpack or None,
+        "family": release.family,
+        "ubuntu": release.ubuntu or None,
+        "cuda": release.cuda or None,
+        "cudnn": release.cudnn or None,
+        "tensorrt": release.tensorrt or None,
+        "python": release.python or None,
+        "torch": {
+            "version": torch.version,
+            "url": torch.url,
+            "index": torch.index,
+            "sha256": torch.sha256,
+        },
+        "torchvision": release.torchvision,
+        "sources": [matrix.source_url(name) for name in release.sources],
+    }
+
+
+def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    releases = [matrix.release(args.l4t)] if args.l4t else list(matrix.releases.values())
+    if args.json:
+        data = {"schema": 1, "releases": [release_as_dict(r, matrix) for r in releases]}
+        if not args.l4t:
+            data["x86"] = release_as_dict(matrix.x86, matrix)
+        term.json(data)
+        return EXIT_OK
+    rows = [
+        (
+            f"R{r.l4t}",
+            r.jetpack,
+            r.ubuntu,
+            r.cuda,
+            r.cudnn,
+            r.tensorrt,
+            r.python,
+            r.torch.version,
+            r.torchvision,
+        )
+        for r in releases
+    ]
+    if not args.l4t:
+        x86 = matrix.x86
+        rows.append(
+            ("x86_64", "-", "-", "host", "host", "host", "host", x86.torch.version, x86.torchvision)
+        )
+    term.table(
+        ("L4T", "JetPack", "Ubuntu", "CUDA", "cuDNN", "TensorRT", "Python", "torch", "torchvision"),
+        rows,
+        title="Supported releases",
+    )
+    if args.l4t:
+        release = releases[0]
+        torch = release.torch
+        term.line(f"torch source: {torch.url or torch.index or 'pip index'}")
+        term.line(f"sha256: {torch.sha256 or 'recorded on first download (lock file)'}")
+        term.line("sources: " + ", ".join(matrix.source_url(s) for s in release.sources))
+    return EXIT_OK
+
+
+def cmd_info(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    target = LocalTarget(args.python)
+    with term.status(f"probing {target.description}"):
+        data = info_mod.gather(target, matrix, timeout=args.timeout)
+    if args.json:
+        term.json(data)
+    if data["errors"]:
+        for name, error in data["errors"].items():
+            term.error(
+                error, hint=f"run the probe by hand: {args.python} -m jetson_env.probes.{name}"
+            )
+        return EXIT_FAILED
+    if args.json:
+        return EXIT_OK
+    p = data["platform"]
+    unknown = p["unknown"]
+
+    def show(key: str, value: Any) -> str:
+        return str(value) if value not in (None, "") else f"unknown ({unknown.get(key, 'n/a')})"
+
+    gpus = ", ".join(f"{g['name']} (sm {g['compute_capability']})" for g in p["gpus"])
+    rows = [
+        ("Jetson", "yes" if p["is_jetson"] else "no"),
+        ("Architecture", p["machine"]),
+        ("Model", show("model", p["model"]) if p["is_jetson"] else gpus or "no NVIDIA GPU"),
+    ]
+    if p["is_jetson"]:
+        rows += [
+            ("L4T", show("l4t", p["l4t"] and f"R{p['l4t']} (from {p['l4t_source']})")),
+            ("JetPack", show("jetpack", p["jetpack"])),
+            ("SoC", show("soc", p["soc"])),
+        ]
+    rows += [
+        ("Compute capability", show("compute_capability", p["compute_capability"])),
+        ("CUDA", show("cuda", p["cuda"]["version"])),
+        ("OS", p["os"]["pretty_name"] or "unknown"),
+        ("Python", f"{p['python']['version']} ({p['python']['executable']})"),
+        ("In the matrix", "yes" if p["supported"] else "no: see `jetson-env matrix`"),
+    ]
+    term.table(("", "This machine"), rows)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jetson-env",
+        description="From a freshly flashed Jetson or x86 GPU host to working PyTorch -> "
+        "TensorRT conversion, and proof that it works.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('jetson-env')}")
+    parser.add_argument("--no-color", action="store_true", help="plain output (also NO_COLOR)")
+    parser.add_argument("-v", "--verbose", action="count", default=0)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    matrix = sub.add_parser("matrix", help="the supported L4T releases and their versions")
+    matrix.add_argument("--l4t", metavar="RELEASE", help="one release, e.g. R36.4.3")
+    matrix.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    matrix.set_defaults(func=cmd_matrix)
+
+    info = sub.add_parser("info", help="what this machine is (model, L4T, JetPack, GPU, CUDA)")
+    info.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    info.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    info.add_argument("--timeout", type=float, default=30, help="seconds per probe")
+    info.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    term = Terminal(
+        as_json=getattr(args, "json", False),
+        color=not args.no_color or None,
+        verbosity=args.verbose,
+    )
+    try:
+        matrix = load()
+        return args.func(args, term, matrix)
+    except UnknownRelease as exc:
+        term.error(str(exc), hint="`jetson-env matrix` lists what is supported")
+        return EXIT_USAGE
+    except MatrixError as exc:
+        term.error(str(exc), hint="fix the named row of the matrix file")
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""`jetson-env info`: what the probes see on a target, read against the matrix."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from jetson_env.matrix import Matrix, UnknownRelease
+from jetson_env.targets import Target, run_probe
+
+SCHEMA = 1
+PROBES = ("platform", "cuda")
+
+
+def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> dict[str, Any]:
+    """Platform facts plus what the matrix says about them (JetPack, compute capability)."""
+    unknown = dict(platform.get("unknown", {}))
+    jetpack = None
+    supported = not platform["is_jetson"]
+    if platform["l4t"]:
+        try:
+            jetpack = matrix.release(platform["l4t"]).jetpack
+            supported = True
+        except UnknownRelease as exc:
+            unknown["jetpack"] = str(exc)
+    if platform["is_jetson"]:
+        compute_capability = matrix.compute_capability(platform["soc"])
+        if compute_capability is None:
+            unknown["compute_capability"] = (
+                f"SoC {platform['soc']!r} is not in the matrix"
+                if platform["soc"]
+                else unknown.get("soc", "SoC unknown")
+            )
+    else:
+        gpus = platform.get("gpus") or []
+        compute_capability = gpus[0]["compute_capability"] if gpus else None
+        if compute_capability is None:
+            unknown["compute_capability"] = unknown.get("gpus", "no NVIDIA GPU found")
+    if cuda.get("unknown", {}).get("version"):
+        unknown["cuda"] = cuda["unknown"]["version"]
+    return {
+        "is_jetson": platform["is_jetson"],
+        "machine": platform["machine"],
+        "l4t": platform["l4t"],
+        "l4t_source": platform["l4t_source"],
+        "board": platform["board"],
+        "jetpack": jetpack,
+        "model": platform["model"],
+        "soc": platform["soc"],
+        "compute_capability": compute_capability,
+        "gpus": platform.get("gpus") or [],
+        "os": platform["os"],
+        "python": platform["python"],
+        "cuda": {
+            "version": cuda.get("version"),
+            "root": cuda.get("root"),
+            "source": cuda.get("version_source"),
+        },
+        "supported": supported,
+        "unknown": unknown,
+    }
+
+
+def gather(target: Target, matrix: Matrix, timeout: float = 30) -> dict[str, Any]:
+    """Run the info probes concurrently; a failed probe is reported, not raised."""
+    with ThreadPoolExecutor(len(PROBES)) as pool:
+        results = dict(
+            zip(PROBES, pool.map(lambda n: run_probe(target, n, timeout), PROBES), strict=True)
+        )
+    failed = {name: r.error for name, r in results.items() if not r.ok}
+    if failed:
+        return {"schema": SCHEMA, "platform": None, "errors": failed}
+    platform = describe(results["platform"].data, results["cuda"].data, matrix)
+    return {"schema": SCHEMA, "platform": platform, "errors": {}}

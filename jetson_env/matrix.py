@@ -1,0 +1,240 @@
+"""Load and validate the version matrix (data/matrix.yml), and look things up in it.
+
+The matrix is validated as a whole when loaded, so a broken row fails at once
+with a message that names the row, instead of surfacing later as a wrong install.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from packaging.version import InvalidVersion, Version
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+DOTTED = re.compile(r"^\d+(\.\d+)*$")
+
+RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
+FAMILY_FIELDS = (
+    "container_base",
+    "container_base_tag",
+    "apt_prerequisites",
+    "pip_prerequisites",
+    "numpy",
+    "torch_cuda_arch_list",
+    "host_compatibility",
+)
+
+
+class MatrixError(ValueError):
+    """The matrix file is malformed or inconsistent; the message names the row."""
+
+
+class UnknownRelease(LookupError):
+    """An L4T release the matrix does not list; the message names the supported ones."""
+
+
+@dataclass(frozen=True)
+class TorchSource:
+    """Where torch comes from: a wheel URL, or a pip index (None = pip's configured one)."""
+
+    version: str
+    url: str | None
+    index: str | None
+    filename: str | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class Release:
+    l4t: str
+    jetpack: str
+    family: str
+    ubuntu: str
+    cuda: str
+    cudnn: str
+    tensorrt: str
+    python: str
+    torch: TorchSource
+    torchvision: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    raw: dict[str, Any]
+    releases: dict[str, Release]
+    socs: dict[str, str]
+    pairs: dict[str, str]
+    x86: Release
+
+    def release(self, l4t: str) -> Release:
+        """The row for an L4T release such as "32.4.3"; UnknownRelease names the supported ones."""
+        key = normalize_l4t(l4t)
+        if key not in self.releases:
+            raise UnknownRelease(
+                f"L4T R{key} is not supported; supported releases: "
+                + ", ".join(f"R{r}" for r in self.releases)
+            )
+        return self.releases[key]
+
+    def compute_capability(self, soc: str | None) -> str | None:
+        return self.socs.get(soc or "")
+
+    def torchvision_for(self, torch_version: str) -> str | None:
+        """The torchvision major.minor paired with a torch version, or None if unknown."""
+        return _pair(self.pairs, torch_version)
+
+    def family(self, name: str) -> dict[str, Any]:
+        return self.raw["families"][name]
+
+    def source_url(self, name: str) -> str:
+        return self.raw["sources"][name]
+
+
+def normalize_l4t(l4t: str) -> str:
+    """'R32.4.3', 'r32.4.3', '32.4.3' -> '32.4.3'."""
+    return l4t.strip().lstrip("Rr")
+
+
+def default_path() -> Path:
+    return Path(str(resources.files("jetson_env") / "data" / "matrix.yml"))
+
+
+@cache
+def load(path: Path | None = None) -> Matrix:
+    """Load and validate the matrix; raises MatrixError naming the first bad row."""
+    path = path or default_path()
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise MatrixError(f"{path}: cannot read the matrix: {exc}") from exc
+    return validate(raw, where=str(path))
+
+
+def validate(raw: Any, where: str = "matrix") -> Matrix:
+    if not isinstance(raw, dict):
+        raise MatrixError(f"{where}: top level must be a mapping")
+    for section in ("sources", "torchvision_pairs", "socs", "families", "releases", "x86"):
+        if not isinstance(raw.get(section), dict):
+            raise MatrixError(f"{where}: section '{section}' is missing or not a mapping")
+    sources = raw["sources"]
+    for name, url in sources.items():
+        if not isinstance(url, str) or not url.startswith("https://"):
+            raise MatrixError(f"{where}: source '{name}' must be an https URL")
+
+    def check_sources(row: str, entry: dict[str, Any]) -> tuple[str, ...]:
+        cited = entry.get("source")
+        if isinstance(cited, str):
+            cited = [cited]
+        if not cited:
+            raise MatrixError(f"{where}: {row}: no source cited")
+        for name in cited:
+            if name not in sources:
+                raise MatrixError(f"{where}: {row}: cites unknown source '{name}'")
+        return tuple(cited)
+
+    pairs_section = raw["torchvision_pairs"]
+    check_sources("torchvision_pairs", pairs_section)
+    pairs = {str(k): str(v) for k, v in (pairs_section.get("pairs") or {}).items()}
+
+    socs: dict[str, str] = {}
+    for soc, entry in raw["socs"].items():
+        row = f"soc {soc}"
+        check_sources(row, entry)
+        cc = str(entry.get("compute_capability", ""))
+        if not DOTTED.match(cc):
+            raise MatrixError(f"{where}: {row}: compute_capability '{cc}' is not like '8.7'")
+        socs[soc] = cc
+
+    for name, family in raw["families"].items():
+        row = f"family {name}"
+        check_sources(row, family)
+        for field in FAMILY_FIELDS:
+            if field not in family:
+                raise MatrixError(f"{where}: {row}: missing '{field}'")
+
+    def parse_torch(row: str, entry: dict[str, Any]) -> tuple[TorchSource, str]:
+        torch = entry.get("torch")
+        if not isinstance(torch, dict) or not torch.get("version"):
+            raise MatrixError(f"{where}: {row}: missing torch.version")
+        version = str(torch["version"])
+        url, index = torch.get("url"), torch.get("index")
+        if url and index:
+            raise MatrixError(f"{where}: {row}: torch has both a url and an index; keep one")
+        for value in (url, index):
+            if value and not str(value).startswith("https://"):
+                raise MatrixError(f"{where}: {row}: torch source '{value}' is not https")
+        sha = torch.get("sha256")
+        if sha is not None and not SHA256.match(str(sha)):
+            raise MatrixError(f"{where}: {row}: torch sha256 '{sha}' is not 64 hex digits")
+        if url and not torch.get("filename"):
+            raise MatrixError(f"{where}: {row}: a torch url needs the wheel's filename")
+        paired = _pair(pairs, version)
+        if paired is None:
+            raise MatrixError(
+                f"{where}: {row}: torch {version} has no torchvision pair in torchvision_pairs"
+            )
+        torchvision = str(entry.get("torchvision", ""))
+        if not DOTTED.match(torchvision):
+            raise MatrixError(f"{where}: {row}: torchvision '{torchvision}' is not a version")
+        if not (torchvision == paired or torchvision.startswith(paired + ".")):
+            raise MatrixError(
+                f"{where}: {row}: torchvision {torchvision} does not pair with torch {version}"
+                f" (expected {paired}.x)"
+            )
+        source = TorchSource(version, url, index, torch.get("filename"), sha)
+        return source, torchvision
+
+    releases: dict[str, Release] = {}
+    for l4t, entry in raw["releases"].items():
+        row = f"release R{l4t}"
+        if not isinstance(entry, dict):
+            raise MatrixError(f"{where}: {row}: must be a mapping")
+        if not re.match(r"^\d+\.\d+\.\d+$", str(l4t)):
+            raise MatrixError(f"{where}: {row}: L4T must be like '32.4.3'")
+        cited = check_sources(row, entry)
+        for field in RELEASE_FIELDS:
+            if not entry.get(field):
+                raise MatrixError(f"{where}: {row}: missing '{field}'")
+        if entry["family"] not in raw["families"]:
+            raise MatrixError(f"{where}: {row}: unknown family '{entry['family']}'")
+        torch, torchvision = parse_torch(row, entry)
+        releases[str(l4t)] = Release(
+            l4t=str(l4t),
+            torch=torch,
+            torchvision=torchvision,
+            sources=cited,
+            **{field: str(entry[field]) for field in RELEASE_FIELDS},
+        )
+
+    x86_entry = raw["x86"]
+    x86_cited = check_sources("x86", x86_entry)
+    x86_torch, x86_torchvision = parse_torch("x86", x86_entry)
+    x86 = Release(
+        l4t="",
+        jetpack="",
+        family="x86",
+        ubuntu="",
+        cuda="",
+        cudnn="",
+        tensorrt="",
+        python="",
+        torch=x86_torch,
+        torchvision=x86_torchvision,
+        sources=x86_cited,
+    )
+    return Matrix(raw=raw, releases=releases, socs=socs, pairs=pairs, x86=x86)
+
+
+def _pair(pairs: dict[str, str], torch_version: str) -> str | None:
+    try:
+        v = Version(torch_version)
+    except InvalidVersion:
+        return None
+    return pairs.get(f"{v.major}.{v.minor}")

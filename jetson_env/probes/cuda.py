@@ -1,0 +1,178 @@
+"""CUDA toolkit facts: version, root, nvcc on PATH, cuda.h reachable, libcudart loadable.
+
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+pycuda's build needs `cuda.h` (seed 000): this probe asks the real C compiler, the
+same way the build will, instead of guessing from paths.
+"""
+
+import ctypes
+import ctypes.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+DEFAULT_ROOT = "/usr/local/cuda"
+
+_NVCC_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+_TXT_VERSION = re.compile(r"CUDA Version (\d+\.\d+(?:\.\d+)?)")
+
+
+def parse_version_json(text):
+    """/usr/local/cuda/version.json (CUDA >= 11): {"cuda": {"version": "12.6.68"}, ...}."""
+    try:
+        data = json.loads(text)
+        return str(data["cuda"]["version"])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError("no cuda.version in version.json") from None
+
+
+def parse_version_txt(text):
+    """/usr/local/cuda/version.txt (CUDA <= 10.2): "CUDA Version 10.2.89"."""
+    match = _TXT_VERSION.search(text)
+    if not match:
+        raise ValueError("no 'CUDA Version x.y' in version.txt")
+    return match.group(1)
+
+
+def parse_nvcc_version(text):
+    """`nvcc --version`: "Cuda compilation tools, release 12.6, V12.6.68" -> "12.6.68"."""
+    match = _NVCC_RELEASE.search(text)
+    if not match:
+        raise ValueError("no 'release x.y, Vx.y.z' in nvcc --version output")
+    return match.group(2)
+
+
+def _run(argv, stdin=None, timeout=20):
+    try:
+        proc = subprocess.run(
+            argv,
+            input=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=timeout,
+        )
+    except FileNotFoundError:
+        return None, "%s not found" % argv[0]
+    except subprocess.TimeoutExpired:
+        return None, "%s timed out after %ss" % (argv[0], timeout)
+    except OSError as exc:
+        return None, "%s failed: %s" % (argv[0], exc)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        return None, lines[0][:200] if lines else "%s exited %d" % (argv[0], proc.returncode)
+    return proc.stdout, None
+
+
+def cuda_root(nvcc):
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            return os.environ[var], var
+    if nvcc:
+        # nvcc may be a wrapper script (e.g. /usr/local/bin/nvcc): only trust a real toolkit.
+        root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+        if os.path.isfile(os.path.join(root, "include", "cuda.h")):
+            return root, "nvcc"
+    if os.path.isdir(DEFAULT_ROOT):
+        return DEFAULT_ROOT, "default"
+    return None, None
+
+
+def toolkit_version(root, nvcc, unknown):
+    """Version from version.json, version.txt, then nvcc; returns (version, source)."""
+    reasons = []
+    if root:
+        for name, parser in (
+            ("version.json", parse_version_json),
+            ("version.txt", parse_version_txt),
+        ):
+            path = os.path.join(root, name)
+            try:
+                with open(path) as handle:
+                    return parser(handle.read()), path
+            except (IOError, OSError):
+                continue
+            except ValueError as exc:
+                reasons.append("%s: %s" % (path, exc))
+    compiler = nvcc or (os.path.join(root, "bin", "nvcc") if root else None)
+    if compiler and os.path.exists(compiler):
+        out, reason = _run([compiler, "--version"])
+        if out is not None:
+            try:
+                return parse_nvcc_version(out), "nvcc"
+            except ValueError as exc:
+                reason = str(exc)
+        reasons.append("nvcc: %s" % reason)
+    unknown["version"] = "; ".join(reasons) or (
+        "no version.json, version.txt or nvcc under %s" % (root or DEFAULT_ROOT)
+    )
+    return None, None
+
+
+def cuda_h_reachable(unknown):
+    """Ask the C compiler to preprocess `#include <cuda.h>` as pycuda's build will."""
+    compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if not compiler:
+        unknown["cuda_h_reachable"] = "no C compiler (cc/gcc) on PATH"
+        return None
+    out, reason = _run([compiler, "-E", "-x", "c", "-"], stdin="#include <cuda.h>\n")
+    if out is None:
+        unknown["cuda_h_reachable"] = reason
+        return False
+    return True
+
+
+def cudart(unknown):
+    """libcudart through the loader; returns {"path", "version"} or None."""
+    name = ctypes.util.find_library("cudart")
+    candidates = [name] if name else []
+    candidates.append("libcudart.so")
+    reason = "libcudart not found"
+    for candidate in candidates:
+        try:
+            lib = ctypes.CDLL(candidate)
+        except OSError as exc:
+            reason = str(exc)
+            continue
+        version = ctypes.c_int(0)
+        try:
+            status = lib.cudaRuntimeGetVersion(ctypes.byref(version))
+        except AttributeError:
+            reason = "%s has no cudaRuntimeGetVersion" % candidate
+            continue
+        value = version.value
+        return {
+            "library": candidate,
+            "version": "%d.%d" % (value // 1000, (value % 1000) // 10) if status == 0 else None,
+        }
+    unknown["cudart"] = reason
+    return None
+
+
+def collect():
+    unknown = {}
+    nvcc = shutil.which("nvcc")
+    root, root_source = cuda_root(nvcc)
+    version, version_source = toolkit_version(root, nvcc, unknown)
+    include = os.path.join(root, "include", "cuda.h") if root else None
+    return {
+        "root": root,
+        "root_source": root_source,
+        "version": version,
+        "version_source": version_source,
+        "nvcc_on_path": nvcc,
+        "cuda_h": include if include and os.path.isfile(include) else None,
+        "cuda_h_reachable": cuda_h_reachable(unknown),
+        "cudart": cudart(unknown),
+        "env": {
+            var: os.environ.get(var) for var in ("PATH", "LD_LIBRARY_PATH", "CPATH", "LIBRARY_PATH")
+        },
+        "unknown": unknown,
+    }
+
+
+if __name__ == "__main__":
+    json.dump(collect(), sys.stdout)

@@ -1,0 +1,112 @@
+"""Where probes run: the target's Python interpreter, here or over SSH.
+
+A probe is a self-contained script (jetson_env/probes/<name>.py) sent on stdin to
+`python -`, so nothing is installed on the target and local and remote runs are
+the same code path. A probe that crashes, hangs or prints garbage becomes a
+ProbeResult with an error, never an exception for the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    name: str
+    data: dict[str, Any] | None
+    error: str | None
+    seconds: float
+    stderr: str = field(default="", repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Target(Protocol):
+    """A place with a Python interpreter that can run a script given on stdin."""
+
+    description: str
+
+    def run_python(self, source: str, args: list[str], timeout: float) -> Completed:
+        """Run `python - *args` with source on stdin; raises TimeoutError past timeout."""
+        ...
+
+
+class LocalTarget:
+    def __init__(self, python: str = "python3", env: dict[str, str] | None = None):
+        self.python = python
+        self.env = env
+        self.description = f"local ({python})"
+
+    def run_python(self, source: str, args: list[str], timeout: float) -> Completed:
+        try:
+            proc = subprocess.run(
+                [self.python, "-", *args],
+                input=source,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=self.env,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise TimeoutError(f"timed out after {timeout:g}s") from exc
+        except OSError as exc:
+            return Completed(127, "", f"cannot start {self.python}: {exc.strerror or exc}")
+        return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+def probe_source(name: str) -> str:
+    return (resources.files("jetson_env.probes") / f"{name}.py").read_text()
+
+
+def run_probe(target: Target, name: str, timeout: float = 30, args: list[str] | None = None):
+    """Run one probe on a target; every failure mode comes back as ProbeResult.error."""
+    start = time.monotonic()
+
+    def result(data=None, error=None, stderr=""):
+        return ProbeResult(name, data, error, time.monotonic() - start, stderr)
+
+    try:
+        done = target.run_python(probe_source(name), list(args or []), timeout)
+    except TimeoutError as exc:
+        return result(error=f"probe '{name}' {exc}")
+    except OSError as exc:
+        return result(error=f"probe '{name}' could not run on {target.description}: {exc}")
+    if done.returncode != 0:
+        return result(error=_describe_exit(name, done), stderr=done.stderr)
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        return result(
+            error=f"probe '{name}' printed no JSON: {done.stdout[:200]!r}", stderr=done.stderr
+        )
+    if not isinstance(data, dict):
+        return result(error=f"probe '{name}' printed {type(data).__name__}, not an object")
+    return result(data=data, stderr=done.stderr)
+
+
+def _describe_exit(name: str, done: Completed) -> str:
+    if done.returncode < 0:
+        try:
+            how = signal.Signals(-done.returncode).name
+        except ValueError:
+            how = f"signal {-done.returncode}"
+        return f"probe '{name}' was killed by {how}"
+    lines = done.stderr.strip().splitlines()
+    last = lines[-1] if lines else "no output"
+    return f"probe '{name}' exited {done.returncode}: {last}"

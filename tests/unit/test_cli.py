@@ -1,0 +1,91 @@
+"""The CLI end to end, as a user runs it: a real process, real probes."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jetson_env import matrix as matrix_mod
+
+
+def jetson_env(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+def test_version():
+    proc = jetson_env("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip().startswith("jetson-env 0.")
+
+
+def test_matrix_json_lists_every_release():
+    proc = jetson_env("matrix", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["schema"] == 1
+    assert [r["l4t"] for r in data["releases"]] == list(matrix_mod.load().releases)
+    assert data["x86"]["torch"]["version"]
+    nano = data["releases"][0]
+    assert nano == {
+        "l4t": "32.4.3",
+        "jetpack": "4.4",
+        "family": "r32",
+        "ubuntu": "18.04",
+        "cuda": "10.2",
+        "cudnn": "8.0",
+        "tensorrt": "7.1.3",
+        "python": "3.6",
+        "torch": {
+            "version": "1.6.0",
+            "url": "https://nvidia.box.com/shared/static/9eptse6jyly1ggt9axbja2yrmj6pbarc.whl",
+            "index": None,
+            "sha256": None,
+        },
+        "torchvision": "0.7.0",
+        "sources": [
+            "https://developer.nvidia.com/embedded/jetpack-archive",
+            "https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048",
+        ],
+    }
+
+
+def test_matrix_one_release_table():
+    proc = jetson_env("matrix", "--l4t", "R36.4.3")
+    assert proc.returncode == 0
+    assert "R36.4.3" in proc.stdout and "R35.4.1" not in proc.stdout
+    assert "torch source: https://developer.download.nvidia.com/" in proc.stdout
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"]])
+def test_unknown_release_is_a_usage_error_naming_supported_ones(fmt):
+    proc = jetson_env("matrix", "--l4t", "31.1.0", *fmt)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "R31.1.0 is not supported" in proc.stderr
+    assert "R36.4.3" in proc.stderr
+
+
+def test_info_json_on_this_machine():
+    proc = jetson_env("info", "--json", "--python", sys.executable)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    platform = data["platform"]
+    assert data["errors"] == {}
+    assert set(platform) == {
+        "is_jetson", "machine", "l4t", "l4t_source", "board", "jetpack", "model", "soc",
+        "compute_capability", "gpus", "os", "python", "cuda", "supported", "unknown",
+    }  # fmt: skip
+    assert platform["python"]["executable"] == sys.executable
+
+
+def test_info_reports_a_broken_interpreter(tmp_path):
+    proc = jetson_env("info", "--python", str(tmp_path / "missing-python"))
+    assert proc.returncode == 1
+    assert "cannot start" in proc.stderr
+    assert "Traceback" not in proc.stderr

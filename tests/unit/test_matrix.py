@@ -1,0 +1,131 @@
+"""The version matrix: the shipped file is valid, and a broken one names the bad row."""
+
+import copy
+
+import pytest
+import yaml
+
+from jetson_env import matrix as matrix_mod
+from jetson_env.matrix import MatrixError, UnknownRelease
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return yaml.safe_load(matrix_mod.default_path().read_text())
+
+
+@pytest.fixture
+def broken(raw):
+    return copy.deepcopy(raw)
+
+
+def test_shipped_matrix_is_valid_and_complete():
+    m = matrix_mod.load()
+    assert "32.4.3" in m.releases and "36.4.3" in m.releases and "38.2.0" in m.releases
+    assert m.release("R35.4.1").jetpack == "5.1.2"
+    assert m.release("r32.4.3").torchvision == "0.7.0"
+    assert m.compute_capability("tegra234") == "8.7"
+    assert m.torchvision_for("2.11.0+cu130") == "0.26"
+    assert m.torchvision_for("1.6.0") == "0.7"
+    assert m.torchvision_for("not-a-version") is None
+
+
+def test_every_release_from_jetpack_4_4_to_6_2_is_listed():
+    listed = set(matrix_mod.load().releases)
+    expected = {
+        "32.4.3", "32.4.4", "32.5.0", "32.5.1", "32.6.1",
+        *(f"32.7.{n}" for n in range(1, 7)),
+        "35.1.0", "35.2.1", "35.3.1", "35.4.1", "35.5.0", "35.6.0",
+        "36.2.0", "36.3.0", "36.4.0", "36.4.3", "36.4.4",
+    }  # fmt: skip
+    assert expected <= listed
+
+
+def test_every_release_cites_https_sources():
+    m = matrix_mod.load()
+    for release in [*m.releases.values(), m.x86]:
+        assert release.sources
+        assert all(m.source_url(s).startswith("https://") for s in release.sources)
+
+
+def test_unknown_release_names_the_supported_ones():
+    with pytest.raises(UnknownRelease) as err:
+        matrix_mod.load().release("31.1.0")
+    assert "R31.1.0 is not supported" in str(err.value)
+    assert "R32.4.3" in str(err.value) and "R36.4.3" in str(err.value)
+
+
+def test_anchored_rows_inherit_and_override(raw):
+    m = matrix_mod.validate(raw)
+    assert m.release("32.7.6").jetpack == "4.6.6"
+    assert m.release("32.7.6").tensorrt == "8.2.1"
+    assert m.release("32.7.6").sources == ("jetson-containers", "pytorch-for-jetson")
+
+
+def expect_error(raw, *fragments):
+    with pytest.raises(MatrixError) as err:
+        matrix_mod.validate(raw)
+    for fragment in fragments:
+        assert fragment in str(err.value)
+
+
+def test_torch_without_a_torchvision_pair(broken):
+    broken["releases"]["32.4.3"]["torch"]["version"] = "3.7.0"
+    expect_error(broken, "release R32.4.3", "torch 3.7.0 has no torchvision pair")
+
+
+def test_torchvision_that_does_not_pair(broken):
+    broken["releases"]["35.4.1"]["torchvision"] = "0.16.1"
+    expect_error(broken, "release R35.4.1", "torchvision 0.16.1 does not pair with torch 2.0.0")
+
+
+def test_row_without_source(broken):
+    del broken["releases"]["32.6.1"]["source"]
+    expect_error(broken, "release R32.6.1", "no source cited")
+
+
+def test_row_citing_an_unknown_source(broken):
+    broken["socs"]["tegra194"]["source"] = ["a-blog"]
+    expect_error(broken, "soc tegra194", "unknown source 'a-blog'")
+
+
+def test_missing_field(broken):
+    del broken["releases"]["36.2.0"]["cuda"]
+    expect_error(broken, "release R36.2.0", "missing 'cuda'")
+
+
+def test_plain_http_download(broken):
+    broken["releases"]["32.4.3"]["torch"]["url"] = "http://example.org/torch.whl"
+    expect_error(broken, "release R32.4.3", "is not https")
+
+
+def test_bad_sha256(broken):
+    broken["releases"]["32.4.3"]["torch"]["sha256"] = "abc"
+    expect_error(broken, "release R32.4.3", "not 64 hex digits")
+
+
+def test_unknown_family(broken):
+    broken["releases"]["35.6.0"]["family"] = "r99"
+    expect_error(broken, "release R35.6.0", "unknown family 'r99'")
+
+
+def test_bad_compute_capability(broken):
+    broken["socs"]["tegra210"]["compute_capability"] = "sm_53"
+    expect_error(broken, "soc tegra210", "is not like '8.7'")
+
+
+def test_family_missing_field(broken):
+    del broken["families"]["r35"]["numpy"]
+    expect_error(broken, "family r35", "missing 'numpy'")
+
+
+def test_x86_profile_is_checked_too(broken):
+    broken["x86"]["torchvision"] = "0.1.0"
+    expect_error(broken, "x86", "does not pair")
+
+
+def test_unreadable_file_names_the_path(tmp_path):
+    bad = tmp_path / "matrix.yml"
+    bad.write_text("releases: [unclosed\n")
+    with pytest.raises(MatrixError, match=str(bad)):
+        matrix_mod.load.__wrapped__(bad)
