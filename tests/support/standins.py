@@ -1,0 +1,106 @@
+"""Stand-ins for the FILES NVIDIA ships, built on demand for tests.
+
+TensorRT itself cannot exist here. These reproduce what detection, install and
+repair logic looks at: a shared library with the real soname exporting
+getInferLibVersion, the Python bindings' wheel (whose import fails exactly like
+the real one when libnvinfer is not on the loader path: seed 001), and a
+tarball with TensorRT's folder layout. They cannot build an engine, and
+everything built here says STAND-IN in its name or contents.
+"""
+
+import base64
+import hashlib
+import shutil
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+
+FIXTURE_SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "tensorrt"
+
+
+def encode_trt_version(version: str) -> int:
+    major, minor, patch = (int(x) for x in [*version.split("."), "0", "0"][:3])
+    return major * (10000 if major >= 10 else 1000) + minor * 100 + patch
+
+
+def build_libnvinfer(version: str, dest: Path, cc: str = "gcc") -> Path:
+    """Compile libnvinfer.so.<full version> with soname libnvinfer.so.<major> and its links."""
+    major = version.split(".")[0]
+    dest.mkdir(parents=True, exist_ok=True)
+    real = dest / f"libnvinfer.so.{version}"
+    subprocess.run(
+        [cc, "-shared", "-fPIC", f"-Wl,-soname,libnvinfer.so.{major}",
+         f"-DSTANDIN_VERSION={encode_trt_version(version)}",
+         "-o", str(real), str(FIXTURE_SOURCE / "libnvinfer_standin.c")],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    for link in (f"libnvinfer.so.{major}", "libnvinfer.so"):
+        (dest / link).unlink(missing_ok=True)
+        (dest / link).symlink_to(real.name)
+    return real
+
+
+BINDINGS_INIT = '''"""STAND-IN for TensorRT Python bindings (tests only)."""
+import ctypes
+
+try:
+    ctypes.CDLL("libnvinfer.so.{major}")
+except OSError as exc:
+    raise ImportError(str(exc)) from None
+
+__version__ = "{version}"
+STANDIN = True
+'''
+
+
+def build_bindings_wheel(version: str, python_tag: str, dest: Path) -> Path:
+    """A wheel named like NVIDIA's (tensorrt-8.6.1-cp311-none-linux_x86_64.whl)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    machine = "x86_64"
+    wheel = dest / f"tensorrt-{version}-{python_tag}-none-linux_{machine}.whl"
+    dist_info = f"tensorrt-{version}.dist-info"
+    files = {
+        "tensorrt/__init__.py": BINDINGS_INIT.format(major=version.split(".")[0], version=version),
+        f"{dist_info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: tensorrt\nVersion: {version}\n"
+            "Summary: STAND-IN for NVIDIA TensorRT Python bindings (jetson-env tests)\n"
+        ),
+        f"{dist_info}/WHEEL": (
+            f"Wheel-Version: 1.0\nGenerator: jetson-env-tests\nRoot-Is-Purelib: false\n"
+            f"Tag: {python_tag}-none-linux_{machine}\n"
+        ),
+    }
+    record = []
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.append(f"{name},sha256={digest.decode()},{len(data)}")
+            archive.writestr(name, data)
+        record.append(f"{dist_info}/RECORD,,")
+        archive.writestr(f"{dist_info}/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:
+    """TensorRT-<version>/{lib,include,python} packed like NVIDIA's tar packages."""
+    root_name = f"TensorRT-{version}"
+    work = dest / "tree"
+    root = work / root_name
+    shutil.rmtree(work, ignore_errors=True)
+    build_libnvinfer(version, root / "lib")
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "NvInferVersion.h").write_text(
+        "/* STAND-IN header (jetson-env tests) */\n"
+        + "".join(
+            f"#define NV_TENSORRT_{name} {value}\n"
+            for name, value in zip(("MAJOR", "MINOR", "PATCH"), version.split("."), strict=False)
+        )
+    )
+    build_bindings_wheel(version, python_tag, root / "python")
+    tarball = dest / f"{root_name}.Linux.x86_64-gnu.STANDIN.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        archive.add(root, arcname=root_name)
+    shutil.rmtree(work)
+    return tarball
