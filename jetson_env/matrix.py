@@ -14,21 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
 
+SECTIONS = ("sources", "torchvision_pairs", "socs", "families", "releases", "x86", "images")
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
-FAMILY_FIELDS = (
-    "container_base",
-    "container_base_tag",
-    "apt_prerequisites",
-    "pip_prerequisites",
-    "numpy",
-    "torch_cuda_arch_list",
-    "host_compatibility",
-)
+FAMILY_FIELDS = ("apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list")
 
 
 class MatrixError(ValueError):
@@ -66,12 +60,26 @@ class Release:
 
 
 @dataclass(frozen=True)
+class Image:
+    """A container image: the matrix row it provisions, its FROM, the host L4Ts it runs on."""
+
+    name: str  # "r36.4.0" or "x86_64"
+    release: Release
+    base: str
+    hosts: SpecifierSet | None  # None: x86
+
+    def runs_on(self, l4t: str) -> bool:
+        return self.hosts is not None and Version(l4t) in self.hosts
+
+
+@dataclass(frozen=True)
 class Matrix:
     raw: dict[str, Any]
     releases: dict[str, Release]
     socs: dict[str, str]
     pairs: dict[str, str]
     x86: Release
+    images: tuple[Image, ...]
 
     def release(self, l4t: str) -> Release:
         """The row for an L4T release such as "32.4.3"; UnknownRelease names the supported ones."""
@@ -120,7 +128,7 @@ def load(path: Path | None = None) -> Matrix:
 def validate(raw: Any, where: str = "matrix") -> Matrix:
     if not isinstance(raw, dict):
         raise MatrixError(f"{where}: top level must be a mapping")
-    for section in ("sources", "torchvision_pairs", "socs", "families", "releases", "x86"):
+    for section in SECTIONS:
         if not isinstance(raw.get(section), dict):
             raise MatrixError(f"{where}: section '{section}' is missing or not a mapping")
     sources = raw["sources"]
@@ -229,7 +237,39 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         torchvision=x86_torchvision,
         sources=x86_cited,
     )
-    return Matrix(raw=raw, releases=releases, socs=socs, pairs=pairs, x86=x86)
+    images = _images(raw["images"], releases, x86, where, check_sources)
+    return Matrix(raw=raw, releases=releases, socs=socs, pairs=pairs, x86=x86, images=images)
+
+
+def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
+    check_sources("images", section)
+    images = []
+    for entry in section.get("jetson") or []:
+        l4t = str(entry.get("l4t"))
+        row = f"image r{l4t}"
+        if l4t not in releases:
+            raise MatrixError(f"{where}: {row}: L4T R{l4t} is not a release of the matrix")
+        try:
+            hosts = SpecifierSet(str(entry.get("hosts", "")))
+        except InvalidSpecifier as exc:
+            raise MatrixError(f"{where}: {row}: hosts '{entry.get('hosts')}': {exc}") from exc
+        if not str(hosts) or Version(l4t) not in hosts:
+            raise MatrixError(f"{where}: {row}: hosts '{hosts}' must include its own L4T")
+        if not entry.get("base"):
+            raise MatrixError(f"{where}: {row}: missing 'base'")
+        images.append(Image(f"r{l4t}", releases[l4t], str(entry["base"]), hosts))
+    for index, image in enumerate(images):
+        for other in images[index + 1 :]:
+            overlap = [r for r in releases if image.runs_on(r) and other.runs_on(r)]
+            if overlap:
+                raise MatrixError(
+                    f"{where}: images {image.name} and {other.name} both claim R{overlap[0]}"
+                )
+    x86_base = (section.get("x86") or {}).get("base")
+    if not x86_base:
+        raise MatrixError(f"{where}: images.x86: missing 'base'")
+    images.append(Image("x86_64", x86, str(x86_base), None))
+    return tuple(images)
 
 
 def _pair(pairs: dict[str, str], torch_version: str) -> str | None:

@@ -129,3 +129,26 @@ def test_unreadable_file_names_the_path(tmp_path):
     bad.write_text("releases: [unclosed\n")
     with pytest.raises(MatrixError, match=str(bad)):
         matrix_mod.load.__wrapped__(bad)
+
+
+def test_every_release_has_exactly_one_image():
+    m = matrix_mod.load()
+    for l4t in m.releases:
+        assert len([i for i in m.images if i.runs_on(l4t)]) == 1, l4t
+
+
+def test_image_for_a_release_not_in_the_matrix(broken):
+    broken["images"]["jetson"].append({"l4t": "34.1.0", "base": "x", "hosts": "==34.1.0"})
+    expect_error(broken, "image r34.1.0", "not a release of the matrix")
+
+
+def test_images_that_overlap(broken):
+    broken["images"]["jetson"][5]["hosts"] = ">=35,<37"
+    expect_error(broken, "images r35.4.1 and r36.3.0 both claim R36.2.0")
+
+
+def test_image_hosts_must_be_a_specifier_including_itself(broken):
+    broken["images"]["jetson"][0]["hosts"] = "32.4.3"
+    expect_error(broken, "image r32.4.3", "hosts '32.4.3'")
+    broken["images"]["jetson"][0]["hosts"] = "==32.4.4"
+    expect_error(broken, "image r32.4.3", "must include its own L4T")
