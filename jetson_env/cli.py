@@ -1,18 +1,24 @@
-"""The `jetson-env` command line. Exit codes: 0 ok, 1 a check failed, 2 usage or input error."""
+"""The `jetson-env` command line.
+
+Exit codes: 0 ok, 1 a check failed (or crashed), 2 usage or input error, 3 the target
+could not be reached (doctor --host).
+"""
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import sys
 from importlib.metadata import version
 from typing import Any
 
+from jetson_env import doctor as doctor_mod
 from jetson_env import info as info_mod
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
 from jetson_env.targets import LocalTarget
 from jetson_env.terminal import Terminal
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 
 def release_as_dict(release: Release, matrix: Matrix) -> dict[str, Any]:
@@ -121,6 +127,77 @@ def cmd_info(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     return EXIT_OK
 
 
+def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    term.verbosity = max(term.verbosity, args.doctor_verbose)
+    try:
+        checks = doctor_mod.select(args.check, smoke=not args.no_smoke)
+    except doctor_mod.UnknownCheck as exc:
+        term.error(str(exc), hint="`jetson-env doctor --list` lists the checks")
+        return EXIT_USAGE
+    if args.list:
+        if args.json:
+            term.json(
+                {
+                    "schema": doctor_mod.SCHEMA,
+                    "checks": [
+                        {
+                            "name": c.name,
+                            "area": c.area,
+                            "summary": c.summary,
+                            "probes": list(c.probes),
+                        }
+                        for c in checks
+                    ],
+                }
+            )
+        else:
+            term.table(
+                ("Check", "Area", "What it checks"), [(c.name, c.area, c.summary) for c in checks]
+            )
+        return EXIT_OK
+    if args.host:
+        from jetson_env import remote
+
+        try:
+            address = remote.parse_address(args.host)
+        except ValueError as exc:
+            term.error(str(exc))
+            return EXIT_USAGE
+        password = getpass.getpass(f"password for {address}: ") if args.password else None
+        target = remote.SSHTarget(
+            address,
+            args.python,
+            password=password,
+            identity=args.identity,
+            accept_new_host_key=args.accept_new_host_key,
+        )
+        try:
+            target.connect()
+        except remote.ConnectError as exc:
+            report = doctor_mod.unreachable(str(address), str(exc), exc.remedy)
+            show_report(args, term, report)
+            return EXIT_UNREACHABLE
+    else:
+        target = LocalTarget(args.python)
+    try:
+        with term.progress() as progress:
+            report = doctor_mod.run(target, matrix, checks, args.timeout, progress)
+    finally:
+        close = getattr(target, "close", None)
+        if close is not None:
+            close()
+    show_report(args, term, report)
+    return report.exit_code
+
+
+def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Report) -> None:
+    data = report.as_dict()
+    if args.json:
+        term.json(data)
+    else:
+        term.findings(data)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jetson-env",
@@ -142,6 +219,38 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--python", default="python3", help="target interpreter (default python3)")
     info.add_argument("--timeout", type=float, default=30, help="seconds per probe")
     info.set_defaults(func=cmd_info)
+
+    doctor = sub.add_parser(
+        "doctor",
+        help="what is broken and the command that fixes it; then a model converted and run",
+        description="Checks this machine (or --host) for PyTorch -> TensorRT conversion and "
+        "runs a smoke conversion. Exit codes: 0 healthy (ok, warn, skip), 1 a check failed "
+        "or crashed, 2 usage error, 3 the target could not be reached. See docs/doctor.md.",
+    )
+    doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    doctor.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
+    doctor.add_argument("--identity", "-i", metavar="FILE", help="SSH private key (--host)")
+    doctor.add_argument(
+        "--password", action="store_true", help="ask for an SSH password (--host; keys otherwise)"
+    )
+    doctor.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="accept and record an unknown host key (ssh's StrictHostKeyChecking=accept-new)",
+    )
+    doctor.add_argument("--no-smoke", action="store_true", help="skip the smoke conversion")
+    doctor.add_argument("--list", action="store_true", help="list the checks and exit")
+    doctor.add_argument(
+        "--check", action="append", metavar="NAME", help="run only this check (repeatable)"
+    )
+    doctor.add_argument(
+        "--timeout", type=float, help="seconds per probe (default: per probe, see docs/doctor.md)"
+    )
+    doctor.add_argument(
+        "-v", "--verbose", dest="doctor_verbose", action="count", default=0, help="details"
+    )
+    doctor.set_defaults(func=cmd_doctor)
     return parser
 
 

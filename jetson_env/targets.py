@@ -8,13 +8,19 @@ ProbeResult with an error, never an exception for the caller.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Protocol
+
+LineCallback = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -42,8 +48,13 @@ class Target(Protocol):
 
     description: str
 
-    def run_python(self, source: str, args: list[str], timeout: float) -> Completed:
-        """Run `python - *args` with source on stdin; raises TimeoutError past timeout."""
+    def run_python(
+        self, source: str, args: list[str], timeout: float, on_stderr: LineCallback | None = None
+    ) -> Completed:
+        """Run `python - *args` with source on stdin; raises TimeoutError past timeout.
+
+        on_stderr, if given, is called with each line of stderr as it arrives (progress).
+        """
         ...
 
 
@@ -53,28 +64,66 @@ class LocalTarget:
         self.env = env
         self.description = f"local ({python})"
 
-    def run_python(self, source: str, args: list[str], timeout: float) -> Completed:
+    def run_python(
+        self, source: str, args: list[str], timeout: float, on_stderr: LineCallback | None = None
+    ) -> Completed:
         try:
-            proc = subprocess.run(
+            # A session of its own, so that a timeout also ends what the probe started.
+            proc = subprocess.Popen(
                 [self.python, "-", *args],
-                input=source,
-                capture_output=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=timeout,
                 env=self.env,
+                start_new_session=True,
             )
-        except subprocess.TimeoutExpired as exc:
-            raise TimeoutError(f"timed out after {timeout:g}s") from exc
         except OSError as exc:
             return Completed(127, "", f"cannot start {self.python}: {exc.strerror or exc}")
-        return Completed(proc.returncode, proc.stdout, proc.stderr)
+        stdout: list[str] = []
+        stderr: list[str] = []
+
+        def read_stdout() -> None:
+            stdout.append(proc.stdout.read())
+
+        def read_stderr() -> None:
+            for line in proc.stderr:
+                stderr.append(line)
+                if on_stderr is not None:
+                    on_stderr(line.rstrip("\n"))
+
+        readers = [threading.Thread(target=f, daemon=True) for f in (read_stdout, read_stderr)]
+        for reader in readers:
+            reader.start()
+        try:
+            proc.stdin.write(source)
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # the interpreter exited before reading its script; its exit status says why
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise TimeoutError(f"timed out after {timeout:g}s") from None
+        finally:
+            for reader in readers:
+                reader.join(timeout=5)
+        return Completed(proc.returncode, "".join(stdout), "".join(stderr))
 
 
 def probe_source(name: str) -> str:
     return (resources.files("jetson_env.probes") / f"{name}.py").read_text()
 
 
-def run_probe(target: Target, name: str, timeout: float = 30, args: list[str] | None = None):
+def run_probe(
+    target: Target,
+    name: str,
+    timeout: float = 30,
+    args: list[str] | None = None,
+    on_stderr: LineCallback | None = None,
+) -> ProbeResult:
     """Run one probe on a target; every failure mode comes back as ProbeResult.error."""
     start = time.monotonic()
 
@@ -82,7 +131,7 @@ def run_probe(target: Target, name: str, timeout: float = 30, args: list[str] | 
         return ProbeResult(name, data, error, time.monotonic() - start, stderr)
 
     try:
-        done = target.run_python(probe_source(name), list(args or []), timeout)
+        done = target.run_python(probe_source(name), list(args or []), timeout, on_stderr)
     except TimeoutError as exc:
         return result(error=f"probe '{name}' {exc}")
     except OSError as exc:

@@ -216,6 +216,7 @@ def collect():
         "compatible": compatible,
         "os": os_info,
         "python": {"version": _platform.python_version(), "executable": sys.executable},
+        "uid": os.getuid() if hasattr(os, "getuid") else None,
         "gpus": [] if is_jetson else detect_gpus(unknown),
         "unknown": unknown,
     }

@@ -1,0 +1,110 @@
+"""What every check reads: the probes' facts, the matrix, and this platform's remedies.
+
+A remedy is the exact command for THIS target: `sudo` only when the probes ran as
+a user other than root, the target interpreter's own path for pip, apt for the
+system Python where pip is refused (PEP 668) or where JetPack ships the package.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from jetson_env.matrix import Matrix, Release, UnknownRelease
+from jetson_env.targets import ProbeResult
+
+
+@dataclass(frozen=True)
+class Facts:
+    results: dict[str, ProbeResult]
+    matrix: Matrix
+    platform: dict[str, Any] | None  # info.describe(): platform facts read against the matrix
+
+    def data(self, probe: str) -> dict[str, Any]:
+        result = self.results.get(probe)
+        return result.data if result is not None and result.data is not None else {}
+
+    @property
+    def raw_platform(self) -> dict[str, Any]:
+        return self.data("platform")
+
+    @property
+    def is_jetson(self) -> bool:
+        return bool(self.platform and self.platform["is_jetson"])
+
+    @property
+    def release(self) -> Release | None:
+        """The matrix row of this Jetson's L4T release; None on x86 or when unknown."""
+        if not self.is_jetson or not self.platform or not self.platform["l4t"]:
+            return None
+        try:
+            return self.matrix.release(self.platform["l4t"])
+        except UnknownRelease:
+            return None
+
+    @property
+    def profile(self) -> Release:
+        """The matrix row that applies: the L4T release on a Jetson, the x86 profile elsewhere."""
+        return self.release or self.matrix.x86
+
+    @property
+    def compute_capability(self) -> str | None:
+        return self.platform["compute_capability"] if self.platform else None
+
+    @property
+    def python(self) -> str:
+        """The target interpreter, as the probes saw it (sys.executable)."""
+        python = self.raw_platform.get("python", {}).get("executable")
+        return python or "python3"
+
+    @property
+    def is_root(self) -> bool:
+        return self.raw_platform.get("uid") == 0
+
+    def sudo(self, command: str) -> str:
+        return command if self.is_root else f"sudo {command}"
+
+    @property
+    def system_python(self) -> bool:
+        """The distribution's interpreter (apt installs its packages), not a venv or conda."""
+        python = self.data("pymodules").get("python", {})
+        in_venv = python.get("in_venv", False)
+        executable = python.get("executable") or self.python
+        return not in_venv and executable.startswith(("/usr/bin/python3", "/bin/python3"))
+
+    @property
+    def externally_managed(self) -> bool:
+        return bool(self.data("pymodules").get("python", {}).get("externally_managed"))
+
+    def pip_install(self, *requirements: str, extra: str = "") -> str:
+        args = " ".join(shlex.quote(r) for r in requirements)
+        command = f"{shlex.quote(self.python)} -m pip install {extra + ' ' if extra else ''}{args}"
+        if self.system_python and not self.is_root:
+            command += " --user"
+        return command
+
+    def apt_install(self, *packages: str) -> str:
+        return self.sudo(f"apt-get install -y {' '.join(packages)}")
+
+    def python_package(self, requirement: str, apt_package: str | None) -> str:
+        """apt for the system Python where it has the package (pip may be refused), else pip."""
+        if apt_package and self.system_python and (self.externally_managed or self.is_jetson):
+            return self.apt_install(apt_package)
+        return self.pip_install(requirement)
+
+    @property
+    def cuda_root(self) -> str:
+        return self.data("cuda").get("root") or "/usr/local/cuda"
+
+    @property
+    def cuda_version(self) -> str | None:
+        return self.data("cuda").get("version")
+
+
+def version_matches(found: str | None, expected: str | None) -> bool:
+    """'8.5.2.2' matches '8.5.2' and '8.5'; '10.3.0' matches '10.3'."""
+    if not found or not expected:
+        return False
+    found_parts, expected_parts = found.split("."), expected.split(".")
+    return found_parts[: len(expected_parts)] == expected_parts

@@ -1,0 +1,121 @@
+"""CUDA: toolkit version, nvcc on PATH, cuda.h reachable by the compiler, libcudart.
+
+On a Jetson the toolkit must be the one of the L4T row (JetPack 5+ allows newer
+CUDA; that is a warning, not a failure). pycuda's build finds CUDA through nvcc on
+PATH and needs cuda.h (seed 000: "cuda.h: No such file or directory").
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from jetson_env.checks import Check
+from jetson_env.checks.context import Facts, version_matches
+from jetson_env.findings import FAIL, OK, WARN, Finding
+
+
+def bashrc(line: str) -> str:
+    return f"echo {shlex.quote(line)} >> ~/.bashrc && {line}"
+
+
+def run(facts: Facts) -> list[Finding]:
+    data = facts.data("cuda")
+    unknown = data.get("unknown", {})
+    root = facts.cuda_root
+    version = data.get("version")
+    release = facts.release
+    findings = []
+    if version is None:
+        if facts.is_jetson:
+            remedy = facts.sudo("apt-get update") + " && " + facts.apt_install("nvidia-jetpack")
+        else:
+            remedy = "install the CUDA toolkit: https://developer.nvidia.com/cuda-downloads"
+        findings.append(
+            CHECK.finding(
+                FAIL if facts.is_jetson else WARN,
+                "CUDA toolkit not found",
+                [unknown.get("version", "")],
+                remedy=remedy,
+            )
+        )
+    else:
+        summary = f"CUDA {version} at {root} (from {data.get('version_source')})"
+        if release and not version_matches(version, release.cuda):
+            newer = version.split(".")[:2] > release.cuda.split(".")[:2]
+            findings.append(
+                CHECK.finding(
+                    WARN,
+                    f"{summary}; L4T R{release.l4t} ships CUDA {release.cuda}"
+                    + (
+                        " (an upgrade: torch wheels of the matrix are built for the shipped one)"
+                        if newer
+                        else ""
+                    ),
+                    remedy=facts.apt_install(f"cuda-toolkit-{release.cuda.replace('.', '-')}"),
+                )
+            )
+        else:
+            findings.append(CHECK.finding(OK, summary))
+    if version is not None:
+        nvcc = data.get("nvcc_on_path")
+        if nvcc:
+            findings.append(CHECK.finding(OK, f"nvcc on PATH: {nvcc}"))
+        else:
+            findings.append(
+                CHECK.finding(
+                    WARN,
+                    f"nvcc is not on PATH: pycuda's build cannot find CUDA ({root}/bin)",
+                    remedy=bashrc(f"export PATH={root}/bin:$PATH"),
+                )
+            )
+        reachable = data.get("cuda_h_reachable")
+        if reachable:
+            findings.append(CHECK.finding(OK, "cuda.h is reachable by the C compiler"))
+        elif reachable is False:
+            include = f"{root}/include"
+            findings.append(
+                CHECK.finding(
+                    WARN,
+                    "the C compiler does not find cuda.h: building pycuda fails with "
+                    '"cuda.h: No such file or directory" (seed 000)',
+                    [unknown.get("cuda_h_reachable", ""), f"cuda.h at {data.get('cuda_h')}"],
+                    remedy=bashrc(f"export CPATH={include}:$CPATH"),
+                )
+            )
+        else:
+            findings.append(
+                CHECK.finding(
+                    WARN,
+                    "no C compiler: pycuda and torch2trt's plugins cannot be built",
+                    [unknown.get("cuda_h_reachable", "")],
+                    remedy=facts.apt_install("build-essential"),
+                )
+            )
+    cudart = data.get("cudart")
+    if cudart:
+        findings.append(
+            CHECK.finding(
+                OK, f"libcudart {cudart.get('version') or ''} loads ({cudart['library']})"
+            )
+        )
+    elif version is not None:
+        lib = f"{root}/lib64"
+        findings.append(
+            CHECK.finding(
+                WARN,
+                "libcudart is not found by the loader",
+                [unknown.get("cudart", "")],
+                remedy=f"echo {lib} | {facts.sudo('tee /etc/ld.so.conf.d/cuda.conf')} && "
+                + facts.sudo("ldconfig"),
+            )
+        )
+    return findings
+
+
+CHECK = Check(
+    name="cuda",
+    area="cuda",
+    summary="CUDA toolkit version (the L4T row's on Jetson), nvcc on PATH, cuda.h, libcudart",
+    probes=("cuda", "platform"),
+    run=run,
+)

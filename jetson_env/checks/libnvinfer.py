@@ -1,0 +1,115 @@
+"""libnvinfer: found through the loader, its version, and the matrix's expectation.
+
+Found only outside the loader path is seed 001: `import tensorrt` fails with
+"libnvinfer.so.N: cannot open shared object file". The fix registers the directory
+with the loader (ld.so.conf.d + ldconfig), or LD_LIBRARY_PATH for an install in a
+home directory.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from jetson_env.checks import Check
+from jetson_env.checks.context import Facts, version_matches
+from jetson_env.findings import FAIL, OK, WARN, Finding
+
+USER_DIRS = ("/home/", "/root/")
+
+
+def loader_remedy(facts: Facts, directory: str) -> str:
+    """Register a library directory with the dynamic loader, the way this install needs."""
+    if directory.startswith(USER_DIRS) and not facts.is_root:
+        line = f"export LD_LIBRARY_PATH={shlex.quote(directory)}:$LD_LIBRARY_PATH"
+        return f"echo {shlex.quote(line)} >> ~/.bashrc && {line}"
+    conf = "/etc/ld.so.conf.d/tensorrt.conf"
+    tee = facts.sudo(f"tee {conf}")
+    return f"echo {shlex.quote(directory)} | {tee} && {facts.sudo('ldconfig')}"
+
+
+def install_remedy(facts: Facts) -> str:
+    if facts.is_jetson:
+        return facts.sudo("apt-get update") + " && " + facts.apt_install("nvidia-jetpack")
+    cuda = (facts.cuda_version or "12").split(".")[0]
+    return (
+        "download the TensorRT tar package for CUDA "
+        f"{cuda}.x from https://developer.nvidia.com/tensorrt, then: "
+        + facts.sudo("tar -C /opt -xzf TensorRT-*.tar.gz")
+        + " && "
+        + loader_remedy(facts, "/opt/TensorRT-<version>/lib")
+    )
+
+
+def expected_version(facts: Facts) -> str | None:
+    return facts.release.tensorrt if facts.release else None
+
+
+def run(facts: Facts) -> list[Finding]:
+    data = facts.data("tensorrt")
+    files = data.get("files", [])
+    loaded = data.get("loaded")
+    details = [
+        f"{f['path']} ({f['kind']}): "
+        + (f"TensorRT {f['version']}" if f.get("version") else f"not loadable: {f.get('error')}")
+        + ("" if f.get("in_ldconfig_cache") else ", not in the ldconfig cache")
+        for f in files
+    ]
+    expected = expected_version(facts)
+    if loaded:
+        version = loaded["version"]
+        summary = f"libnvinfer {version} loads through the loader ({loaded['name']})"
+        if expected and not version_matches(version, expected):
+            return [
+                CHECK.finding(
+                    WARN,
+                    f"{summary}, but L4T R{facts.platform['l4t']} ships TensorRT {expected}",
+                    details,
+                    remedy="reinstall JetPack's TensorRT: "
+                    + facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
+                )
+            ]
+        if expected:
+            details.append(f"matches TensorRT {expected} of L4T R{facts.platform['l4t']}")
+        return [CHECK.finding(OK, summary, details)]
+    loadable = [f for f in files if f.get("version")]
+    if loadable:
+        best = loadable[0]
+        errors = [f"{name}: {error}" for name, error in data.get("load_errors", {}).items()]
+        if best["kind"] == "pip":
+            return [
+                CHECK.finding(
+                    WARN,
+                    f"libnvinfer {best['version']} is only in the pip wheel (tensorrt_libs): "
+                    "Python finds it, C++ builds (torch2trt plugins) do not",
+                    details + errors,
+                    remedy=loader_remedy(facts, best["dir"]),
+                )
+            ]
+        return [
+            CHECK.finding(
+                FAIL,
+                f"libnvinfer {best['version']} is in {best['dir']} but the loader does not find "
+                f'it: `import tensorrt` fails with "libnvinfer.so.{best["major"]}: cannot open '
+                'shared object file"',
+                details + errors,
+                remedy=loader_remedy(facts, best["dir"]),
+            )
+        ]
+    return [
+        CHECK.finding(
+            FAIL,
+            "libnvinfer (TensorRT) is not installed"
+            + (f": JetPack ships TensorRT {expected}" if expected else ""),
+            details or ["searched the ldconfig cache, LD_LIBRARY_PATH and known install dirs"],
+            remedy=install_remedy(facts),
+        )
+    ]
+
+
+CHECK = Check(
+    name="libnvinfer",
+    area="tensorrt",
+    summary="TensorRT's library loads through the loader, version as the matrix expects",
+    probes=("tensorrt",),
+    run=run,
+)

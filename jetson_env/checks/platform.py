@@ -1,0 +1,79 @@
+"""Platform: model, L4T, JetPack, compute capability; an unknown L4T names the supported ones."""
+
+from __future__ import annotations
+
+from jetson_env.checks import Check
+from jetson_env.checks.context import Facts
+from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.matrix import UnknownRelease
+
+
+def run(facts: Facts) -> list[Finding]:
+    p = facts.platform
+    if p is None:
+        return [CHECK.finding(FAIL, "the platform probe returned nothing")]
+    unknown = p["unknown"]
+    python = f"Python {p['python']['version']} ({p['python']['executable']})"
+    os_name = p["os"]["pretty_name"] or "unknown OS"
+    if not p["is_jetson"]:
+        gpus = ", ".join(f"{g['name']} (sm {g['compute_capability']})" for g in p["gpus"])
+        details = [f"{p['machine']}, {os_name}", python]
+        if gpus:
+            return [CHECK.finding(OK, f"x86 host with {gpus}", details)]
+        details.append(f"nvidia-smi: {unknown.get('gpus', 'no GPU listed')}")
+        return [
+            CHECK.finding(
+                WARN,
+                f"{p['machine']} host without an NVIDIA GPU: TensorRT cannot build engines here",
+                details,
+                remedy="install the NVIDIA driver so that `nvidia-smi` lists the GPU "
+                "(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/)",
+            )
+        ]
+    model = p["model"] or f"unknown model ({unknown.get('model', 'n/a')})"
+    details = [
+        f"SoC {p['soc'] or 'unknown'}, compute capability {p['compute_capability'] or 'unknown'}",
+        f"{os_name}, {python}",
+    ]
+    if p["l4t"] is None:
+        return [
+            CHECK.finding(
+                FAIL,
+                f"{model}: L4T release unknown",
+                [*details, unknown.get("l4t", "")],
+                remedy="restore /etc/nv_tegra_release from the L4T package: "
+                + facts.sudo("apt-get install --reinstall -y nvidia-l4t-core"),
+            )
+        ]
+    try:
+        release = facts.matrix.release(p["l4t"])
+    except UnknownRelease as exc:
+        return [
+            CHECK.finding(
+                FAIL,
+                f"{model}: L4T R{p['l4t']} is not supported",
+                [*details, str(exc)],
+                remedy="flash a supported JetPack (`jetson-env matrix` lists them) with "
+                "NVIDIA SDK Manager",
+            )
+        ]
+    summary = (
+        f"{model}, L4T R{p['l4t']} (JetPack {release.jetpack}), "
+        f"compute capability {p['compute_capability'] or 'unknown'}"
+    )
+    details.append(
+        f"JetPack {release.jetpack} ships CUDA {release.cuda}, cuDNN {release.cudnn}, "
+        f"TensorRT {release.tensorrt}, Python {release.python}"
+    )
+    if p["compute_capability"] is None:
+        return [CHECK.finding(WARN, summary, [*details, unknown.get("compute_capability", "")])]
+    return [CHECK.finding(OK, summary, details)]
+
+
+CHECK = Check(
+    name="platform",
+    area="platform",
+    summary="model, L4T, JetPack, compute capability; the L4T release is in the matrix",
+    probes=("platform",),
+    run=run,
+)

@@ -1,0 +1,89 @@
+"""pycuda: importable; where a GPU exists, a context and a float32 host <-> device round trip.
+
+Seeds 000 and 003: "explicit_context_dependent failed: invalid device context" means
+no context is current (`import pycuda.autoinit`, or push one); "cuMemcpyHtoDAsync
+failed: invalid argument" means a host array of the wrong dtype or size.
+"""
+
+from __future__ import annotations
+
+from jetson_env.checks import Check
+from jetson_env.checks.context import Facts
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
+
+CONTEXT_HINT = (
+    "pycuda needs a current context before allocating: `import pycuda.autoinit` "
+    "(or `ctx = pycuda.driver.Device(0).make_context()` ... `ctx.pop()`)"
+)
+
+
+def install_remedy(facts: Facts) -> str:
+    cuda = facts.data("cuda")
+    root = facts.cuda_root
+    version = (
+        "pycuda<2022.2"
+        if facts.raw_platform.get("python", {}).get("version", "").startswith("3.6")
+        else "pycuda"
+    )
+    env = []
+    if not cuda.get("nvcc_on_path"):
+        env.append(f"PATH={root}/bin:$PATH")
+    if cuda.get("cuda_h_reachable") is False:
+        env.append(f"CPATH={root}/include")
+    prefix = " ".join(env) + " " if env else ""
+    return prefix + facts.pip_install(version)
+
+
+def run(facts: Facts) -> list[Finding]:
+    data = facts.data("pycuda")
+    if not data.get("installed"):
+        return [
+            CHECK.finding(
+                WARN,
+                f"pycuda is not installed for {facts.python} (needed to run engines without torch)",
+                remedy=install_remedy(facts),
+            )
+        ]
+    if not data.get("importable"):
+        return [
+            CHECK.finding(FAIL, "pycuda does not import", [data.get("error") or ""],
+                          remedy=install_remedy(facts))
+        ]  # fmt: skip
+    version = data.get("version") or "?"
+    if data.get("device_count") is None:
+        return [
+            CHECK.finding(
+                FAIL if facts.is_jetson else WARN,
+                f"pycuda {version} imports but the CUDA driver does not initialise",
+                [data.get("error") or ""],
+            )
+        ]
+    if not data["device_count"]:
+        return [CHECK.finding(SKIP, f"pycuda {version} imports; no CUDA device to test on")]
+    without = data.get("without_context") or ""
+    details = [f"without a context: {without}"]
+    if "explicit_context_dependent" in without or "invalid device context" in without:
+        details.append("that is the seed 000/003 error: " + CONTEXT_HINT)
+    if data.get("round_trip") is True:
+        return [
+            CHECK.finding(
+                OK, f"pycuda {version}: context and float32 host<->device round trip", details
+            )
+        ]
+    return [
+        CHECK.finding(
+            FAIL,
+            f"pycuda {version}: context or round trip failed",
+            [*details, data.get("error") or "the data came back different"],
+            remedy=CONTEXT_HINT,
+        )
+    ]
+
+
+CHECK = Check(
+    name="pycuda",
+    area="cuda",
+    summary="pycuda imports; a context and a float32 host<->device round trip on the GPU",
+    probes=("pycuda", "cuda"),
+    run=run,
+)

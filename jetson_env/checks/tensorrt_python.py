@@ -1,0 +1,93 @@
+"""TensorRT Python bindings: importable in the target Python, same version as libnvinfer."""
+
+from __future__ import annotations
+
+import shlex
+
+from jetson_env.checks import Check, libnvinfer
+from jetson_env.checks.context import Facts
+from jetson_env.findings import FAIL, OK, Finding
+
+
+def install_remedy(facts: Facts) -> str:
+    if facts.is_jetson:
+        remedy = facts.apt_install("python3-libnvinfer")
+        if not facts.system_python:
+            remedy += (
+                f" (apt installs them for the system Python; for {facts.python} use a venv "
+                "created with --system-site-packages)"
+            )
+        return remedy
+    data = facts.data("tensorrt")
+    wheels = [w for f in data.get("files", []) for w in f.get("wheels", [])]
+    python_tag = "cp" + "".join(
+        facts.raw_platform.get("python", {}).get("version", "").split(".")[:2]
+    )
+    matching = [w for w in wheels if f"-{python_tag}-" in w]
+    if matching:
+        return facts.pip_install(matching[0])
+    cuda = (facts.cuda_version or "12").split(".")[0]
+    return facts.pip_install(f"tensorrt-cu{cuda}")
+
+
+def run(facts: Facts) -> list[Finding]:
+    data = facts.data("tensorrt")
+    bindings = data.get("bindings") or {}
+    library = (data.get("loaded") or {}).get("version")
+    if bindings.get("imported"):
+        version = bindings.get("version")
+        details = [f"{bindings.get('file')}"]
+        if library and version and version.split(".")[:3] != library.split(".")[:3]:
+            return [
+                CHECK.finding(
+                    FAIL,
+                    f"tensorrt {version} imports, but libnvinfer is {library}: bindings "
+                    "and library must be the same release",
+                    details,
+                    remedy=install_remedy(facts),
+                )
+            ]
+        return [CHECK.finding(OK, f"tensorrt {version} imports in {facts.python}", details)]
+    error = bindings.get("error", "unknown error")
+    if "cannot open shared object file" in error:
+        outside = [f for f in data.get("files", []) if f.get("version")]
+        remedy = (
+            libnvinfer.loader_remedy(facts, outside[0]["dir"])
+            if outside
+            else libnvinfer.install_remedy(facts)
+        )
+        return [
+            CHECK.finding(
+                FAIL,
+                "tensorrt is installed but cannot load libnvinfer (seed 001)",
+                [error],
+                remedy=remedy,
+            )
+        ]
+    if "No module named" in error:
+        return [
+            CHECK.finding(
+                FAIL,
+                f"the TensorRT Python bindings are not installed for {facts.python}",
+                [error],
+                remedy=install_remedy(facts),
+            )
+        ]
+    return [
+        CHECK.finding(
+            FAIL,
+            "import tensorrt fails",
+            [error],
+            remedy=f"run {shlex.quote(facts.python)} -c 'import tensorrt' to see the whole error; "
+            "reinstall: " + install_remedy(facts),
+        )
+    ]
+
+
+CHECK = Check(
+    name="tensorrt-python",
+    area="tensorrt",
+    summary="the TensorRT Python bindings import in the target Python, same version as libnvinfer",
+    probes=("tensorrt",),
+    run=run,
+)

@@ -1,0 +1,100 @@
+"""torch: version, built with CUDA, CUDA available, the device's sm_XY among its kernels.
+
+"no kernel image is available for execution on the device" / CUDA error 48 (seed 004)
+is a torch built without the device's architecture.
+"""
+
+from __future__ import annotations
+
+from jetson_env.checks import Check
+from jetson_env.checks.context import Facts
+from jetson_env.findings import FAIL, OK, WARN, Finding
+
+
+def install_remedy(facts: Facts) -> str:
+    source = facts.profile.torch
+    if source.url:
+        return facts.pip_install(source.url)
+    if source.index:
+        return facts.pip_install(f"torch=={source.version}", extra=f"--index-url {source.index}")
+    return facts.pip_install(f"torch=={source.version}")
+
+
+def kernel_for(arch_list: list[str], capability: str) -> str | None:
+    """'sm_87' for 8.7 if built in; 'compute_XY' (PTX, JIT-compiled) with XY <= device also runs."""
+    digits = capability.replace(".", "")
+    if f"sm_{digits}" in arch_list:
+        return f"sm_{digits}"
+    ptx = [a for a in arch_list if a.startswith("compute_") and int(a[8:]) <= int(digits)]
+    return ptx[-1] if ptx else None
+
+
+def run(facts: Facts) -> list[Finding]:
+    data = facts.data("torch").get("torch", {})
+    if not data.get("installed"):
+        return [
+            CHECK.finding(
+                FAIL, f"torch is not installed for {facts.python}", remedy=install_remedy(facts)
+            )
+        ]
+    if not data.get("importable"):
+        return [
+            CHECK.finding(
+                FAIL,
+                f"torch {data.get('version') or ''} does not import",
+                [data.get("error") or ""],
+                remedy=install_remedy(facts),
+            )
+        ]
+    version = data["version"]
+    wanted = facts.profile.torch.version
+    details = [data.get("file") or "", f"the matrix's torch for this platform: {wanted}"]
+    has_gpu = facts.is_jetson or bool(facts.platform and facts.platform["gpus"])
+    if not data.get("cuda_build"):
+        return [
+            CHECK.finding(
+                FAIL if has_gpu else WARN,
+                f"torch {version} is a CPU-only build: nothing can run on a GPU"
+                + ("" if has_gpu else " (there is no GPU here either)"),
+                details,
+                remedy=install_remedy(facts),
+            )
+        ]
+    summary = f"torch {version}, built with CUDA {data['cuda_build']}"
+    if not data.get("cuda_available"):
+        return [
+            CHECK.finding(
+                FAIL if has_gpu else WARN,
+                f"{summary}, but torch.cuda.is_available() is False",
+                [*details, data.get("error") or "no CUDA device visible to torch"],
+                remedy="check the driver (`nvidia-smi`, or on Jetson that the user is in the "
+                "video group: " + facts.sudo("usermod -aG video $USER") + ")",
+            )
+        ]
+    devices = data.get("devices") or []
+    capability = devices[0]["compute_capability"] if devices else facts.compute_capability
+    arch_list = data.get("arch_list") or []
+    details.append("kernels: " + " ".join(arch_list))
+    if capability:
+        kernel = kernel_for(arch_list, capability)
+        if kernel is None:
+            return [
+                CHECK.finding(
+                    FAIL,
+                    f"{summary}, but it has no kernels for compute capability {capability}: "
+                    '"no kernel image is available for execution on the device" (CUDA error 48)',
+                    details,
+                    remedy=install_remedy(facts),
+                )
+            ]
+        summary += f", runs on {devices[0]['name'] if devices else 'the GPU'} ({kernel})"
+    return [CHECK.finding(OK, summary, details)]
+
+
+CHECK = Check(
+    name="torch",
+    area="pytorch",
+    summary="torch imports, built with CUDA, CUDA available, kernels for this GPU",
+    probes=("torch",),
+    run=run,
+)

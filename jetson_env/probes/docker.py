@@ -1,0 +1,114 @@
+"""Docker facts: CLI, engine, runtimes, daemon.json, and the JetPack 4 CSV mount lists.
+
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+
+On JetPack 4 the NVIDIA container runtime mounts CUDA, cuDNN and TensorRT from the
+host into containers as listed in /etc/nvidia-container-runtime/host-files-for-container.d/
+*.csv, one "<lib|sym|dir|dev>, <absolute path>" per line (seed 002). A listed file that
+does not exist on the host breaks every GPU container, so each is checked here.
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+DAEMON_JSON = "/etc/docker/daemon.json"
+CSV_DIR = "/etc/nvidia-container-runtime/host-files-for-container.d"
+KINDS = ("lib", "sym", "dir", "dev")
+
+
+def parse_csv_list(text):
+    """Lines "lib, /usr/lib/aarch64-linux-gnu/libnvinfer.so.7" -> [(kind, path)]; bad lines."""
+    entries, bad = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        kind, sep, path = line.partition(",")
+        kind, path = kind.strip(), path.strip()
+        if not sep or kind not in KINDS or not path.startswith("/"):
+            bad.append({"line": number, "text": line[:200]})
+            continue
+        entries.append((kind, path))
+    return entries, bad
+
+
+def csv_lists():
+    if not os.path.isdir(CSV_DIR):
+        return None
+    lists = []
+    for path in sorted(glob.glob(os.path.join(CSV_DIR, "*.csv"))):
+        try:
+            with open(path) as handle:
+                entries, bad = parse_csv_list(handle.read())
+        except (IOError, OSError, ValueError) as exc:
+            lists.append({"file": path, "error": str(exc), "entries": 0, "missing": [], "bad": []})
+            continue
+        missing = [{"kind": k, "path": p} for k, p in entries if not os.path.lexists(p)]
+        lists.append(
+            {"file": path, "error": None, "entries": len(entries), "missing": missing, "bad": bad}
+        )
+    return lists
+
+
+def daemon_json():
+    try:
+        with open(DAEMON_JSON) as handle:
+            text = handle.read()
+    except (IOError, OSError) as exc:
+        return {"exists": os.path.exists(DAEMON_JSON), "error": exc.strerror or str(exc)}
+    try:
+        return {"exists": True, "error": None, "config": json.loads(text or "{}")}
+    except ValueError as exc:
+        return {"exists": True, "error": "not valid JSON: %s" % exc}
+
+
+def engine(cli):
+    if cli is None:
+        return None
+    try:
+        proc = subprocess.run(
+            [cli, "info", "--format", "{{json .}}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=20,
+        )
+    except subprocess.TimeoutExpired:
+        return {"reachable": False, "error": "docker info did not answer within 20s"}
+    except OSError as exc:
+        return {"reachable": False, "error": str(exc)}
+    try:
+        info = json.loads(proc.stdout or "null")
+    except ValueError:
+        info = None
+    server_errors = (info or {}).get("ServerErrors") or []
+    if proc.returncode != 0 or not isinstance(info, dict) or server_errors or not info.get("ID"):
+        lines = proc.stderr.strip().splitlines() or server_errors or ["no output"]
+        return {"reachable": False, "error": lines[-1][:300]}
+    return {
+        "reachable": True,
+        "error": None,
+        "server_version": info.get("ServerVersion"),
+        "runtimes": sorted((info.get("Runtimes") or {}).keys()),
+        "default_runtime": info.get("DefaultRuntime"),
+    }
+
+
+def collect():
+    cli = shutil.which("docker")
+    return {
+        "cli": cli,
+        "engine": engine(cli),
+        "daemon_json": daemon_json(),
+        "csv_dir": CSV_DIR,
+        "csv_lists": csv_lists(),
+        "nvidia_container_runtime": shutil.which("nvidia-container-runtime"),
+    }
+
+
+if __name__ == "__main__":
+    json.dump(collect(), sys.stdout)

@@ -1,0 +1,90 @@
+"""pycuda facts: importable, devices, a context, a float32 host <-> device round trip.
+
+Read-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON. Importing
+pycuda.driver loads libcuda (the driver); creating a context can hang on a broken
+driver, so this probe has its own timeout.
+
+The errors of seeds 000 and 003 are reproduced on purpose where a GPU exists: an
+allocation without a current context ("explicit_context_dependent failed: invalid
+device context"), then the same with a context, which must work.
+"""
+
+import json
+import sys
+
+
+def describe(exc):
+    text = str(exc).strip().splitlines()
+    return "%s: %s" % (type(exc).__name__, text[0] if text else "")
+
+
+def round_trip(cuda, numpy):
+    host = numpy.arange(16, dtype=numpy.float32)
+    device = cuda.mem_alloc(host.nbytes)
+    try:
+        cuda.memcpy_htod(device, host)
+        back = numpy.empty_like(host)
+        cuda.memcpy_dtoh(back, device)
+    finally:
+        device.free()
+    return bool((back == host).all())
+
+
+def collect():
+    try:
+        import importlib.util
+
+        installed = importlib.util.find_spec("pycuda") is not None
+    except (ImportError, ValueError):
+        installed = False
+    if not installed:
+        return {"installed": False}
+    info = {
+        "installed": True,
+        "importable": False,
+        "version": None,
+        "driver_version": None,
+        "device_count": None,
+        "without_context": None,
+        "context": None,
+        "round_trip": None,
+        "error": None,
+    }
+    try:
+        import numpy
+        import pycuda
+        import pycuda.driver as cuda
+    except BaseException as exc:
+        info["error"] = describe(exc)
+        return info
+    info["importable"] = True
+    info["version"] = getattr(pycuda, "VERSION_TEXT", None)
+    try:
+        cuda.init()
+        info["driver_version"] = cuda.get_driver_version()
+        info["device_count"] = cuda.Device.count()
+    except Exception as exc:
+        info["error"] = describe(exc)
+        return info
+    if not info["device_count"]:
+        return info
+    try:
+        cuda.mem_alloc(4).free()
+        info["without_context"] = "allocated"
+    except Exception as exc:
+        info["without_context"] = describe(exc)
+    context = None
+    try:
+        context = cuda.Device(0).make_context()
+        info["context"] = "created"
+        info["round_trip"] = round_trip(cuda, numpy)
+    except Exception as exc:
+        info["error"] = describe(exc)
+    finally:
+        if context is not None:
+            context.pop()
+    return info
+
+
+if __name__ == "__main__":
+    json.dump(collect(), sys.stdout)

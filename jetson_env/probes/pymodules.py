@@ -1,0 +1,65 @@
+"""Light Python packages the workflow imports: importable, version, where from.
+
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+termcolor: torch2trt <= 0.5.0 imports it in torch2trt.test and no requirements file
+lists it (seed 000: "No module named 'termcolor'"). Heavy packages (torch, pycuda,
+torch2trt) have probes of their own, with their own timeouts.
+"""
+
+import json
+import os
+import sys
+import sysconfig
+import warnings
+
+MODULES = ("termcolor", "numpy")
+
+
+def distribution_version(name):
+    try:
+        from importlib import metadata  # novermin (3.8+; older Pythons fall back to None)
+    except ImportError:
+        return None
+    try:
+        return metadata.version(name)
+    except Exception:  # PackageNotFoundError, or broken metadata: the version stays unknown
+        return None
+
+
+def inspect(name):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = __import__(name)
+            version = getattr(module, "__version__", None)
+    except ImportError as exc:
+        return {"importable": False, "version": None, "file": None, "error": str(exc)}
+    except Exception as exc:  # a broken install raises anything at import
+        error = "%s: %s" % (type(exc).__name__, exc)
+        return {"importable": False, "version": None, "file": None, "error": error}
+    return {
+        "importable": True,
+        "version": str(version) if version else distribution_version(name),
+        "file": getattr(module, "__file__", None),
+        "error": None,
+    }
+
+
+def collect():
+    return {
+        "python": {
+            "executable": sys.executable,
+            "version": "%d.%d.%d" % sys.version_info[:3],
+            "prefix": sys.prefix,
+            "in_venv": sys.prefix != getattr(sys, "base_prefix", sys.prefix),
+            # PEP 668: pip refuses to install into this interpreter (Debian 12, Ubuntu 24.04).
+            "externally_managed": os.path.exists(
+                os.path.join(sysconfig.get_paths()["stdlib"], "EXTERNALLY-MANAGED")
+            ),
+        },
+        "modules": {name: inspect(name) for name in MODULES},
+    }
+
+
+if __name__ == "__main__":
+    json.dump(collect(), sys.stdout)

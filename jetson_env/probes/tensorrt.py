@@ -1,0 +1,225 @@
+"""TensorRT facts: where libnvinfer is, whether the loader finds it, its version, the bindings.
+
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+
+libnvinfer is looked for the way the dynamic loader does (the ldconfig cache,
+LD_LIBRARY_PATH, ctypes.util.find_library) and in the places installs put it
+(JetPack's lib dir, TensorRT tarballs under /opt or /usr/local, the pip wheel's
+tensorrt_libs). A library found only outside the loader path is what makes
+`import tensorrt` fail with "libnvinfer.so.N: cannot open shared object file"
+(seed 001). The Python bindings are imported in a child interpreter so that a
+crash or hang there cannot take this probe with it.
+"""
+
+import ctypes
+import ctypes.util
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+SYSTEM_DIRS = (
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu/nvidia",
+    "/usr/lib64",
+    "/usr/local/lib",
+)
+TARBALL_GLOBS = ("/opt/TensorRT-*/lib", "/usr/local/TensorRT*/lib", "/opt/tensorrt/lib")
+_SONAME = re.compile(r"^libnvinfer\.so\.(\d+)(?:\.[\d.]+)?$")
+BINDINGS_TIMEOUT = 60
+
+BINDINGS_CODE = """
+import json, sys
+try:
+    import tensorrt
+except BaseException as exc:
+    json.dump({"imported": False, "error": "%s: %s" % (type(exc).__name__, exc)}, sys.stdout)
+else:
+    json.dump({"imported": True, "version": getattr(tensorrt, "__version__", None),
+               "file": getattr(tensorrt, "__file__", None)}, sys.stdout)
+"""
+
+
+def decode_version(value):
+    """getInferLibVersion(): MAJOR*1000+MINOR*100+PATCH before TensorRT 10, MAJOR*10000+... from 10.
+
+    7103 -> "7.1.3", 8201 -> "8.2.1", 100300 -> "10.3.0", 101300 -> "10.13.0".
+    """
+    if value >= 100000:
+        return "%d.%d.%d" % (value // 10000, (value % 10000) // 100, value % 100)
+    return "%d.%d.%d" % (value // 1000, (value % 1000) // 100, value % 100)
+
+
+def parse_ldconfig(text, name="libnvinfer.so"):
+    """`ldconfig -p` lines "\tlibnvinfer.so.8 (libc6,x86-64) => /usr/lib/.../libnvinfer.so.8"."""
+    found = []
+    for line in text.splitlines():
+        left, arrow, path = line.partition("=>")
+        soname = left.strip().split(" ")[0]
+        if arrow and soname.startswith(name):
+            found.append({"soname": soname, "path": path.strip()})
+    return found
+
+
+def _run(argv, timeout=20):
+    try:
+        proc = subprocess.run(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=timeout,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, "%s: %s" % (argv[0], exc)
+    if proc.returncode != 0:
+        return None, "%s exited %d: %s" % (argv[0], proc.returncode, proc.stderr.strip()[:200])
+    return proc.stdout, None
+
+
+def ldconfig_cache(unknown):
+    for ldconfig in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
+        out, reason = _run([ldconfig, "-p"])
+        if out is not None:
+            return out
+    unknown["ldconfig"] = reason
+    return ""
+
+
+def candidate_dirs():
+    """(directory, kind) in search order; kind says how the directory came to be searched."""
+    dirs = []
+    for entry in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if entry:
+            dirs.append((entry, "LD_LIBRARY_PATH"))
+    for entry in SYSTEM_DIRS:
+        dirs.append((entry, "system"))
+    for pattern in TARBALL_GLOBS:
+        for entry in sorted(glob.glob(pattern)):
+            dirs.append((entry, "tarball"))
+    for entry in sys.path:
+        if entry and os.path.isdir(os.path.join(entry, "tensorrt_libs")):
+            dirs.append((os.path.join(entry, "tensorrt_libs"), "pip"))
+    seen = set()
+    unique = []
+    for entry, kind in dirs:
+        real = os.path.realpath(entry)
+        if real not in seen and os.path.isdir(entry):
+            seen.add(real)
+            unique.append((entry, kind))
+    return unique
+
+
+def library_version(path_or_name):
+    """Load a library with ctypes and decode getInferLibVersion(); returns (version, error)."""
+    try:
+        lib = ctypes.CDLL(path_or_name)
+    except OSError as exc:
+        return None, str(exc)
+    try:
+        function = lib.getInferLibVersion
+    except AttributeError:
+        return None, "%s has no getInferLibVersion" % path_or_name
+    function.restype = ctypes.c_int
+    return decode_version(function()), None
+
+
+def tarball_wheels(lib_dir):
+    """A TensorRT tarball keeps the bindings' wheels in python/ next to lib/."""
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(lib_dir)), "python")
+    return sorted(glob.glob(os.path.join(python_dir, "tensorrt-*.whl")))
+
+
+def bindings():
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", BINDINGS_CODE],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=BINDINGS_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        return {"imported": False, "error": "import tensorrt hung for %ss" % BINDINGS_TIMEOUT}
+    except OSError as exc:
+        return {"imported": False, "error": "cannot start %s: %s" % (sys.executable, exc)}
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        lines = proc.stderr.strip().splitlines()
+        return {
+            "imported": False,
+            "error": "import tensorrt exited %d: %s"
+            % (proc.returncode, lines[-1] if lines else "no output"),
+        }
+
+
+def find_files():
+    """Each libnvinfer found in a candidate dir, once per real file (links are followed)."""
+    seen = set()
+    files = []
+    for directory, kind in candidate_dirs():
+        for path in sorted(glob.glob(os.path.join(directory, "libnvinfer.so.*"))):
+            match = _SONAME.match(os.path.basename(path))
+            real = os.path.realpath(path)
+            if not match or real in seen or not os.path.isfile(real):
+                continue
+            seen.add(real)
+            files.append(
+                {"path": path, "dir": directory, "kind": kind, "major": int(match.group(1))}
+            )
+    return files
+
+
+def load_through_loader(majors):
+    """dlopen by soname, as `import tensorrt` does; returns (loaded or None, errors)."""
+    errors = {}
+    for major in sorted(majors, reverse=True) or [None]:
+        name = "libnvinfer.so.%d" % major if major is not None else "libnvinfer.so"
+        version, error = library_version(name)
+        if version:
+            return {"name": name, "version": version}, errors
+        errors[name] = error
+    return None, errors
+
+
+def collect():
+    unknown = {}
+    cache = parse_ldconfig(ldconfig_cache(unknown))
+    cached_real = {os.path.realpath(entry["path"]) for entry in cache}
+    files = find_files()
+    majors = {f["major"] for f in files} | {_major(e["soname"]) for e in cache}
+    # Through the loader first: once a file is loaded by its path, dlopen of its soname
+    # would succeed from the process's own list even when the loader cannot find it.
+    loaded, load_errors = load_through_loader(majors - {None})
+    for entry in files:
+        entry["version"], entry["error"] = library_version(entry["path"])
+        entry["in_ldconfig_cache"] = os.path.realpath(entry["path"]) in cached_real
+        entry["wheels"] = tarball_wheels(entry["dir"])
+    try:
+        find_library = ctypes.util.find_library("nvinfer")
+    except Exception as exc:  # find_library runs gcc/ldconfig; a failure is only a fact
+        find_library = None
+        unknown["find_library"] = str(exc)
+    return {
+        "ldconfig": cache,
+        "find_library": find_library,
+        "files": files,
+        "loaded": loaded,
+        "load_errors": load_errors,
+        "bindings": bindings(),
+        "python": sys.executable,
+        "unknown": unknown,
+    }
+
+
+def _major(soname):
+    match = _SONAME.match(soname)
+    return int(match.group(1)) if match else None
+
+
+if __name__ == "__main__":
+    json.dump(collect(), sys.stdout)

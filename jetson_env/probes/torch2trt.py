@@ -1,0 +1,90 @@
+"""torch2trt facts: importable, version, and its plugins.
+
+Read-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON. torch2trt
+imports torch and tensorrt, so the import only happens when it is installed.
+
+Plugins come in two builds: `setup.py install --plugins` (an extension module
+`torch2trt/torch_plugins*.so`, or `libtorch2trt*.so` in the package, loaded by
+torch2trt's load_plugins()), and the CMake build (`libtorch2trt_plugins.so`,
+installed to a library dir and found by the loader). Either registers creators
+under the "torch2trt" namespace in TensorRT's plugin registry.
+"""
+
+import ctypes.util
+import glob
+import json
+import os
+import sys
+import warnings
+
+
+def describe(exc):
+    text = str(exc).strip().splitlines()
+    return "%s: %s" % (type(exc).__name__, text[0] if text else "")
+
+
+def distribution_version(name):
+    try:
+        from importlib import metadata  # novermin (3.8+; older Pythons fall back to None)
+    except ImportError:
+        return None
+    try:
+        return metadata.version(name)
+    except Exception:  # PackageNotFoundError, or broken metadata: the version stays unknown
+        return None
+
+
+def collect():
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch2trt")
+    except (ImportError, ValueError):
+        spec = None
+    cmake_plugins = ctypes.util.find_library("torch2trt_plugins")
+    if spec is None:
+        return {"installed": False, "cmake_plugins": cmake_plugins}
+    info = {
+        "installed": True,
+        "importable": False,
+        "version": distribution_version("torch2trt"),
+        "package_dir": None,
+        "plugin_files": [],
+        "cmake_plugins": cmake_plugins,
+        "plugins_loaded": None,
+        "registry_creators": None,
+        "import_warnings": [],
+        "error": None,
+    }
+    if spec.submodule_search_locations:
+        package_dir = next(iter(spec.submodule_search_locations))
+        info["package_dir"] = package_dir
+        patterns = ("torch_plugins*.so", "libtorch2trt*.so", "plugins*.so")
+        for pattern in patterns:
+            info["plugin_files"] += sorted(glob.glob(os.path.join(package_dir, pattern)))
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import torch2trt
+        info["import_warnings"] = [str(w.message).strip().splitlines()[0] for w in caught][:5]
+    except BaseException as exc:
+        info["error"] = describe(exc)
+        return info
+    info["importable"] = True
+    info["plugins_loaded"] = getattr(torch2trt, "PLUGINS_LOADED", None)
+    try:
+        import tensorrt
+
+        registry = tensorrt.get_plugin_registry()
+        info["registry_creators"] = sorted(
+            creator.name
+            for creator in registry.plugin_creator_list
+            if creator.plugin_namespace == "torch2trt"
+        )
+    except Exception as exc:
+        info["error"] = "plugin registry: " + describe(exc)
+    return info
+
+
+if __name__ == "__main__":
+    json.dump(collect(), sys.stdout)
