@@ -18,7 +18,7 @@ from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
 from jetson_env.targets import LocalTarget
 from jetson_env.terminal import Terminal
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def release_as_dict(release: Release, matrix: Matrix) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         except remote.ConnectError as exc:
             report = doctor_mod.unreachable(str(address), str(exc), exc.remedy)
             show_report(args, term, report)
-            return EXIT_UNREACHABLE
+            return report.exit_code
     else:
         target = LocalTarget(args.python)
     try:

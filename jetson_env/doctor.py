@@ -63,6 +63,7 @@ class Report:
     platform: dict[str, Any] | None
     findings: list[Finding]
     results: dict[str, ProbeResult]
+    reached: bool = True
 
     @property
     def status(self) -> str:
@@ -70,6 +71,8 @@ class Report:
 
     @property
     def exit_code(self) -> int:
+        if not self.reached:
+            return EXIT_UNREACHABLE
         return EXIT_FAILED if any(f.status in UNHEALTHY for f in self.findings) else EXIT_OK
 
     def as_dict(self) -> dict[str, Any]:
@@ -93,7 +96,7 @@ class Report:
 def unreachable(target: str, error: str, remedy: str | None) -> Report:
     """The report for a target that could not be reached (exit code 3)."""
     finding = Finding("connection", "target", FAIL, f"cannot reach {target}: {error}", (), remedy)
-    return Report(target, None, [finding], {})
+    return Report(target, None, [finding], {}, reached=False)
 
 
 def crash_finding(check: Check, result: ProbeResult) -> Finding:

@@ -94,6 +94,16 @@ class _AcceptNew(paramiko.MissingHostKeyPolicy):
             handle.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
 
 
+def _reason(exc: Exception) -> str:
+    """'Connection refused', 'timed out', 'Name or service not known' rather than paramiko's."""
+    if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError) and exc.errors:
+        first = next(iter(exc.errors.values()))
+        return first.strerror or str(first)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 class SSHTarget:
     """targets.Target over SSH: `python - args` runs in the remote interpreter."""
 
@@ -158,10 +168,10 @@ class SSHTarget:
             ) from None
         except (OSError, paramiko.SSHException) as exc:
             client.close()
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            reason = _reason(exc)
             login = f"{self.address.user}@{self.address.host}" if self.address.user else where
             raise ConnectError(
-                f"{where}: {reason or type(exc).__name__}",
+                reason,
                 remedy="check that the host is up and sshd listens: "
                 f"ssh -p {self.address.port} {login} true",
             ) from None

@@ -9,7 +9,18 @@ import pytest
 from jetson_env import targets
 from jetson_env.targets import LocalTarget, run_probe
 
-PROBES = ["platform", "cuda"]
+PROBES = [
+    "platform",
+    "cuda",
+    "tensorrt",
+    "cudnn",
+    "pymodules",
+    "pycuda",
+    "torch",
+    "torch2trt",
+    "docker",
+    "smoke",
+]
 
 
 @pytest.mark.parametrize("name", PROBES)
