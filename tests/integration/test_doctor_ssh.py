@@ -1,0 +1,159 @@
+"""`jetson-env doctor --host` over SSH against an sshd this test starts on loopback.
+
+The sshd runs in a container made from the x86 test host's image (Debian's
+openssh-server, --network host, 127.0.0.1 on a free port). The doctor runs here,
+on the controller, with HOME in a temporary directory: its own key, its own
+known_hosts. The remote interpreter is the host image's venv, which exists only
+in the container, so a report about it can only have come over SSH.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support.hosts import VENV, Host
+
+pytestmark = pytest.mark.hosts
+
+CONTAINER = "jetson-env-test-sshd"
+REMOTE_PYTHON = f"{VENV}/bin/python"
+
+
+@dataclass(frozen=True)
+class SSHHost:
+    port: int
+    host_key: str  # "ssh-ed25519 AAAA..."
+    fingerprint: str  # "SHA256:..." as ssh-keygen -lf prints it
+
+    @property
+    def address(self) -> str:
+        return f"root@127.0.0.1:{self.port}"
+
+
+def docker(*args: str, timeout: float = 600) -> str:
+    result = subprocess.run(
+        ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"docker {' '.join(args)}: {result.stderr}")
+    return result.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def sshd(x86_host: Host) -> Iterator[SSHHost]:
+    image = docker("inspect", "--format", "{{.Config.Image}}", x86_host.container).strip()
+    docker("rm", "--force", CONTAINER)
+    docker("run", "--detach", "--network", "host", "--name", CONTAINER, image, "sleep", "1d")
+    try:
+        install = (
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+            "apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"
+        )
+        docker("exec", CONTAINER, "sh", "-c", install)
+        port = free_port()
+        docker("exec", CONTAINER, "mkdir", "-p", "/run/sshd", "/root/.ssh")
+        docker("exec", "--detach", CONTAINER, "/usr/sbin/sshd", "-D", "-p", str(port),
+               "-o", "ListenAddress=127.0.0.1", "-o", "PasswordAuthentication=no")  # fmt: skip
+        key = docker("exec", CONTAINER, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").split()
+        fingerprint = docker(
+            "exec", CONTAINER, "ssh-keygen", "-lf", "/etc/ssh/ssh_host_ed25519_key.pub"
+        ).split()[1]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        yield SSHHost(port, f"{key[0]} {key[1]}", fingerprint)
+    finally:
+        docker("rm", "--force", CONTAINER)
+
+
+@pytest.fixture
+def home(tmp_path: Path, sshd: SSHHost) -> Path:
+    """A HOME with a fresh key that the sshd container authorises, and no known_hosts."""
+    ssh_dir = tmp_path / ".ssh"
+    ssh_dir.mkdir(mode=0o700)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh_dir / "id_ed25519")],
+        check=True,
+    )
+    public = (ssh_dir / "id_ed25519.pub").read_text()
+    docker("exec", CONTAINER, "sh", "-c", f"echo '{public.strip()}' > /root/.ssh/authorized_keys")
+    return tmp_path
+
+
+def doctor(home: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(home), "SSH_AUTH_SOCK": ""},
+        timeout=300,
+    )
+
+
+def test_known_host_key_runs_the_probes_remotely(home: Path, sshd: SSHHost):
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {sshd.host_key}\n")
+
+    proc = doctor(home, "--host", sshd.address, "--python", REMOTE_PYTHON,
+                  "--check", "platform", "--check", "termcolor")  # fmt: skip
+
+    assert "Traceback" not in proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["target"] == f"{sshd.address} ({REMOTE_PYTHON})"
+    assert report["platform"]["python"]["executable"] == REMOTE_PYTHON
+    assert not Path(REMOTE_PYTHON).exists()  # not this machine's interpreter
+    termcolor = next(f for f in report["findings"] if f["check"] == "termcolor")
+    assert termcolor["remedy"] == f"{REMOTE_PYTHON} -m pip install termcolor"
+    assert proc.returncode == report["exit_code"] == 1
+
+
+def test_unknown_host_key_is_refused_with_its_fingerprint(home: Path, sshd: SSHHost):
+    proc = doctor(home, "--host", sshd.address, "--check", "platform")
+
+    assert proc.returncode == 3
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["status"] == "fail"
+    assert f"ssh-ed25519 {sshd.fingerprint}" in finding["summary"]
+    assert "not in known_hosts" in finding["summary"]
+    assert "--accept-new-host-key" in finding["remedy"]
+    assert not (home / ".ssh" / "known_hosts").exists()
+
+
+def test_accept_new_host_key_records_it_then_it_is_known(home: Path, sshd: SSHHost):
+    first = doctor(home, "--host", sshd.address, "--accept-new-host-key", "--check", "platform")
+    assert first.returncode == 0, first.stdout
+    known = (home / ".ssh" / "known_hosts").read_text()
+    assert known == f"[127.0.0.1]:{sshd.port} {sshd.host_key}\n"
+
+    again = doctor(home, "--host", sshd.address, "--check", "platform")
+    assert again.returncode == 0, again.stdout
+
+
+def test_changed_host_key_is_refused_even_with_accept_new(home: Path, sshd: SSHHost):
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(home / "other")], check=True
+    )
+    fake = " ".join((home / "other.pub").read_text().split()[:2])
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {fake}\n")
+
+    proc = doctor(home, "--host", sshd.address, "--accept-new-host-key", "--check", "platform")
+
+    assert proc.returncode == 3
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert "CHANGED" in finding["summary"]
+    assert finding["remedy"].endswith(f"ssh-keygen -R '[127.0.0.1]:{sshd.port}'")
