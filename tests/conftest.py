@@ -1,0 +1,93 @@
+"""Fixtures for the Docker test hosts (see tests/README.md and tests/support/hosts.py)."""
+
+import os
+
+import pytest
+from support.hosts import HOSTS, JETSON_HOSTS, Host, HostPool, docker_engine_problem
+
+HOST_FIXTURES = {
+    "x86_host": "x86-debian12",
+    "nano_host": "nano-r32.4.3",
+    "xavier_host": "xavier-r35.4.1",
+    "orin_host": "orin-r36.4.3",
+}
+PARAMETRIZED_HOST_FIXTURES = ("host", "jetson_host")
+
+_host_pool = pytest.StashKey[HostPool]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_host_pool] = HostPool(keep=os.environ.get("JETSON_ENV_KEEP_HOSTS") == "1")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    config.stash[_host_pool].close()
+
+
+def _hosts_needed_by(item: pytest.Item) -> set[str]:
+    fixtures = getattr(item, "fixturenames", ())
+    needed = {HOST_FIXTURES[name] for name in fixtures if name in HOST_FIXTURES}
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    needed.update(params[name] for name in PARAMETRIZED_HOST_FIXTURES if name in params)
+    return needed & HOSTS.keys()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start building the images of the hosts the selected tests use, before the first test.
+
+    The emulated arm64 build takes minutes on a fresh machine; doing it in the background
+    overlaps it with the amd64 build and with the tests that need no host.
+    """
+    if session.config.option.collectonly:
+        return
+    needed = set().union(*(_hosts_needed_by(item) for item in session.items))
+    if needed and docker_engine_problem() is None:
+        session.config.stash[_host_pool].prepare(sorted(needed))
+
+
+@pytest.fixture(scope="session")
+def host_pool(pytestconfig: pytest.Config) -> HostPool:
+    """The session's host manager; the Docker engine must be up (CI must not skip)."""
+    problem = docker_engine_problem()
+    if problem:
+        pytest.fail(
+            f"The test hosts need a running Docker engine: {problem}. Run `bash scripts/test` "
+            "(it installs Docker, starts dockerd and enables aarch64 emulation).",
+            pytrace=False,
+        )
+    return pytestconfig.stash[_host_pool]
+
+
+@pytest.fixture(scope="session")
+def x86_host(host_pool: HostPool) -> Host:
+    return host_pool.get(HOST_FIXTURES["x86_host"])
+
+
+@pytest.fixture(scope="session")
+def nano_host(host_pool: HostPool) -> Host:
+    return host_pool.get(HOST_FIXTURES["nano_host"])
+
+
+@pytest.fixture(scope="session")
+def xavier_host(host_pool: HostPool) -> Host:
+    return host_pool.get(HOST_FIXTURES["xavier_host"])
+
+
+@pytest.fixture(scope="session")
+def orin_host(host_pool: HostPool) -> Host:
+    return host_pool.get(HOST_FIXTURES["orin_host"])
+
+
+@pytest.fixture(scope="session", params=JETSON_HOSTS)
+def jetson_host(request: pytest.FixtureRequest, host_pool: HostPool) -> Host:
+    """Each emulated Jetson in turn."""
+    return host_pool.get(request.param)
+
+
+@pytest.fixture(scope="session")
+def host(request: pytest.FixtureRequest, host_pool: HostPool) -> Host:
+    """The host named by indirect parametrization: parametrize("host", [...], indirect=True)."""
+    name = getattr(request, "param", None)
+    if name not in HOSTS:
+        pytest.fail(f"`host` needs indirect parametrization with one of {sorted(HOSTS)}")
+    return host_pool.get(name)

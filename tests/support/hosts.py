@@ -1,0 +1,605 @@
+"""Test hosts: Docker containers that stand in for Jetsons and x86 machines.
+
+Images come in three layers, each tagged with a hash of its inputs, so a layer is
+built once per machine and rebuilt only when its inputs change:
+
+    jetson-env-base:<arch>-<hash>     Debian from debootstrap (arm64 runs under qemu)
+    jetson-env-runtime:<arch>-<hash>  + a venv at /opt/jetson-env with the runtime deps
+    jetson-env-host:<name>-<hash>     + the files a real host of that kind has
+
+Nothing is ever pulled from a registry: every FROM and `docker run` names a local
+tag that was checked or built first. The debootstrapped root file systems are also
+kept as tarballs under ~/.cache/jetson-env/base/, so an emptied image store is
+refilled by `docker import` in seconds.
+"""
+
+import ast
+import fcntl
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+from typing import IO
+
+import tomllib
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "hosts"
+LOG_DIR = REPO_ROOT / ".cache" / "test-hosts"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "jetson-env"
+BASE_CACHE = CACHE / "base"
+
+SUITE = "bookworm"
+BASE_PACKAGES = ("python3", "python3-venv", "python3-pip", "python3-apt", "ca-certificates")
+# Part of the base image hash: bump it when BaseImage._bootstrap() changes what it makes.
+BASE_RECIPE_VERSION = "1"
+VENV = "/opt/jetson-env"
+DEVICE_TREE_DIR = "/etc/jetson-env-fixture/device-tree"
+AARCH64_BINFMT = "/proc/sys/fs/binfmt_misc/qemu-aarch64"
+# pip options that decide how an index is reached; the hosts get the machine's values.
+PIP_NETWORK_SETTINGS = (
+    "index-url",
+    "extra-index-url",
+    "trusted-host",
+    "proxy",
+    "cert",
+    "timeout",
+    "default-timeout",
+)
+HOST_PIP_CA = "/etc/ssl/certs/jetson-env-test-pip-ca.pem"
+CONTAINER_PREFIX = "jetson-env-test-"
+BUILD_TIMEOUT_S = 1800
+ENGINE_HINT = "Run `bash scripts/test` once: it installs and starts the Docker engine."
+
+DEBIAN_ARCH_TO_MACHINE = {"amd64": "x86_64", "arm64": "aarch64"}
+
+
+class HostSetupError(RuntimeError):
+    """A test host could not be built or started; the message says why and where to look."""
+
+
+class HostCommandError(subprocess.CalledProcessError):
+    """A command inside a test host failed; unlike its parent, str() shows the output."""
+
+    def __init__(self, host: str, result: subprocess.CompletedProcess):
+        super().__init__(result.returncode, result.args, result.stdout, result.stderr)
+        self.host = host
+
+    def __str__(self) -> str:
+        return (
+            f"{shlex.join(self.cmd)} exited {self.returncode} on test host {self.host}\n"
+            f"--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+        )
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    name: str
+    debian_arch: str
+
+    @property
+    def machine(self) -> str:
+        """What `uname -m` prints inside the host."""
+        return DEBIAN_ARCH_TO_MACHINE[self.debian_arch]
+
+    @property
+    def container(self) -> str:
+        return CONTAINER_PREFIX + self.name
+
+    @property
+    def fixture_dir(self) -> Path:
+        """Files copied to / in the host image; a host without one is a plain Debian machine."""
+        return FIXTURES / self.name
+
+
+HOSTS = {
+    spec.name: spec
+    for spec in (
+        HostSpec("x86-debian12", "amd64"),
+        HostSpec("nano-r32.4.3", "arm64"),
+        HostSpec("xavier-r35.4.1", "arm64"),
+        HostSpec("orin-r36.4.3", "arm64"),
+    )
+}
+JETSON_HOSTS = ("nano-r32.4.3", "xavier-r35.4.1", "orin-r36.4.3")
+
+
+def short_hash(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()[:12]
+
+
+def _run_logged(cmd: Sequence[str | os.PathLike], log: Path) -> None:
+    """Run a long build step with its output appended to `log`; fail with the log's tail."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    args = [os.fspath(arg) for arg in cmd]
+    with log.open("a") as out:
+        out.write(f"\n$ {shlex.join(args)}\n")
+        out.flush()
+        started = time.monotonic()
+        try:
+            result = subprocess.run(
+                args, stdout=out, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            raise HostSetupError(
+                f"{shlex.join(args)} ran longer than {BUILD_TIMEOUT_S}s; see {log}"
+            ) from None
+        out.write(f"# exit {result.returncode} after {time.monotonic() - started:.0f}s\n")
+    if result.returncode != 0:
+        tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-30:])
+        raise HostSetupError(
+            f"{shlex.join(args)} exited {result.returncode}; last lines of {log}:\n{tail}"
+        )
+
+
+def _docker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def docker_engine_problem() -> str | None:
+    """None when the Docker engine answers, else why it does not."""
+    try:
+        result = _docker("info", "--format", "{{.ServerVersion}}", timeout=30)
+    except FileNotFoundError:
+        return "the docker CLI is not installed"
+    except subprocess.TimeoutExpired:
+        return "`docker info` did not answer within 30s"
+    if result.returncode != 0:
+        return f"`docker info` failed: {result.stderr.strip()}"
+    return None
+
+
+def image_exists(tag: str) -> bool:
+    return _docker("image", "inspect", "--format", "{{.Id}}", tag).returncode == 0
+
+
+@contextmanager
+def _file_lock(name: str) -> Iterator[None]:
+    """Serialise builds of one image across threads and concurrent pytest runs."""
+    locks = CACHE / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with (locks / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _ensure_image(tag: str, build: Callable[[], None]) -> str:
+    """Build `tag` unless it exists; concurrent callers wait for one build."""
+    if not image_exists(tag):
+        with _file_lock(tag.replace(":", "-")):
+            if not image_exists(tag):
+                build()
+    return tag
+
+
+def debian_mirror() -> str:
+    """The Debian mirror this machine's apt uses for SUITE (deb822 or one-line sources)."""
+    apt_dir = Path("/etc/apt")
+    for sources in sorted((apt_dir / "sources.list.d").glob("*.sources")):
+        for stanza in sources.read_text().split("\n\n"):
+            fields = {}
+            for line in stanza.splitlines():
+                key, colon, value = line.partition(":")
+                if colon and not line.startswith(("#", " ", "\t")):
+                    fields[key.strip().lower()] = value.split()
+            if "deb" in fields.get("types", []) and SUITE in fields.get("suites", []):
+                return fields["uris"][0].rstrip("/")
+    one_line_files = [
+        apt_dir / "sources.list",
+        *sorted((apt_dir / "sources.list.d").glob("*.list")),
+    ]
+    for sources in one_line_files:
+        if not sources.exists():
+            continue
+        for line in sources.read_text().splitlines():
+            words = line.split("#", 1)[0].split()
+            if words[:1] != ["deb"]:
+                continue
+            words = words[1:]
+            if words and words[0].startswith("["):
+                while words and not words[0].endswith("]"):
+                    words.pop(0)
+                words = words[1:]
+            if len(words) >= 2 and words[1] == SUITE:
+                return words[0].rstrip("/")
+    raise HostSetupError(
+        f"no 'deb' source for {SUITE} in {apt_dir}/sources.list(.d): the test hosts are "
+        "bootstrapped from the mirror this machine's apt uses"
+    )
+
+
+def _unmount_below(path: Path) -> None:
+    """Undo mounts a killed debootstrap left in its chroot, so removing the tree is safe."""
+    prefix = os.fspath(path.resolve()) + "/"
+    with open("/proc/self/mounts") as mounts:
+        points = [line.split()[1] for line in mounts]
+    for point in sorted((p for p in points if p.startswith(prefix)), reverse=True):
+        subprocess.run(["umount", "-l", point], check=False)
+
+
+def _remove_tree(path: Path) -> None:
+    if path.exists():
+        _unmount_below(path)
+        shutil.rmtree(path)
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    """Debian from debootstrap, imported into Docker; the tree is cached as a tarball."""
+
+    debian_arch: str
+
+    @property
+    def debootstrap_options(self) -> list[str]:
+        return [
+            f"--arch={self.debian_arch}",
+            "--variant=minbase",
+            f"--include={','.join(BASE_PACKAGES)}",
+        ]
+
+    @property
+    def key(self) -> str:
+        """Hash of what determines the tree; the mirror is left out, it serves the same suite."""
+        return short_hash(BASE_RECIPE_VERSION, SUITE, *self.debootstrap_options)
+
+    @property
+    def tag(self) -> str:
+        return f"jetson-env-base:{self.debian_arch}-{self.key}"
+
+    @property
+    def tarball(self) -> Path:
+        return BASE_CACHE / f"{self.debian_arch}-{self.key}.tar"
+
+    def ensure(self) -> str:
+        return _ensure_image(self.tag, self._import)
+
+    def _import(self) -> None:
+        if not self.tarball.exists():
+            self._bootstrap()
+        _run_logged(["docker", "import", self.tarball, self.tag], _log_for(self.tag))
+
+    def _bootstrap(self) -> None:
+        if shutil.which("debootstrap") is None:
+            raise HostSetupError(f"debootstrap is not installed. {ENGINE_HINT}")
+        if self.debian_arch == "arm64" and not Path(AARCH64_BINFMT).exists():
+            raise HostSetupError(f"aarch64 emulation is off ({AARCH64_BINFMT}). {ENGINE_HINT}")
+        workdir = self.tarball.with_suffix(".work")
+        _remove_tree(workdir)
+        rootfs = workdir / "rootfs"
+        log = _log_for(self.tag)
+        try:
+            _run_logged(
+                ["debootstrap", *self.debootstrap_options, SUITE, rootfs, debian_mirror()], log
+            )
+            for leftovers in ("var/cache/apt/archives", "var/lib/apt/lists"):
+                for path in (rootfs / leftovers).glob("*"):
+                    if path.is_file():
+                        path.unlink()
+            partial = workdir / "rootfs.tar"
+            _run_logged(["tar", "--numeric-owner", "-C", rootfs, "-cf", partial, "."], log)
+            partial.replace(self.tarball)
+        finally:
+            _remove_tree(workdir)
+
+
+def _log_for(tag: str) -> Path:
+    return LOG_DIR / f"{tag.replace(':', '-')}.log"
+
+
+def runtime_dependencies() -> list[str]:
+    """The package's runtime requirements, as pyproject.toml declares them."""
+    with (REPO_ROOT / "pyproject.toml").open("rb") as pyproject:
+        return list(tomllib.load(pyproject)["project"]["dependencies"])
+
+
+@cache
+def controller_pip_settings() -> dict[str, str]:
+    """This machine's pip settings for reaching an index (its config files and PIP_* variables).
+
+    The hosts reach the network like the machine does, and so need the same index, proxy
+    and CA settings. Values naming the machine's own files (file:// indexes) stay behind.
+    """
+    listing = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    from_files, from_env = {}, {}
+    for line in listing.splitlines():
+        name, _, quoted = line.partition("=")
+        section, _, key = name.rpartition(".")
+        if key not in PIP_NETWORK_SETTINGS:
+            continue
+        words = [w for w in ast.literal_eval(quoted).split() if not w.startswith("file:")]
+        if words:
+            (from_env if section == ":env:" else from_files)[key] = " ".join(words)
+    return from_files | from_env
+
+
+def _tree_digest(root: Path) -> str:
+    """Hash of a file tree as git sees it: paths, executable bits, symlink targets, contents."""
+    parts = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            parts += [relative, "->", os.readlink(path)]
+        elif path.is_file():
+            executable = bool(path.stat().st_mode & 0o111)
+            parts += [relative, str(executable), path.read_bytes()]
+        else:
+            parts += [relative, "/"]
+    return short_hash(*parts)
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """A generated Dockerfile plus the files it copies; its digest keys the image."""
+
+    dockerfile: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    tree: Path | None = None  # copied into the context as rootfs/
+
+    @property
+    def digest(self) -> str:
+        tree = _tree_digest(self.tree) if self.tree else ""
+        return short_hash(
+            self.dockerfile, tree, *(p for item in sorted(self.files.items()) for p in item)
+        )
+
+    def build(self, tag: str) -> None:
+        with tempfile.TemporaryDirectory(prefix="jetson-env-build-") as directory:
+            context = Path(directory)
+            (context / "Dockerfile").write_text(self.dockerfile)
+            for name, content in self.files.items():
+                (context / name).write_bytes(content)
+            if self.tree:
+                shutil.copytree(
+                    self.tree,
+                    context / "rootfs",
+                    symlinks=True,
+                    ignore=shutil.ignore_patterns(".gitkeep"),
+                )
+            _run_logged(
+                ["docker", "build", "--force-rm", "--network", "host", "--tag", tag, context],
+                _log_for(tag),
+            )
+
+
+@dataclass(frozen=True)
+class RuntimeImage:
+    """The base plus the venv the package is later installed into, with its dependencies."""
+
+    debian_arch: str
+
+    @cached_property
+    def context(self) -> BuildContext:
+        settings = dict(controller_pip_settings())
+        files = {}
+        lines = [f"FROM {BaseImage(self.debian_arch).tag}"]
+        if "cert" in settings:
+            files["pip-ca.pem"] = Path(settings["cert"]).read_bytes()
+            settings["cert"] = HOST_PIP_CA
+            lines.append(f"COPY pip-ca.pem {HOST_PIP_CA}")
+        if settings:
+            pip_conf = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(settings.items()))
+            files["pip.conf"] = pip_conf.encode()
+            lines.append("COPY pip.conf /etc/pip.conf")
+        install = shlex.join(
+            [f"{VENV}/bin/pip", "install", "--no-cache-dir", *runtime_dependencies()]
+        )
+        lines.append(f"RUN python3 -m venv {VENV} && {install}")
+        return BuildContext("\n".join(lines) + "\n", files)
+
+    @property
+    def tag(self) -> str:
+        return f"jetson-env-runtime:{self.debian_arch}-{self.context.digest}"
+
+    def ensure(self) -> str:
+        return _ensure_image(self.tag, self._build)
+
+    def _build(self) -> None:
+        BaseImage(self.debian_arch).ensure()
+        self.context.build(self.tag)
+
+
+@dataclass(frozen=True)
+class HostImage:
+    """The runtime image plus the host's staged files (nv_tegra_release, device tree, CUDA)."""
+
+    spec: HostSpec
+
+    @cached_property
+    def context(self) -> BuildContext:
+        lines = [f"FROM {RuntimeImage(self.spec.debian_arch).tag}"]
+        tree = self.spec.fixture_dir if self.spec.fixture_dir.is_dir() else None
+        if tree:
+            lines.append("COPY rootfs/ /")
+        if tree and (tree / DEVICE_TREE_DIR.lstrip("/")).is_dir():
+            lines.append(f"ENV JETSON_ENV_DEVICE_TREE={DEVICE_TREE_DIR}")
+        return BuildContext("\n".join(lines) + "\n", tree=tree)
+
+    @property
+    def tag(self) -> str:
+        return f"jetson-env-host:{self.spec.name}-{self.context.digest}"
+
+    def ensure(self) -> str:
+        return _ensure_image(self.tag, self._build)
+
+    def _build(self) -> None:
+        RuntimeImage(self.spec.debian_arch).ensure()
+        self.context.build(self.tag)
+
+
+@cache
+def project_wheel() -> Path:
+    """A wheel of the working tree, built once per session on the controller."""
+    wheel_dir = Path(tempfile.mkdtemp(prefix="jetson-env-wheel-"))
+    _run_logged(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheel_dir, REPO_ROOT],
+        LOG_DIR / "project-wheel.log",
+    )
+    (wheel,) = wheel_dir.glob("jetson_env-*.whl")
+    return wheel
+
+
+@dataclass
+class Host:
+    """A running test host; commands reach it through `docker exec`."""
+
+    spec: HostSpec
+    _installed: bool = field(default=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def arch(self) -> str:
+        """The machine architecture as `uname -m` prints it: aarch64 or x86_64."""
+        return self.spec.machine
+
+    @property
+    def container(self) -> str:
+        return self.spec.container
+
+    def exec(
+        self,
+        cmd: Sequence[str],
+        check: bool = True,
+        env: dict[str, str] | None = None,
+        timeout: float = 600,
+    ) -> subprocess.CompletedProcess:
+        env_args = [
+            arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")
+        ]
+        result = subprocess.run(
+            ["docker", "exec", *env_args, self.container, *cmd],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        result.args = list(cmd)
+        if check and result.returncode != 0:
+            raise HostCommandError(self.name, result)
+        return result
+
+    def copy_in(self, src: os.PathLike | str, dest: str) -> None:
+        result = _docker("cp", os.fspath(src), f"{self.container}:{dest}")
+        if result.returncode != 0:
+            raise HostSetupError(f"docker cp {src} to {self.name}:{dest}: {result.stderr.strip()}")
+
+    def install_project(self) -> None:
+        """Install the working tree's package into /opt/jetson-env (once per session)."""
+        if self._installed:
+            return
+        wheel = project_wheel()
+        self.copy_in(wheel, f"/tmp/{wheel.name}")
+        self.exec(
+            [
+                f"{VENV}/bin/pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--force-reinstall",
+                f"/tmp/{wheel.name}",
+            ]
+        )
+        self._installed = True
+
+
+class HostPool:
+    """Builds host images in the background and starts each host on first use.
+
+    Containers have fixed names (the Ansible inventory relies on them), so a session
+    that starts hosts holds a machine-wide lock until it ends: a second concurrent
+    session waits instead of replacing the first one's containers under it.
+    """
+
+    def __init__(self, keep: bool = False):
+        self.keep = keep
+        self._executor = ThreadPoolExecutor(max_workers=len(HOSTS), thread_name_prefix="test-host")
+        self._images: dict[str, Future] = {}
+        self._running: dict[str, Host] = {}
+        self._lock = threading.Lock()
+        self._session_lock: IO[str] | None = None
+
+    def prepare(self, names: Iterable[str]) -> None:
+        """Start building these hosts' images now, ahead of the tests that need them."""
+        for name in names:
+            self._image(name)
+
+    def _image(self, name: str) -> Future:
+        with self._lock:
+            if name not in self._images:
+                self._images[name] = self._executor.submit(HostImage(HOSTS[name]).ensure)
+            return self._images[name]
+
+    def get(self, name: str) -> Host:
+        image = self._image(name).result()
+        with self._lock:
+            if name not in self._running:
+                self._claim_containers()
+                self._running[name] = self._start(HOSTS[name], image)
+            return self._running[name]
+
+    def _claim_containers(self) -> None:
+        if self._session_lock is not None:
+            return
+        (CACHE / "locks").mkdir(parents=True, exist_ok=True)
+        lock = (CACHE / "locks" / "containers.lock").open("a+")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "unknown"
+            print(
+                f"waiting for another session using the test hosts to end (pid {holder})",
+                file=sys.__stderr__,
+                flush=True,
+            )
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        self._session_lock = lock
+
+    @staticmethod
+    def _start(spec: HostSpec, image: str) -> Host:
+        _docker("rm", "--force", spec.container)
+        options = ["--detach", "--network", "host", "--name", spec.container]
+        result = _docker("run", *options, image, "sleep", "infinity")
+        if result.returncode != 0:
+            raise HostSetupError(f"starting {spec.container} from {image}: {result.stderr.strip()}")
+        return Host(spec)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        if not self.keep:
+            for host in self._running.values():
+                _docker("rm", "--force", host.container)
+        self._running.clear()
+        if self._session_lock is not None:
+            self._session_lock.close()
+            self._session_lock = None
