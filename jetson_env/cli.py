@@ -10,9 +10,11 @@ import argparse
 import getpass
 import sys
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from jetson_env import doctor as doctor_mod
+from jetson_env import images as images_mod
 from jetson_env import info as info_mod
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
 from jetson_env.targets import LocalTarget
@@ -198,6 +200,62 @@ def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Rep
         term.findings(data)
 
 
+def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    repo = args.repository
+    if args.images_command == "list":
+        rows = [images_mod.describe(image, matrix, repo) for image in matrix.images]
+        if args.json:
+            term.json({"schema": 1, "images": rows})
+        else:
+            term.table(
+                ("Tag", "Runs on host L4T", "Base", "CUDA", "TensorRT", "Python", "torch",
+                 "torchvision"),
+                [(r["tag"], r["hosts"], r["base"], r["cuda"] or "base's", r["tensorrt"] or "base's",
+                  r["python"] or "base's", r["torch"], r["torchvision"]) for r in rows],
+                title="Images (jetson-env images build NAME)",
+            )  # fmt: skip
+        return EXIT_OK
+    if args.images_command == "tag":
+        if args.l4t:
+            host = images_mod.HostPlatform(True, "aarch64", args.l4t)
+        else:
+            facts = info_mod.gather(LocalTarget(args.python), matrix)
+            if facts["errors"]:
+                for error in facts["errors"].values():
+                    term.error(error)
+                return EXIT_FAILED
+            p = facts["platform"]
+            host = images_mod.HostPlatform(p["is_jetson"], p["machine"], p["l4t"])
+        try:
+            image = images_mod.image_for(host, matrix)
+        except images_mod.NoImage as exc:
+            term.error(str(exc), hint="`jetson-env images list` shows which host runs which image")
+            return EXIT_FAILED
+        if args.json:
+            term.json({"schema": 1, "image": images_mod.describe(image, matrix, repo)})
+        else:
+            term.line(images_mod.tag(image, repo))
+        return EXIT_OK
+    image = images_mod.find(args.name, matrix)
+    log = Path(args.log or f".cache/images/{image.name}.log")
+    with term.status(f"building {images_mod.tag(image, repo)}") as status:
+        try:
+            built = images_mod.build(
+                image, matrix, repository=repo, log_path=log, base=args.base,
+                on_line=lambda line: status.update(f"{image.name}: {line[:100]}"),
+            )  # fmt: skip
+        except (images_mod.BuildFailed, images_mod.DockerUnavailable) as exc:
+            term.error(str(exc), hint=f"the whole build log is in {log}")
+            return EXIT_FAILED
+    if args.json:
+        term.json({"schema": 1, "image": images_mod.describe(image, matrix, repo), **built})
+    else:
+        term.line(f"built {built['tag']} ({built['id'][:19]})")
+        term.line(f"size {built['size_bytes'] / 2**20:.0f} MiB, largest layer "
+                  f"{built['largest_layer_bytes'] / 2**20:.0f} MiB; log: {log}")  # fmt: skip
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jetson-env",
@@ -251,6 +309,24 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", dest="doctor_verbose", action="count", default=0, help="details"
     )
     doctor.set_defaults(func=cmd_doctor)
+
+    images = sub.add_parser("images", help="container images: list, build, the tag for this host")
+    images.add_argument(
+        "--repository", default=images_mod.DEFAULT_REPOSITORY, help="image repository (name)"
+    )
+    images_sub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
+    listing = images_sub.add_parser("list", help="every image with its versions")
+    listing.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    tag = images_sub.add_parser("tag", help="the image that runs on this host (its L4T)")
+    tag.add_argument("--l4t", metavar="RELEASE", help="for a Jetson of this L4T instead")
+    tag.add_argument("--python", default="python3", help="interpreter for the probes")
+    tag.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    build = images_sub.add_parser("build", help="build one image (docker engine needed)")
+    build.add_argument("name", help="image name from `images list`, e.g. r36.4.0 or x86_64")
+    build.add_argument("--base", help="FROM image instead of the matrix's (e.g. a local mirror)")
+    build.add_argument("--log", help="build log path (default .cache/images/NAME.log)")
+    build.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    images.set_defaults(func=cmd_images)
     return parser
 
 

@@ -26,6 +26,10 @@ class BuildFailed(RuntimeError):
     """The image build failed; the message ends with where the full log is."""
 
 
+class DockerUnavailable(RuntimeError):
+    """No Docker engine answers; the message says what to start."""
+
+
 @dataclass(frozen=True)
 class HostPlatform:
     is_jetson: bool
@@ -109,18 +113,24 @@ def build(
     log_path: Path,
     base: str | None = None,
     on_line: Callable[[str], None] = lambda line: None,
-) -> str:
-    """Build one image with the docker SDK, streaming its log; returns the image id.
+) -> dict[str, Any]:
+    """Build one image with the docker SDK, streaming its log; returns id, tag and sizes.
 
     `base` replaces the matrix's FROM (the tests pass stand-in bases, as no registry
     is reachable here). The whole build log is kept at log_path.
     """
-    import docker  # imported here: only `images build` needs the daemon
+    import docker  # imported here: only `images build` needs the engine
 
     args = build_args(image, matrix)
     if base:
         args["BASE_IMAGE"] = base
-    client = docker.from_env()
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise DockerUnavailable(
+            f"no Docker engine answers ({exc}); start it (e.g. `sudo systemctl start docker`)"
+        ) from exc
     log_path.parent.mkdir(parents=True, exist_ok=True)
     image_id = None
     with log_path.open("w") as log:
@@ -138,7 +148,15 @@ def build(
                 image_id = chunk["aux"]["ID"]
     if image_id is None:
         raise BuildFailed(f"the build returned no image id (full log: {log_path})")
-    return image_id
+    built = client.images.get(image_id)
+    layers = [entry.get("Size", 0) for entry in built.history()]
+    return {
+        "id": image_id,
+        "tag": tag(image, repository),
+        "size_bytes": built.attrs["Size"],
+        "largest_layer_bytes": max(layers, default=0),
+        "log": str(log_path),
+    }
 
 
 def _stream(client, image: Image, args: dict[str, str], repository: str) -> Iterator[dict]:
