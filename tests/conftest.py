@@ -51,8 +51,8 @@ def host_pool(pytestconfig: pytest.Config) -> HostPool:
     problem = docker_engine_problem()
     if problem:
         pytest.fail(
-            f"The test hosts need a running Docker engine: {problem}. Run `bash scripts/test` "
-            "(it installs Docker, starts dockerd and enables aarch64 emulation).",
+            "The test hosts need a running Docker engine; run `bash scripts/test`, which "
+            f"installs Docker, starts dockerd and enables aarch64 emulation.\n{problem}",
             pytrace=False,
         )
     return pytestconfig.stash[_host_pool]

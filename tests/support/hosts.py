@@ -529,6 +529,16 @@ class Host:
         self._installed = True
 
 
+def start_container(spec: HostSpec, image: str) -> Host:
+    """(Re)start the container `spec.container` from a local image; it idles until removed."""
+    _docker("rm", "--force", spec.container)
+    options = ["--detach", "--network", "host", "--name", spec.container]
+    result = _docker("run", *options, image, "sleep", "infinity")
+    if result.returncode != 0:
+        raise HostSetupError(f"starting {spec.container} from {image}: {result.stderr.strip()}")
+    return Host(spec)
+
+
 class HostPool:
     """Builds host images in the background and starts each host on first use.
 
@@ -561,7 +571,7 @@ class HostPool:
         with self._lock:
             if name not in self._running:
                 self._claim_containers()
-                self._running[name] = self._start(HOSTS[name], image)
+                self._running[name] = start_container(HOSTS[name], image)
             return self._running[name]
 
     def _claim_containers(self) -> None:
@@ -584,15 +594,6 @@ class HostPool:
         lock.write(str(os.getpid()))
         lock.flush()
         self._session_lock = lock
-
-    @staticmethod
-    def _start(spec: HostSpec, image: str) -> Host:
-        _docker("rm", "--force", spec.container)
-        options = ["--detach", "--network", "host", "--name", spec.container]
-        result = _docker("run", *options, image, "sleep", "infinity")
-        if result.returncode != 0:
-            raise HostSetupError(f"starting {spec.container} from {image}: {result.stderr.strip()}")
-        return Host(spec)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
