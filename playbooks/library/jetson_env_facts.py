@@ -1,4 +1,6 @@
 #!/usr/bin/python
+# ruff: noqa: E402, UP021, UP022, UP024, UP031
+# (Ansible wants DOCUMENTATION before the imports; the module runs on Python 3.6 targets.)
 """Ansible module: the host's platform, CUDA and Python facts for the jetson-env roles.
 
 Platform and CUDA detection are the doctor's own probes (jetson_env/probes), shared

@@ -1,0 +1,162 @@
+"""Running playbooks/jetson.yml for real against dedicated Docker test hosts.
+
+The playbook tests change their hosts a lot (torch, TensorRT, daemon.json), so they
+use their own containers (jetson-env-test-playbook-<name>) started from the shared
+host images, instead of the session hosts other tests expect unprovisioned.
+"""
+
+import json
+import os
+import subprocess
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from support.hosts import HOSTS, REPO_ROOT, Host, HostImage, HostSpec
+
+PLAYBOOK = REPO_ROOT / "playbooks" / "jetson.yml"
+ANSIBLE_PLAYBOOK = (
+    Path(os.environ.get("VIRTUAL_ENV", REPO_ROOT / ".venv")) / "bin" / "ansible-playbook"
+)
+TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
+PLAYBOOK_TIMEOUT_S = 1800
+
+
+def start_host(image_of: str, name: str) -> Host:
+    """A fresh container `jetson-env-test-<name>` from the image of host `image_of`."""
+    image = HostImage(HOSTS[image_of]).ensure()
+    spec = HostSpec(name, HOSTS[image_of].debian_arch)
+    subprocess.run(["docker", "rm", "--force", spec.container], capture_output=True, check=False)
+    subprocess.run(
+        ["docker", "run", "--detach", "--network", "host", "--name", spec.container, image,
+         "sleep", "infinity"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return Host(spec)
+
+
+def remove_host(host: Host) -> None:
+    if os.environ.get("JETSON_ENV_KEEP_HOSTS") != "1":
+        subprocess.run(
+            ["docker", "rm", "--force", host.container], capture_output=True, check=False
+        )
+
+
+def source_archive(source: Path, top: str, dest: Path) -> Path:
+    """A tar.gz of a source tree under one top folder, like a release archive."""
+    archive = dest / f"{top}.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(source, arcname=top)
+    return archive
+
+
+def write_inventory(path: Path, hosts: dict[str, dict], common: dict) -> Path:
+    inventory = {
+        "all": {
+            "vars": {
+                "ansible_connection": "community.docker.docker",
+                "ansible_python_interpreter": "/usr/bin/python3",
+                # The containers run as root and have no sudo.
+                "ansible_become": False,
+                **common,
+            },
+            "hosts": hosts,
+        }
+    }
+    path.write_text(yaml.safe_dump(inventory))
+    return path
+
+
+@dataclass
+class PlayResult:
+    rc: int
+    report: dict
+    stderr: str
+    wall_s: float
+
+    @property
+    def stats(self) -> dict:
+        return self.report.get("stats", {})
+
+    def changed(self, host: str) -> int:
+        return self.stats[host]["changed"]
+
+    def failed(self, host: str) -> int:
+        return self.stats[host]["failures"]
+
+    def tasks(self) -> list[dict]:
+        return [task for play in self.report.get("plays", []) for task in play["tasks"]]
+
+    def task_hosts(self, name_part: str, status: str = "ran") -> set[str]:
+        """Hosts on which a task whose name contains `name_part` ran (not skipped)."""
+        found = set()
+        for task in self.tasks():
+            if name_part not in task["task"]["name"]:
+                continue
+            for host, result in task["hosts"].items():
+                if not result.get("skipped"):
+                    found.add(host)
+        return found
+
+    def messages(self) -> str:
+        """Every failure message, for asserting on what a user would read."""
+        out = []
+        for task in self.tasks():
+            for result in task["hosts"].values():
+                for item in [result, *result.get("results", [])]:
+                    if item.get("failed"):
+                        out.append(str(item.get("msg", "")))
+        return "\n".join(out)
+
+
+def run_playbook(
+    inventory: Path, *args: str, extra_vars: dict | None = None, check: bool = False
+) -> PlayResult:
+    cmd = [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(PLAYBOOK), *args]
+    if extra_vars:
+        cmd += ["--extra-vars", json.dumps(extra_vars)]
+    if check:
+        cmd.append("--check")
+    env = {
+        **os.environ,
+        "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+        "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"),
+        "ANSIBLE_FORCE_COLOR": "0",
+    }
+    start = time.monotonic()
+    result = subprocess.run(
+        cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT_S,
+        check=False,
+    )  # fmt: skip
+    wall = time.monotonic() - start
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        report = {"unparsed": result.stdout}
+    return PlayResult(result.returncode, report, result.stderr, wall)
+
+
+def vars_for_test_hosts(work: Path) -> dict:
+    """Variables that let the roles run on a Docker test host (x86, Python 3.11).
+
+    torch is the real CPU wheel from the controller; torchvision is built from the
+    torchvision-like fixture, given as a source archive on the controller; there is no
+    systemd or Docker daemon (container-build mode) and no NVIDIA apt repository; the
+    stand-in TensorRT cannot back a real torch2trt import, so torch2trt is off.
+    """
+    return {
+        "torch_wheel_file": str(TORCH_WHEEL_X86),
+        "torch_lock_file": str(work / "jetson-env.lock.yml"),
+        "torch_controller_cache": str(work / "cache" / "torch"),
+        "torchvision_source_archive": str(
+            source_archive(TORCHVISION_FIXTURE, "vision-0.28.0", work)
+        ),
+        "torchvision_wheel_cache": str(work / "cache" / "torchvision"),
+        "torchvision_apt_packages": ["g++", "python3-dev"],
+        "docker_runtime_install_packages": False,
+        "docker_runtime_container_build": True,
+        "torch2trt_enabled": False,
+    }

@@ -1,0 +1,281 @@
+"""playbooks/jetson.yml against real x86_64 test hosts: bad input, --check, a full run,
+idempotence, the fleet's torchvision wheel cache, doctor agreeing, and failure paths.
+
+Tests in this module run in order and share two hosts: `playbook-x86` (provisioned by
+test_provision...) and `playbook-x86-b` (the fleet's second host, no TensorRT).
+torch is the real CPU wheel from the controller (a "file on the controller" source);
+TensorRT is the stand-in tarball (tests/support/standins.py); torchvision is built
+from the torchvision-like fixture given as a source archive on the controller.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from playbook_support import (
+    TORCH_WHEEL_X86,
+    remove_host,
+    run_playbook,
+    start_host,
+    vars_for_test_hosts,
+    write_inventory,
+)
+from support.hosts import VENV, Host
+from support.standins import build_tensorrt_tarball
+
+pytestmark = pytest.mark.hosts
+
+TRT_VERSION = "10.3.0"
+TRT_HOME = f"/opt/TensorRT-{TRT_VERSION}"
+DAEMON_JSON = "/etc/docker/daemon.json"
+PRE_EXISTING_DAEMON_JSON = {
+    "log-driver": "json-file",
+    "log-opts": {"max-size": "10m"},
+    "runtimes": {"crun": {"path": "/usr/bin/crun"}},
+}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("playbook-x86")
+
+
+@pytest.fixture(scope="module")
+def x86_a(work: Path) -> Iterator[Host]:
+    host = start_host("x86-debian12", "playbook-x86")
+    host.exec(["mkdir", "-p", "/etc/docker"])
+    seed = work / "daemon.seed.json"
+    seed.write_text(json.dumps(PRE_EXISTING_DAEMON_JSON))
+    host.copy_in(seed, DAEMON_JSON)
+    yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def x86_b() -> Iterator[Host]:
+    host = start_host("x86-debian12", "playbook-x86-b")
+    yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def common_vars(work: Path) -> dict:
+    return vars_for_test_hosts(work)
+
+
+@pytest.fixture(scope="module")
+def inventory(work: Path, x86_a: Host, common_vars: dict) -> Path:
+    tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
+    hosts = {"x86": {"ansible_host": x86_a.container, "tensorrt_tarball": str(tarball)}}
+    return write_inventory(work / "inventory.yml", hosts, common_vars)
+
+
+def pip_version(host: Host, name: str) -> str | None:
+    result = host.exec(
+        ["python3", "-c", f"import importlib.metadata as m; print(m.version({name!r}))"],
+        check=False,
+    )
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def test_wrong_variable_type_fails_before_any_change(inventory: Path, x86_a: Host):
+    result = run_playbook(inventory, extra_vars={"torchvision_max_jobs": "many"})
+
+    assert result.rc != 0
+    assert result.changed("x86") == 0
+    assert "torchvision_max_jobs" in result.messages()
+    assert "int" in result.messages()
+    assert pip_version(x86_a, "torch") is None
+
+
+def test_http_torch_url_is_refused_before_any_change(inventory: Path, x86_a: Host):
+    result = run_playbook(
+        inventory,
+        extra_vars={"torch_wheel_file": "", "torch_wheel_url": "http://example.org/torch.whl"},
+    )
+
+    assert result.rc != 0
+    assert result.changed("x86") == 0
+    assert "is not https" in result.messages()
+
+
+def test_checksum_mismatch_stops_before_any_change(inventory: Path, x86_a: Host, work: Path):
+    lock = work / "mismatch.lock.yml"
+    lock.write_text(yaml.safe_dump({"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}))
+
+    result = run_playbook(inventory, extra_vars={"torch_lock_file": str(lock)})
+
+    assert result.rc != 0
+    assert result.changed("x86") == 0
+    message = result.messages()
+    assert f"sha256 mismatch for {TORCH_WHEEL_X86.name}" in message
+    assert "0" * 64 in message
+    assert yaml.safe_load(lock.read_text()) == {"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}
+    assert pip_version(x86_a, "torch") is None
+
+
+def test_check_mode_on_a_fresh_host(inventory: Path, x86_a: Host):
+    result = run_playbook(inventory, check=True)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert pip_version(x86_a, "torch") is None
+    assert json.loads(x86_a.exec(["cat", DAEMON_JSON]).stdout) == PRE_EXISTING_DAEMON_JSON
+
+
+def test_provision_x86(inventory: Path, x86_a: Host, work: Path):
+    result = run_playbook(inventory)
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("x86") > 0
+    (work / "first_run_s").write_text(str(result.wall_s))
+
+    # torch: the real wheel, its sha256 recorded on first use in the lock file.
+    assert pip_version(x86_a, "torch") == "2.13.0+cpu"
+    lock = yaml.safe_load(Path(work / "jetson-env.lock.yml").read_text())
+    expected = hashlib.sha256(TORCH_WHEEL_X86.read_bytes()).hexdigest()
+    assert lock == {"sha256": {TORCH_WHEEL_X86.name: expected}}
+    # Python base: termcolor, numpy as the x86 row pins it (>=1.26,<3).
+    assert pip_version(x86_a, "termcolor")
+    numpy = pip_version(x86_a, "numpy")
+    assert numpy and 1 <= int(numpy.split(".")[0]) < 3
+    # torchvision: built from the fixture with BUILD_VERSION, no CUDA on this host.
+    assert pip_version(x86_a, "torchvision") == "0.28.0"
+    run_op = (
+        "import json, importlib.resources as r, torch, torchvision;"
+        "print(torchvision.add_one(torch.zeros(2)).tolist());"
+        "print(r.files('torchvision').joinpath('build_info.json').read_text())"
+    )
+    out = x86_a.exec(["python3", "-c", run_op], env={}).stdout.splitlines()
+    assert out[0] == "[1.0, 1.0]"
+    build_info = json.loads(out[1])
+    assert build_info["version"] == "0.28.0"
+    assert build_info["cuda"] is False
+    assert build_info["env"]["FORCE_CUDA"] is None
+    assert int(build_info["env"]["MAX_JOBS"]) >= 1
+    # TensorRT from the tarball: in /opt, on the loader path, bindings of the same version.
+    conf = x86_a.exec(["cat", "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"]).stdout
+    assert f"{TRT_HOME}/lib" in conf.splitlines()
+    ldconfig = x86_a.exec(["ldconfig", "-p"]).stdout
+    assert f"libnvinfer.so.10 (libc6,x86-64) => {TRT_HOME}/lib/libnvinfer.so.10" in ldconfig
+    assert pip_version(x86_a, "tensorrt") == TRT_VERSION
+    # daemon.json: nvidia runtime merged, pre-existing keys kept, the old file kept as a backup.
+    daemon = json.loads(x86_a.exec(["cat", DAEMON_JSON]).stdout)
+    assert daemon["log-driver"] == "json-file"
+    assert daemon["log-opts"] == {"max-size": "10m"}
+    assert daemon["runtimes"]["crun"] == {"path": "/usr/bin/crun"}
+    assert daemon["runtimes"]["nvidia"]["path"] == "nvidia-container-runtime"
+    assert "default-runtime" not in daemon  # off by default on x86
+    backups = x86_a.exec(["sh", "-c", "ls /etc/docker/daemon.json.*~"]).stdout.split()
+    assert len(backups) == 1
+    assert json.loads(x86_a.exec(["cat", backups[0]]).stdout) == PRE_EXISTING_DAEMON_JSON
+    # No CUDA toolkit on the x86 test host: no CUDA profile.d, no pycuda siteconf.
+    assert x86_a.exec(["test", "-e", "/etc/profile.d/jetson-env-cuda.sh"], check=False).returncode
+    assert x86_a.exec(["test", "-e", "/etc/aksetup-defaults.py"], check=False).returncode
+
+
+def test_second_run_changes_nothing(inventory: Path, work: Path):
+    result = run_playbook(inventory)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("x86") == 0, result.stats
+    assert result.task_hosts("Build the torchvision wheel") == set()
+
+
+def test_check_mode_on_a_provisioned_host(inventory: Path):
+    result = run_playbook(inventory, check=True)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("x86") == 0, result.stats
+
+
+def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
+    x86_a.install_project()
+    checks = ["libnvinfer", "tensorrt-python", "termcolor"]
+    args = [arg for check in checks for arg in ("--check", check)]
+    result = x86_a.exec(
+        [f"{VENV}/bin/jetson-env", "doctor", "--json", "--python", "/usr/bin/python3", *args],
+        check=False,
+    )
+    report = json.loads(result.stdout)
+    findings = {f["check"]: f for f in report["findings"]}
+
+    assert result.returncode == 0, findings
+    assert findings["libnvinfer"]["status"] == "ok"
+    assert findings["libnvinfer"]["summary"].startswith(f"libnvinfer {TRT_VERSION} loads")
+    assert findings["tensorrt-python"]["summary"].startswith(f"tensorrt {TRT_VERSION} imports")
+    assert findings["termcolor"]["status"] == "ok"
+
+
+@pytest.fixture(scope="module")
+def fleet_inventory(work: Path, x86_a: Host, x86_b: Host, inventory: Path) -> Path:
+    hosts = yaml.safe_load(inventory.read_text())["all"]["hosts"]
+    hosts["x86-b"] = {"ansible_host": x86_b.container}  # no TensorRT on this one
+    common = yaml.safe_load(inventory.read_text())["all"]["vars"]
+    return write_inventory(work / "fleet.yml", hosts, common)
+
+
+def test_fleet_second_host_installs_the_cached_wheel(fleet_inventory: Path, x86_b: Host, work):
+    result = run_playbook(fleet_inventory)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("x86") == 0
+    assert pip_version(x86_b, "torchvision") == "0.28.0"
+    assert result.task_hosts("Build the torchvision wheel") == set()
+    assert result.task_hosts("Install torchvision from the cached wheel") == {"x86-b"}
+    # Nothing was compiled on x86-b: the build's compiler was never even installed.
+    assert x86_b.exec(["sh", "-c", "command -v g++"], check=False).returncode != 0
+    assert x86_b.exec(["test", "-e", "/var/cache/jetson-env/build"], check=False).returncode
+    wheels = list((work / "cache" / "torchvision").rglob("torchvision-*.whl"))
+    assert [w.parent.name for w in wheels] == ["x86_64-x86-cp311-torch2.13.0-torchvision0.28.0"]
+    out = x86_b.exec(
+        [
+            "python3",
+            "-c",
+            "import torch, torchvision; print(torchvision.add_one(torch.ones(1)).item())",
+        ]
+    )
+    assert out.stdout.strip() == "2.0"
+
+
+def test_torch2trt_without_tensorrt_fails_cleanly(fleet_inventory: Path, x86_b: Host):
+    result = run_playbook(
+        fleet_inventory, "--limit", "x86-b", extra_vars={"torch2trt_enabled": True}
+    )
+
+    assert result.rc != 0
+    message = result.messages()
+    assert "torch2trt needs TensorRT's Python bindings" in message
+    assert "No module named 'tensorrt'" in message
+    assert "Nothing was installed" in message
+    assert pip_version(x86_b, "torch2trt") is None
+    assert x86_b.exec(
+        ["test", "-e", "/var/lib/jetson-env/torch2trt.installed"], check=False
+    ).returncode
+    assert x86_b.exec(
+        ["test", "-e", "/var/cache/jetson-env/build/torch2trt"], check=False
+    ).returncode
+
+
+def test_docker_restart_failure_restores_daemon_json(inventory: Path, x86_a: Host, work: Path):
+    before = b'{\n    "data-root": "/srv/docker",\n    "runtimes": {}\n}\n'
+    (work / "daemon.json").write_bytes(before)
+    x86_a.copy_in(work / "daemon.json", DAEMON_JSON)
+    failing_restart = ["sh", "-c", "echo 'Job for docker.service failed' >&2; exit 1"]
+
+    result = run_playbook(
+        inventory,
+        extra_vars={
+            "docker_runtime_container_build": False,
+            "docker_runtime_restart_command": failing_restart,
+        },
+    )
+
+    assert result.rc != 0
+    message = result.messages()
+    assert "Docker did not come back with the nvidia runtime" in message
+    assert "Job for docker.service failed" in message
+    assert "the previous daemon.json was restored" in message
+    after = x86_a.exec(["cat", DAEMON_JSON]).stdout.encode()
+    assert after == before
