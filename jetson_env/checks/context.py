@@ -84,6 +84,15 @@ class Facts:
             command += " --user"
         return command
 
+    def shell_setting(self, variable: str, value: str, login_scripts: list[str]) -> str:
+        """Make `variable` include `value` for every user: a new shell if a login script already
+        sets it (this session did not read it), else a system-wide /etc/profile.d script."""
+        line = f"export {variable}={value}${{{variable}:+:${variable}}}"
+        if login_scripts:
+            return f". {login_scripts[0]}  # or log in again: login shells read it"
+        script = "/etc/profile.d/cuda.sh"
+        return f"echo {shlex.quote(line)} | {self.sudo(f'tee -a {script}')} && . {script}"
+
     def apt_install(self, *packages: str) -> str:
         return self.sudo(f"apt-get install -y {' '.join(packages)}")
 

@@ -7,15 +7,9 @@ PATH and needs cuda.h (seed 000: "cuda.h: No such file or directory").
 
 from __future__ import annotations
 
-import shlex
-
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, version_matches
 from jetson_env.findings import FAIL, OK, WARN, Finding
-
-
-def bashrc(line: str) -> str:
-    return f"echo {shlex.quote(line)} >> ~/.bashrc && {line}"
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -65,7 +59,9 @@ def run(facts: Facts) -> list[Finding]:
                 CHECK.finding(
                     WARN,
                     f"nvcc is not on PATH: pycuda's build cannot find CUDA ({root}/bin)",
-                    remedy=bashrc(f"export PATH={root}/bin:$PATH"),
+                    remedy=facts.shell_setting(
+                        "PATH", f"{root}/bin", data.get("profile_d", {}).get("PATH", [])
+                    ),
                 )
             )
         reachable = data.get("cuda_h_reachable")
@@ -79,7 +75,9 @@ def run(facts: Facts) -> list[Finding]:
                     "the C compiler does not find cuda.h: building pycuda fails with "
                     '"cuda.h: No such file or directory" (seed 000)',
                     [unknown.get("cuda_h_reachable", ""), f"cuda.h at {data.get('cuda_h')}"],
-                    remedy=bashrc(f"export CPATH={include}:$CPATH"),
+                    remedy=facts.shell_setting(
+                        "CPATH", include, data.get("profile_d", {}).get("CPATH", [])
+                    ),
                 )
             )
         else:

@@ -152,6 +152,24 @@ def cudart(unknown):
     return None
 
 
+def profile_scripts_setting(variable, directory="/etc/profile.d"):
+    """/etc/profile.d scripts that set a variable (login shells read them; others may not)."""
+    found = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return found
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            with open(path) as handle:
+                if re.search(r"\b%s=" % variable, handle.read()):
+                    found.append(path)
+        except (IOError, OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
 def collect():
     unknown = {}
     nvcc = shutil.which("nvcc")
@@ -170,6 +188,7 @@ def collect():
         "env": {
             var: os.environ.get(var) for var in ("PATH", "LD_LIBRARY_PATH", "CPATH", "LIBRARY_PATH")
         },
+        "profile_d": {var: profile_scripts_setting(var) for var in ("PATH", "CPATH")},
         "unknown": unknown,
     }
 

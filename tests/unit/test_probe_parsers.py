@@ -124,3 +124,14 @@ def test_cuda_version_files():
         cuda.parse_version_json('{"cuda_nvcc": {"version": "12.6.68"}}')
     with pytest.raises(ValueError):
         cuda.parse_version_txt("CUDA 10")
+
+
+def test_profile_scripts_setting_a_variable(tmp_path):
+    (tmp_path / "jetson-env-cuda.sh").write_text(
+        'export CPATH="/usr/local/cuda/include${CPATH:+:$CPATH}"\n'
+    )
+    (tmp_path / "other.sh").write_text("export MYCPATH=x\nexport PATH=/opt/bin:$PATH\n")
+    found = cuda.profile_scripts_setting("CPATH", str(tmp_path))
+    assert found == [str(tmp_path / "jetson-env-cuda.sh")]
+    assert cuda.profile_scripts_setting("PATH", str(tmp_path)) == [str(tmp_path / "other.sh")]
+    assert cuda.profile_scripts_setting("CPATH", str(tmp_path / "missing")) == []
