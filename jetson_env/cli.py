@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import json
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -237,11 +238,20 @@ def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             term.line(images_mod.tag(image, repo))
         return EXIT_OK
     image = images_mod.find(args.name, matrix)
+    try:
+        playbook_vars = json.loads(args.playbook_vars) if args.playbook_vars else None
+    except json.JSONDecodeError as exc:
+        term.error(f"--playbook-vars is not JSON: {exc}")
+        return EXIT_USAGE
+    if playbook_vars is not None and not isinstance(playbook_vars, dict):
+        term.error("--playbook-vars must be a JSON object")
+        return EXIT_USAGE
     log = Path(args.log or f".cache/images/{image.name}.log")
     with term.status(f"building {images_mod.tag(image, repo)}") as status:
         try:
             built = images_mod.build(
                 image, matrix, repository=repo, log_path=log, base=args.base,
+                playbook_vars=playbook_vars,
                 on_line=lambda line: status.update(f"{image.name}: {line[:100]}"),
             )  # fmt: skip
         except (images_mod.BuildFailed, images_mod.DockerUnavailable) as exc:
@@ -324,6 +334,11 @@ def build_parser() -> argparse.ArgumentParser:
     build = images_sub.add_parser("build", help="build one image (docker engine needed)")
     build.add_argument("name", help="image name from `images list`, e.g. r36.4.0 or x86_64")
     build.add_argument("--base", help="FROM image instead of the matrix's (e.g. a local mirror)")
+    build.add_argument(
+        "--playbook-vars",
+        metavar="JSON",
+        help="more variables for the playbook in the build, e.g. files staged in images/inputs/",
+    )
     build.add_argument("--log", help="build log path (default .cache/images/NAME.log)")
     build.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     images.set_defaults(func=cmd_images)

@@ -42,7 +42,8 @@ def tag(image: Image, repository: str = DEFAULT_REPOSITORY) -> str:
 
 
 def dockerfile(image: Image) -> Path:
-    return IMAGES_DIR / ("x86" if image.hosts is None else "jetson") / "Dockerfile"
+    """One Dockerfile for every image; the build arguments make the difference."""
+    return IMAGES_DIR / "Dockerfile"
 
 
 def build_args(image: Image, matrix: Matrix) -> dict[str, str]:
@@ -112,18 +113,23 @@ def build(
     repository: str,
     log_path: Path,
     base: str | None = None,
+    playbook_vars: dict[str, Any] | None = None,
     on_line: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
     """Build one image with the docker SDK, streaming its log; returns id, tag and sizes.
 
     `base` replaces the matrix's FROM (the tests pass stand-in bases, as no registry
-    is reachable here). The whole build log is kept at log_path.
+    is reachable here); `playbook_vars` are more variables for playbooks/jetson.yml in
+    the build (e.g. controller files staged in images/inputs/). The whole build log is
+    kept at log_path.
     """
     import docker  # imported here: only `images build` needs the engine
 
     args = build_args(image, matrix)
     if base:
         args["BASE_IMAGE"] = base
+    if playbook_vars:
+        args["PLAYBOOK_VARS"] = json.dumps(playbook_vars)
     try:
         client = docker.from_env()
         client.ping()

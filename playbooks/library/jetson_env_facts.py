@@ -26,6 +26,12 @@ options:
     description: The interpreter whose version and packages are reported.
     type: path
     default: /usr/bin/python3
+  l4t:
+    description:
+      - Report this L4T release (and a Jetson) instead of the detected one: image builds,
+        whose base image has no L4T files. Empty means detect.
+    type: str
+    default: ""
   distributions:
     description: Distribution names whose installed versions are reported (null when absent).
     type: list
@@ -128,6 +134,7 @@ def main():
             },
             "python": {"type": "path", "default": "/usr/bin/python3"},
             "distributions": {"type": "list", "elements": "str", "default": []},
+            "l4t": {"type": "str", "default": ""},
         },
         supports_check_mode=True,
     )
@@ -135,6 +142,10 @@ def main():
     gather = module.params["gather"]
     if "platform" in gather:
         facts["jetson_env_platform"] = collect_platform()
+        if module.params["l4t"]:
+            facts["jetson_env_platform"].update(
+                is_jetson=True, l4t=module.params["l4t"], l4t_source="jetson_facts_l4t", gpus=[]
+            )
         facts["jetson_env_memory"] = memory()
     if "cuda" in gather:
         facts["jetson_env_cuda"] = collect_cuda()

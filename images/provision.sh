@@ -1,0 +1,89 @@
+#!/bin/sh
+# Runs playbooks/jetson.yml inside an image build (images/Dockerfile):
+#   provision.sh build    stage `build`: provision with compilers, keep the built wheels
+#   provision.sh install  final stage: the same roles install those wheels, nothing is
+#                         compiled; then jetson-env itself; then Ansible, the wheels and
+#                         every cache are deleted in this same RUN (one layer).
+# Reads the build arguments L4T, TORCH_CUDA_ARCH_LIST, TORCH_VERSION, PLAYBOOK_VARS.
+set -eu
+
+mode=${1:?usage: provision.sh build|install}
+top=/opt/jetson-env-build
+src=$top/src
+out=$top/out
+ansible_venv=/opt/jetson-env-ansible
+python=/usr/bin/python3
+
+say() { printf '[jetson-env image %s] %s\n' "$mode" "$*"; }
+
+# Python and venv for Ansible; bases such as ubuntu:22.04 have no Python at all.
+if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
+    say "installing python3 and python3-venv from the base's apt sources"
+    apt-get update
+    # hadolint-style pins do not apply: the versions are the base release's.
+    apt-get install -y --no-install-recommends python3 python3-venv python3-pip ca-certificates
+fi
+
+say "ansible-core in a throwaway venv ($ansible_venv)"
+"$python" -m venv "$ansible_venv"
+"$ansible_venv/bin/pip" install --quiet --no-cache-dir "${ANSIBLE_CORE_REQUIREMENT:-ansible-core>=2.15,<2.19}"
+
+# Stage-specific variables: where the wheels are kept (build) or found (install).
+if [ "$mode" = build ]; then
+    mkdir -p "$out/wheels" "$top/inputs"
+    # Only this image's controller files go on to the final stage.
+    if [ -n "${JETSON_ENV_IMAGE:-}" ] && [ -d "$src/images/inputs/$JETSON_ENV_IMAGE" ]; then
+        cp -a "$src/images/inputs/$JETSON_ENV_IMAGE/." "$top/inputs/"
+    fi
+    rm -rf "$src/images/inputs"
+    stage_vars='{}'
+else
+    stage_vars="{\"pycuda_pip_args\": [\"--find-links\", \"$out/wheels\"]}"
+fi
+arch_list=${TORCH_CUDA_ARCH_LIST:-}
+playbook_vars=${PLAYBOOK_VARS:-}
+[ -n "$playbook_vars" ] || playbook_vars='{}'
+cmake_archs=$(printf '%s' "$arch_list" | tr -d . | tr ';' ' ')
+
+say "ansible-playbook playbooks/jetson.yml (L4T ${L4T:-none: x86_64})"
+cd "$src"
+ANSIBLE_CONFIG=$src/ansible.cfg ANSIBLE_CACHE_PLUGIN=memory ANSIBLE_FORCE_COLOR=0 \
+    "$ansible_venv/bin/ansible-playbook" -c local -i localhost, playbooks/jetson.yml \
+    -e "ansible_python_interpreter=$python" \
+    -e @images/container-build.yml \
+    -e "{\"jetson_facts_l4t\": \"${L4T:-}\", \"torchvision_cuda_arch_list\": \"$arch_list\", \"torch2trt_cuda_architectures\": \"$cmake_archs\"}" \
+    -e "$stage_vars" \
+    -e "$playbook_vars"
+
+if [ -n "${TORCH_VERSION:-}" ] && "$python" -c 'import torch' 2>/dev/null; then
+    installed=$("$python" -c 'import torch; print(torch.__version__.split("+")[0])')
+    if [ "$installed" != "$TORCH_VERSION" ]; then
+        say "torch $installed is installed but the matrix pairs this image with $TORCH_VERSION" >&2
+        exit 1
+    fi
+fi
+
+if [ "$mode" = build ]; then
+    # pycuda is built by pip from its sdist; pip keeps that wheel in its cache.
+    find /root/.cache/pip -name 'pycuda-*.whl' -exec cp {} "$out/wheels/" \; 2>/dev/null || true
+    "$ansible_venv/bin/pip" wheel --quiet --no-deps --no-cache-dir --wheel-dir "$out/wheels" "$src"
+    say "kept for the final stage: $(cd "$out" && find . -type f | sort | tr '\n' ' ')"
+    exit 0
+fi
+
+# jetson-env itself in its own venv (it needs Python 3.10+; the stack's Python may be
+# older on JetPack 4/5: then uv provides one, which needs network access to GitHub).
+say "jetson-env in /opt/jetson-env"
+if "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    "$python" -m venv /opt/jetson-env
+else
+    "$ansible_venv/bin/pip" install --quiet --no-cache-dir uv
+    UV_PYTHON_INSTALL_DIR=/opt/jetson-env-python "$ansible_venv/bin/uv" venv --seed --python 3.12 /opt/jetson-env
+fi
+/opt/jetson-env/bin/pip install --quiet --no-cache-dir "$out"/wheels/jetson_env-*.whl
+ln -sf /opt/jetson-env/bin/jetson-env /usr/local/bin/jetson-env
+
+say "removing Ansible, the wheels and the caches"
+rm -rf "$ansible_venv" "$top" /root/.ansible /root/.cache /var/cache/jetson-env /tmp/*
+apt-get clean
+rm -rf /var/lib/apt/lists/*
