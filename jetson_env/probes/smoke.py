@@ -111,6 +111,15 @@ def convert(torch, torch2trt, model, x, reference, precision, result):
     return model_trt, output
 
 
+def load_own_file(torch, path):
+    """torch.load of the file just written: torch >= 2.6 defaults to weights_only=True, which
+    may refuse the engine's bytes; torch < 1.13 has no weights_only argument."""
+    try:
+        return torch.load(path, weights_only=False)
+    except TypeError:
+        return torch.load(path)
+
+
 def reload(torch, TRTModule, model_trt, x, output, result):
     stage("saving and reloading the engine (TRTModule state_dict)")
     entry = {"done": False, "error": None}
@@ -121,7 +130,7 @@ def reload(torch, TRTModule, model_trt, x, output, result):
         torch.save(model_trt.state_dict(), path)
         entry["bytes"] = os.path.getsize(path)
         loaded = TRTModule()
-        loaded.load_state_dict(torch.load(path))
+        loaded.load_state_dict(load_own_file(torch, path))
         with torch.no_grad():
             again = loaded(x)
         entry["max_abs_difference"] = float((again - output).abs().max().item())
