@@ -93,6 +93,7 @@ def describe(image: Image, matrix: Matrix, repository: str) -> dict[str, Any]:
         "python": release.python or None,
         "torch": release.torch.version,
         "torchvision": release.torchvision,
+        "platform": "linux/amd64" if image.hosts is None else "linux/arm64",
         "dockerfile": str(dockerfile(image).relative_to(IMAGES_DIR.parent)),
         "build_args": build_args(image, matrix),
     }

@@ -24,6 +24,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash[_host_pool].close()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The `slow` tier (emulated aarch64 image builds) runs with JETSON_ENV_SLOW=1 or -m slow."""
+    if os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="slow tier: run with JETSON_ENV_SLOW=1 (tests/README.md)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 def _hosts_needed_by(item: pytest.Item) -> set[str]:
     fixtures = getattr(item, "fixturenames", ())
     needed = {HOST_FIXTURES[name] for name in fixtures if name in HOST_FIXTURES}

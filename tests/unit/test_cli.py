@@ -89,3 +89,97 @@ def test_info_reports_a_broken_interpreter(tmp_path):
     assert proc.returncode == 1
     assert "cannot start" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+IMAGE_FOR_RELEASE = {
+    "32.4.3": "r32.4.3",
+    "32.4.4": "r32.4.4",
+    "32.5.0": "r32.5.0",
+    "32.5.1": "r32.5.0",
+    "32.5.2": "r32.5.0",
+    "32.6.1": "r32.6.1",
+    **{f"32.7.{n}": "r32.7.1" for n in range(1, 7)},
+    **{r: "r35.4.1" for r in ("35.1.0", "35.2.1", "35.3.1", "35.4.1", "35.5.0", "35.6.0")},
+    "36.2.0": "r36.3.0",
+    "36.3.0": "r36.3.0",
+    "36.4.0": "r36.4.0",
+    "36.4.3": "r36.4.0",
+    "36.4.4": "r36.4.0",
+    "38.2.0": "r38.2.0",
+}
+
+
+def test_images_tag_covers_every_release_of_the_matrix():
+    assert set(IMAGE_FOR_RELEASE) == set(matrix_mod.load().releases)
+
+
+@pytest.mark.parametrize("l4t", sorted(IMAGE_FOR_RELEASE))
+def test_images_tag_for_each_release(l4t):
+    proc = jetson_env("--no-color", "images", "tag", "--l4t", f"R{l4t}")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"jetson-env:{IMAGE_FOR_RELEASE[l4t]}\n"
+
+    as_json = jetson_env(
+        "images", "--repository", "ghcr.io/o/jetson-env", "tag", "--l4t", l4t, "--json"
+    )
+    image = json.loads(as_json.stdout)["image"]
+    assert image["tag"] == f"ghcr.io/o/jetson-env:{IMAGE_FOR_RELEASE[l4t]}"
+    assert image["platform"] == "linux/arm64"
+
+
+@pytest.mark.parametrize("l4t", ["R31.1.0", "R34.1.0", "R36.1.0", "R39.0.0"])
+def test_images_tag_for_an_unsupported_l4t(l4t):
+    proc = jetson_env("--no-color", "images", "tag", "--l4t", l4t)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert f"L4T {l4t} is not supported; supported releases: R32.4.3, " in proc.stderr
+    assert "R38.2.0" in proc.stderr
+
+
+def test_images_tag_on_this_x86_machine():
+    proc = jetson_env("--no-color", "images", "tag")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "jetson-env:x86_64\n"
+
+
+def test_images_list_json():
+    proc = jetson_env("images", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["schema"] == 1
+    names = [image["name"] for image in data["images"]]
+    assert names == [*sorted(set(IMAGE_FOR_RELEASE.values())), "x86_64"]
+    orin = next(image for image in data["images"] if image["name"] == "r36.4.0")
+    assert orin == {
+        "name": "r36.4.0",
+        "tag": "jetson-env:r36.4.0",
+        "base": "ubuntu:22.04",
+        "hosts": "<37,>=36.4",
+        "l4t": "36.4.0",
+        "jetpack": "6.1",
+        "cuda": "12.6",
+        "tensorrt": "10.3",
+        "python": "3.10",
+        "torch": "2.5.0",
+        "torchvision": "0.20.0",
+        "platform": "linux/arm64",
+        "dockerfile": "images/Dockerfile",
+        "build_args": {
+            "BASE_IMAGE": "ubuntu:22.04",
+            "JETSON_ENV_IMAGE": "r36.4.0",
+            "TORCH_VERSION": "2.5.0",
+            "TORCHVISION_VERSION": "0.20.0",
+            "L4T": "36.4.0",
+            "TORCH_CUDA_ARCH_LIST": "8.7",
+        },
+    }
+    x86 = data["images"][-1]
+    assert x86["platform"] == "linux/amd64"
+    assert x86["hosts"] == "x86_64"
+    assert "L4T" not in x86["build_args"]
+
+
+def test_images_build_rejects_bad_playbook_vars():
+    proc = jetson_env("--no-color", "images", "build", "x86_64", "--playbook-vars", "{nope")
+    assert proc.returncode == 2
+    assert "--playbook-vars is not JSON" in proc.stderr
