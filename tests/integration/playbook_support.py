@@ -8,6 +8,7 @@ host images, instead of the session hosts other tests expect unprovisioned.
 import json
 import os
 import subprocess
+import sys
 import tarfile
 import time
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ ANSIBLE_PLAYBOOK = (
     Path(os.environ.get("VIRTUAL_ENV", REPO_ROOT / ".venv")) / "bin" / "ansible-playbook"
 )
 TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 PLAYBOOK_TIMEOUT_S = 1800
 
@@ -43,6 +45,44 @@ def remove_host(host: Host) -> None:
         subprocess.run(
             ["docker", "rm", "--force", host.container], capture_output=True, check=False
         )
+
+
+def downloaded_wheel(name: str, version: str, platform: str, python_version: str = "3.11") -> Path:
+    """PyPI's wheel of name==version for a platform, in .cache/wheels (downloaded once)."""
+    pattern = f"{name}-{version}-*{platform.rsplit('_', 1)[-1]}.whl"
+    found = sorted(WHEELS.glob(pattern))
+    if not found:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+             "--only-binary=:all:", "--platform", platform, "--python-version", python_version,
+             "--dest", str(WHEELS), f"{name}=={version}"],
+            check=True, capture_output=True, timeout=PLAYBOOK_TIMEOUT_S,
+        )  # fmt: skip
+        found = sorted(WHEELS.glob(pattern))
+    return found[-1]
+
+
+def pip_version(host: Host, name: str) -> str | None:
+    """The version of a distribution installed for the host's /usr/bin/python3, else None."""
+    result = host.exec(
+        ["python3", "-c", f"import importlib.metadata as m; print(m.version({name!r}))"],
+        check=False,
+    )
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def paths_changed_since(host: Host, marker: str) -> set[str]:
+    """Paths on the host's root file system modified after `marker` was touched.
+
+    Ansible's own temporary folders (/root/.ansible, /tmp) are left out: every task
+    creates and removes one there.
+    """
+    result = host.exec(
+        ["find", "/", "-xdev",
+         "(", "-path", "/proc", "-o", "-path", "/root/.ansible", "-o", "-path", "/tmp", ")",
+         "-prune", "-o", "-newer", marker, "-print"],
+    )  # fmt: skip
+    return set(result.stdout.splitlines()) - {"/root", "/tmp"}
 
 
 def source_archive(source: Path, top: str, dest: Path) -> Path:
@@ -139,16 +179,16 @@ def run_playbook(
     return PlayResult(result.returncode, report, result.stderr, wall)
 
 
-def vars_for_test_hosts(work: Path) -> dict:
-    """Variables that let the roles run on a Docker test host (x86, Python 3.11).
+def vars_for_test_hosts(work: Path, torch_wheel: Path = TORCH_WHEEL_X86) -> dict:
+    """Variables that let the roles run on a Docker test host (Python 3.11).
 
-    torch is the real CPU wheel from the controller; torchvision is built from the
+    torch is a real CPU wheel from the controller (x86's by default); torchvision is built from the
     torchvision-like fixture, given as a source archive on the controller; there is no
     systemd or Docker daemon (container-build mode) and no NVIDIA apt repository; the
     stand-in TensorRT cannot back a real torch2trt import, so torch2trt is off.
     """
     return {
-        "torch_wheel_file": str(TORCH_WHEEL_X86),
+        "torch_wheel_file": str(torch_wheel),
         "torch_lock_file": str(work / "jetson-env.lock.yml"),
         "torch_controller_cache": str(work / "cache" / "torch"),
         "torchvision_source_archive": str(

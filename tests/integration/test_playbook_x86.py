@@ -17,6 +17,7 @@ import pytest
 import yaml
 from playbook_support import (
     TORCH_WHEEL_X86,
+    pip_version,
     remove_host,
     run_playbook,
     start_host,
@@ -71,14 +72,6 @@ def inventory(work: Path, x86_a: Host, common_vars: dict) -> Path:
     tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
     hosts = {"x86": {"ansible_host": x86_a.container, "tensorrt_tarball": str(tarball)}}
     return write_inventory(work / "inventory.yml", hosts, common_vars)
-
-
-def pip_version(host: Host, name: str) -> str | None:
-    result = host.exec(
-        ["python3", "-c", f"import importlib.metadata as m; print(m.version({name!r}))"],
-        check=False,
-    )
-    return result.stdout.strip() if result.returncode == 0 else None
 
 
 def test_wrong_variable_type_fails_before_any_change(inventory: Path, x86_a: Host):

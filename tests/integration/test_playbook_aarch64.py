@@ -1,0 +1,252 @@
+"""playbooks/jetson.yml against an emulated aarch64 Jetson (Orin, L4T R36.4.3): an unknown
+L4T release refused before any change, --check on a fresh and on a provisioned host,
+a full run, idempotence and the doctor agreeing inside the host.
+
+torch is PyPI's real aarch64 torch 2.5.0 wheel (the matrix's torch for R36.4.x; a CPU
+build with no nvidia-* dependencies on aarch64) given as a file on the controller; its
+dependencies come from PyPI inside the host. Off here, each for a stated reason:
+torchvision (its fixture build takes over 3 minutes under qemu; the x86 tests cover the
+build and the wheel cache), TensorRT from apt (no NVIDIA repository), pycuda's build
+(no CUDA driver) and torch2trt (no TensorRT). Tests run in file order and share the
+host `playbook-orin`; the unknown-release test has a container of its own.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from playbook_support import (
+    downloaded_wheel,
+    paths_changed_since,
+    pip_version,
+    remove_host,
+    run_playbook,
+    start_host,
+    vars_for_test_hosts,
+    write_inventory,
+)
+from support.hosts import REPO_ROOT, VENV, Host
+
+pytestmark = pytest.mark.hosts
+
+ORIN = "orin-r36.4.3"
+TORCH_VERSION = "2.5.0"
+NUMPY_PIN = "1.26.1"  # the matrix's r36 family: numpy==1.26.1 (cp311 aarch64 wheel exists)
+CUDA_ROOT = "/usr/local/cuda"  # the fixture's symlink to cuda-12.6, as the probe reports it
+PROFILE_SCRIPT = "/etc/profile.d/jetson-env-cuda.sh"
+LD_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"
+DAEMON_JSON = "/etc/docker/daemon.json"
+PRE_EXISTING_DAEMON_JSON = {"data-root": "/srv/docker"}
+MARKER = "/var/tmp/jetson-env-test-marker"
+# What --check may change on a fresh host: it fetches apt's package lists (see python_base).
+CHECK_MODE_WRITES = ("/var/lib/apt/lists", "/var/cache/apt", "/var/log/apt")
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("playbook-aarch64")
+
+
+@pytest.fixture(scope="module")
+def torch_wheel() -> Path:
+    return downloaded_wheel("torch", TORCH_VERSION, "manylinux2014_aarch64")
+
+
+@pytest.fixture(scope="module")
+def common_vars(work: Path, torch_wheel: Path) -> dict:
+    return {
+        **vars_for_test_hosts(work, torch_wheel),
+        "torchvision_enabled": False,
+        "tensorrt_from_apt": False,
+        "pycuda_build": False,
+    }
+
+
+@pytest.fixture(scope="module")
+def orin(work: Path) -> Iterator[Host]:
+    host = start_host(ORIN, "playbook-orin")
+    host.exec(["mkdir", "-p", "/etc/docker"])
+    seed = work / "daemon.seed.json"
+    seed.write_text(json.dumps(PRE_EXISTING_DAEMON_JSON))
+    host.copy_in(seed, DAEMON_JSON)
+    yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def inventory(work: Path, orin: Host, common_vars: dict) -> Path:
+    return write_inventory(
+        work / "inventory.yml", {"orin": {"ansible_host": orin.container}}, common_vars
+    )
+
+
+def mark(host: Host) -> None:
+    """Touch the marker that paths_changed_since() compares with."""
+    host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
+
+
+def test_unknown_l4t_release_fails_before_any_change(work: Path, common_vars: dict):
+    host = start_host(ORIN, "playbook-orin-unknown")
+    try:
+        host.exec(["sed", "-i", "s/REVISION: 4.3,/REVISION: 9.1,/", "/etc/nv_tegra_release"])
+        lock = work / "unknown.lock.yml"
+        inventory = write_inventory(
+            work / "unknown.yml",
+            {"orin-unknown": {"ansible_host": host.container}},
+            {**common_vars, "torch_lock_file": str(lock)},
+        )
+        mark(host)
+
+        result = run_playbook(inventory)
+
+        assert result.rc != 0
+        assert result.failed("orin-unknown") == 1
+        assert result.changed("orin-unknown") == 0
+        message = result.messages()
+        assert "L4T R36.9.1 on orin-unknown is not supported by the version matrix" in message
+        matrix = yaml.safe_load((REPO_ROOT / "jetson_env" / "data" / "matrix.yml").read_text())
+        supported = ", ".join(f"R{release}" for release in matrix["releases"])
+        assert f"Supported releases: {supported}." in message
+        assert "Nothing was changed." in message
+        assert result.task_hosts("Fetch torch to the controller") == set()
+        assert not lock.exists()
+        assert paths_changed_since(host, MARKER) == set()
+    finally:
+        remove_host(host)
+
+
+def test_check_mode_on_a_fresh_orin(inventory: Path, orin: Host, work: Path):
+    mark(orin)
+
+    result = run_playbook(inventory, check=True)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.failed("orin") == 0
+    assert result.changed("orin") > 0  # what a real run would change
+    changed = paths_changed_since(orin, MARKER)
+    assert {p for p in changed if not p.startswith(CHECK_MODE_WRITES)} == set()
+    assert pip_version(orin, "torch") is None
+    assert not (work / "jetson-env.lock.yml").exists()
+
+
+def test_provision_orin(inventory: Path, orin: Host, work: Path, torch_wheel: Path):
+    result = run_playbook(inventory)
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("orin") > 0
+    (work / "first_run_s").write_text(str(result.wall_s))
+
+    # CUDA 12.6 of the fixture: a login script adding each directory once, and the loader.
+    script = orin.exec(["cat", PROFILE_SCRIPT]).stdout
+    assert f"# CUDA 12.6.68 at {CUDA_ROOT}:" in script
+    sourced_twice = orin.exec(
+        ["sh", "-c", f". {PROFILE_SCRIPT}; . {PROFILE_SCRIPT}; "
+         'printf "%s\\n" "$CUDA_HOME" "$PATH" "$LD_LIBRARY_PATH" "$CPATH" "$LIBRARY_PATH"'],
+        env={"PATH": "/usr/bin:/bin", "CPATH": "/opt/include"},
+    ).stdout.splitlines()  # fmt: skip
+    assert sourced_twice == [
+        CUDA_ROOT,
+        f"{CUDA_ROOT}/bin:/usr/bin:/bin",
+        f"{CUDA_ROOT}/lib64",
+        f"{CUDA_ROOT}/include:/opt/include",
+        f"{CUDA_ROOT}/lib64",
+    ]
+    assert orin.exec(["readlink", "-f", CUDA_ROOT]).stdout.strip() == "/usr/local/cuda-12.6"
+    assert f"{CUDA_ROOT}/lib64" in orin.exec(["cat", LD_CONF]).stdout.splitlines()
+    scanned = orin.exec(["ldconfig", "-v", "-N"]).stdout
+    assert f"{CUDA_ROOT}/lib64: (from {LD_CONF}:2)" in scanned
+    # torch: the controller's wheel, its sha256 recorded on first use; dependencies from PyPI.
+    probe = "import torch as t; print(t.__version__, t.cuda.is_available(), t.ones(3).sum().item())"
+    assert orin.exec(["python3", "-c", probe], env={}).stdout.split() == [
+        TORCH_VERSION,
+        "False",
+        "3.0",
+    ]
+    lock = yaml.safe_load((work / "jetson-env.lock.yml").read_text())
+    assert lock == {
+        "sha256": {torch_wheel.name: hashlib.sha256(torch_wheel.read_bytes()).hexdigest()}
+    }
+    for dependency in ("filelock", "typing-extensions", "networkx", "jinja2", "fsspec", "sympy"):
+        assert pip_version(orin, dependency), dependency
+    assert orin.exec(["python3", "-m", "pip", "check"]).returncode == 0
+    # Python base: numpy exactly as the r36 family pins it, termcolor.
+    assert pip_version(orin, "numpy") == NUMPY_PIN
+    assert pip_version(orin, "termcolor")
+    # pycuda: siteconf only (pycuda_build false), for the Jetson's lib dirs; curand.h absent.
+    siteconf = orin.exec(["cat", "/etc/aksetup-defaults.py"]).stdout
+    assert f'CUDA_ROOT = "{CUDA_ROOT}"' in siteconf
+    assert "/usr/lib/aarch64-linux-gnu/tegra" in siteconf
+    assert "CUDA_ENABLE_CURAND = False" in siteconf
+    assert pip_version(orin, "pycuda") is None
+    # Docker on a Jetson: the nvidia runtime is the default, the other keys kept, a backup.
+    daemon = json.loads(orin.exec(["cat", DAEMON_JSON]).stdout)
+    assert daemon == {
+        **PRE_EXISTING_DAEMON_JSON,
+        "default-runtime": "nvidia",
+        "runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}},
+    }
+    backups = orin.exec(["sh", "-c", f"ls {DAEMON_JSON}.*~"]).stdout.split()
+    assert [json.loads(orin.exec(["cat", b]).stdout) for b in backups] == [PRE_EXISTING_DAEMON_JSON]
+    assert pip_version(orin, "torchvision") is None  # off here (see the module docstring)
+
+
+def test_second_run_changes_nothing(inventory: Path):
+    result = run_playbook(inventory)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("orin") == 0, result.stats
+
+
+def test_check_mode_on_a_provisioned_orin(inventory: Path, orin: Host):
+    mark(orin)
+
+    result = run_playbook(inventory, check=True)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.failed("orin") == 0
+    assert result.changed("orin") == 0, result.stats
+    assert paths_changed_since(orin, MARKER) == set()
+
+
+def test_doctor_inside_the_orin_agrees(inventory: Path, orin: Host):
+    orin.install_project()
+    result = orin.exec(
+        [
+            f"{VENV}/bin/jetson-env",
+            "doctor",
+            "--json",
+            "--no-smoke",
+            "--python",
+            "/usr/bin/python3",
+        ],
+        check=False,
+    )
+    report = json.loads(result.stdout)
+    findings = {}
+    for finding in report["findings"]:
+        findings.setdefault(finding["check"], []).append(finding)
+
+    assert result.returncode == 1  # no TensorRT, no cuDNN: a Jetson without JetPack's stack
+    platform = report["platform"]
+    assert (platform["l4t"], platform["jetpack"], platform["compute_capability"]) == (
+        "36.4.3",
+        "6.2",
+        "8.7",
+    )
+    assert platform["cuda"]["version"] == "12.6.68"
+    (platform_finding,) = findings["platform"]
+    assert platform_finding["status"] == "ok"
+    assert "L4T R36.4.3 (JetPack 6.2), compute capability 8.7" in platform_finding["summary"]
+    (termcolor,) = findings["termcolor"]
+    assert termcolor["status"] == "ok"
+    # The playbook's torch, judged for a Jetson: the right version, but PyPI's CPU build.
+    (torch,) = findings["torch"]
+    assert torch["summary"].startswith(f"torch {TORCH_VERSION} is a CPU-only build")
+    # The doctor sees the playbook's login script: no second script, source this one.
+    # (There is no C compiler without torchvision's build packages, so no cuda.h finding.)
+    cuda = {f["summary"].split(":")[0]: f for f in findings["cuda"]}
+    assert cuda[f"CUDA 12.6.68 at {CUDA_ROOT} (from {CUDA_ROOT}/version.json)"]["status"] == "ok"
+    nvcc = cuda["nvcc is not on PATH"]  # the fixture's toolkit has no nvcc
+    assert nvcc["remedy"].startswith(f". {PROFILE_SCRIPT}"), nvcc["remedy"]
