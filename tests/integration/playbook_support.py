@@ -49,7 +49,8 @@ def remove_host(host: Host) -> None:
 
 def downloaded_wheel(name: str, version: str, platform: str, python_version: str = "3.11") -> Path:
     """PyPI's wheel of name==version for a platform, in .cache/wheels (downloaded once)."""
-    pattern = f"{name}-{version}-*{platform.rsplit('_', 1)[-1]}.whl"
+    machine = next(m for m in ("x86_64", "aarch64") if platform.endswith(m))
+    pattern = f"{name}-{version}-*{machine}.whl"
     found = sorted(WHEELS.glob(pattern))
     if not found:
         subprocess.run(

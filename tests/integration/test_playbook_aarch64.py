@@ -250,3 +250,52 @@ def test_doctor_inside_the_orin_agrees(inventory: Path, orin: Host):
     assert cuda[f"CUDA 12.6.68 at {CUDA_ROOT} (from {CUDA_ROOT}/version.json)"]["status"] == "ok"
     nvcc = cuda["nvcc is not on PATH"]  # the fixture's toolkit has no nvcc
     assert nvcc["remedy"].startswith(f". {PROFILE_SCRIPT}"), nvcc["remedy"]
+
+
+NANO_ONLY_DOCKER = {
+    "cuda_env_enabled": False,
+    "python_base_enabled": False,  # r32's apt prerequisites are Ubuntu 18.04's, not Debian's
+    "torch_enabled": False,
+    "torchvision_enabled": False,
+    "pycuda_enabled": False,
+    "tensorrt_enabled": False,
+    "torch2trt_enabled": False,
+    "docker_runtime_install_packages": False,
+    "docker_runtime_container_build": True,
+}
+CSV_DIR = "/etc/nvidia-container-runtime/host-files-for-container.d"
+
+
+def test_nano_docker_runtime_needs_jetpack4_csv_lists(work: Path):
+    """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
+    host = start_host("nano-r32.4.3", "playbook-nano")
+    try:
+        inventory = write_inventory(
+            work / "nano.yml", {"nano": {"ansible_host": host.container}}, NANO_ONLY_DOCKER
+        )
+        mark(host)
+
+        missing = run_playbook(inventory)
+
+        assert missing.rc != 0
+        assert missing.changed("nano") == 0
+        assert (
+            f"l4t.csv, cuda.csv, cudnn.csv, tensorrt.csv missing in {CSV_DIR}" in missing.messages()
+        )
+        assert paths_changed_since(host, MARKER) == set()
+
+        host.exec(["mkdir", "-p", CSV_DIR])
+        host.exec(["touch", *(f"{CSV_DIR}/{name}" for name in ("l4t.csv", "cuda.csv"))])
+        partly = run_playbook(inventory)
+        assert partly.rc != 0
+        assert f"cudnn.csv, tensorrt.csv missing in {CSV_DIR}" in partly.messages()
+
+        host.exec(["touch", *(f"{CSV_DIR}/{name}" for name in ("cudnn.csv", "tensorrt.csv"))])
+        complete = run_playbook(inventory)
+        assert complete.rc == 0, complete.messages() or complete.stderr
+        assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout) == {
+            "default-runtime": "nvidia",
+            "runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}},
+        }
+    finally:
+        remove_host(host)
