@@ -14,6 +14,13 @@ from jetson_env.findings import FAIL, OK, WARN, Finding
 def install_remedy(facts: Facts) -> str:
     source = facts.profile.torch
     if source.url:
+        wanted = facts.profile.python  # NVIDIA's wheels are built for JetPack's own Python
+        running = ".".join(facts.raw_platform.get("python", {}).get("version", "").split(".")[:2])
+        if wanted and running and wanted != running:
+            return (
+                f"NVIDIA's torch wheel for this L4T is for Python {wanted}, not {running}: "
+                f"python{wanted} -m pip install {source.url}"
+            )
         return facts.pip_install(source.url)
     if source.index:
         return facts.pip_install(f"torch=={source.version}", extra=f"--index-url {source.index}")

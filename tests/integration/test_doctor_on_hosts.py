@@ -222,3 +222,16 @@ def test_malformed_nv_tegra_release_is_a_platform_failure(nano_with_malformed_re
     assert any("/etc/nv_tegra_release is malformed" in line for line in platform["details"])
     assert platform["remedy"].endswith("apt-get install --reinstall -y nvidia-l4t-core")
     assert code == 1
+
+
+def test_nano_without_torch_gets_nvidias_wheel_for_jetpacks_python(nano_host: Host):
+    """The R32.4.3 wheel is cp36: on another Python the remedy says which one to use."""
+    code, report = doctor(nano_host, "--check", "torch", python="python3")
+    torch = one(report, "torch")
+    assert torch["status"] == "fail"
+    assert torch["summary"] == "torch is not installed for /usr/bin/python3"
+    assert torch["remedy"] == (
+        "NVIDIA's torch wheel for this L4T is for Python 3.6, not 3.11: python3.6 -m pip install "
+        "https://nvidia.box.com/shared/static/9eptse6jyly1ggt9axbja2yrmj6pbarc.whl"
+    )
+    assert code == 1
