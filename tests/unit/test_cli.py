@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from test_image_tags import EXPECTED as IMAGE_FOR_RELEASE  # one table of host L4T -> image
 
 from jetson_env import matrix as matrix_mod
 
@@ -89,28 +90,6 @@ def test_info_reports_a_broken_interpreter(tmp_path):
     assert proc.returncode == 1
     assert "cannot start" in proc.stderr
     assert "Traceback" not in proc.stderr
-
-
-IMAGE_FOR_RELEASE = {
-    "32.4.3": "r32.4.3",
-    "32.4.4": "r32.4.4",
-    "32.5.0": "r32.5.0",
-    "32.5.1": "r32.5.0",
-    "32.5.2": "r32.5.0",
-    "32.6.1": "r32.6.1",
-    **{f"32.7.{n}": "r32.7.1" for n in range(1, 7)},
-    **{r: "r35.4.1" for r in ("35.1.0", "35.2.1", "35.3.1", "35.4.1", "35.5.0", "35.6.0")},
-    "36.2.0": "r36.3.0",
-    "36.3.0": "r36.3.0",
-    "36.4.0": "r36.4.0",
-    "36.4.3": "r36.4.0",
-    "36.4.4": "r36.4.0",
-    "38.2.0": "r38.2.0",
-}
-
-
-def test_images_tag_covers_every_release_of_the_matrix():
-    assert set(IMAGE_FOR_RELEASE) == set(matrix_mod.load().releases)
 
 
 @pytest.mark.parametrize("l4t", sorted(IMAGE_FOR_RELEASE))
