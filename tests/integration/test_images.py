@@ -25,12 +25,11 @@ from pathlib import Path
 import pytest
 from support.hosts import (
     CACHE,
-    HOST_PIP_CA,
     REPO_ROOT,
     BaseImage,
     BuildContext,
     _ensure_image,
-    controller_pip_settings,
+    with_controller_pip_settings,
 )
 from support.standins import build_tensorrt_tarball
 
@@ -48,16 +47,7 @@ BUILD_TIMEOUT_S = 3600
 
 def stand_in_base(debian_arch: str) -> str:
     """The debootstrapped base with this machine's pip settings (index, CA), as a site's base."""
-    settings = dict(controller_pip_settings())
-    files, lines = {}, [f"FROM {BaseImage(debian_arch).ensure()}"]
-    if "cert" in settings:
-        files["pip-ca.pem"] = Path(settings["cert"]).read_bytes()
-        settings["cert"] = HOST_PIP_CA
-        lines.append(f"COPY pip-ca.pem {HOST_PIP_CA}")
-    if settings:
-        conf = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(settings.items()))
-        files["pip.conf"] = conf.encode()
-        lines.append("COPY pip.conf /etc/pip.conf")
+    lines, files = with_controller_pip_settings(BaseImage(debian_arch).ensure())
     context = BuildContext("\n".join(lines) + "\n", files)
     tag = f"jetson-env-image-base:{debian_arch}-{context.digest}"
     return _ensure_image(tag, lambda: context.build(tag))

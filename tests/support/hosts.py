@@ -386,6 +386,22 @@ class BuildContext:
             )
 
 
+def with_controller_pip_settings(base: str) -> tuple[list[str], dict[str, bytes]]:
+    """Dockerfile lines and files: FROM base, plus this machine's pip index/CA settings, so pip
+    inside reaches the registry the way the controller does."""
+    settings = dict(controller_pip_settings())
+    files, lines = {}, [f"FROM {base}"]
+    if "cert" in settings:
+        files["pip-ca.pem"] = Path(settings["cert"]).read_bytes()
+        settings["cert"] = HOST_PIP_CA
+        lines.append(f"COPY pip-ca.pem {HOST_PIP_CA}")
+    if settings:
+        pip_conf = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(settings.items()))
+        files["pip.conf"] = pip_conf.encode()
+        lines.append("COPY pip.conf /etc/pip.conf")
+    return lines, files
+
+
 @dataclass(frozen=True)
 class RuntimeImage:
     """The base plus the venv the package is later installed into, with its dependencies."""
@@ -394,17 +410,7 @@ class RuntimeImage:
 
     @cached_property
     def context(self) -> BuildContext:
-        settings = dict(controller_pip_settings())
-        files = {}
-        lines = [f"FROM {BaseImage(self.debian_arch).tag}"]
-        if "cert" in settings:
-            files["pip-ca.pem"] = Path(settings["cert"]).read_bytes()
-            settings["cert"] = HOST_PIP_CA
-            lines.append(f"COPY pip-ca.pem {HOST_PIP_CA}")
-        if settings:
-            pip_conf = "[global]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(settings.items()))
-            files["pip.conf"] = pip_conf.encode()
-            lines.append("COPY pip.conf /etc/pip.conf")
+        lines, files = with_controller_pip_settings(BaseImage(self.debian_arch).tag)
         install = shlex.join(
             [f"{VENV}/bin/pip", "install", "--no-cache-dir", *runtime_dependencies()]
         )
