@@ -20,7 +20,9 @@ from packaging.version import InvalidVersion, Version
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
 
-SECTIONS = ("sources", "torchvision_pairs", "socs", "families", "releases", "x86", "images")
+SECTIONS = (
+    "sources", "torchvision_pairs", "socs", "families", "releases", "x86", "images", "packages",
+)  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = ("apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list")
 
@@ -97,6 +99,16 @@ class Matrix:
     def torchvision_for(self, torch_version: str) -> str | None:
         """The torchvision major.minor paired with a torch version, or None if unknown."""
         return _pair(self.pairs, torch_version)
+
+    def pycuda_for(self, python_version: str) -> str:
+        """The pycuda release to build for a Python version ("3.6.9" -> the last one for 3.6)."""
+        pycuda = self.raw["packages"]["pycuda"]
+        return str(pycuda["python36" if python_version.startswith("3.6") else "version"])
+
+    @property
+    def torch2trt(self) -> dict[str, str]:
+        """{"git": https URL, "ref": pinned commit}."""
+        return self.raw["packages"]["torch2trt"]
 
     def family(self, name: str) -> dict[str, Any]:
         return self.raw["families"][name]
@@ -238,7 +250,21 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         sources=x86_cited,
     )
     images = _images(raw["images"], releases, x86, where, check_sources)
+    _packages(raw["packages"], where, check_sources)
     return Matrix(raw=raw, releases=releases, socs=socs, pairs=pairs, x86=x86, images=images)
+
+
+def _packages(section, where, check_sources) -> None:
+    check_sources("packages", section)
+    pycuda = section.get("pycuda") or {}
+    for key in ("version", "python36"):
+        if not DOTTED.match(str(pycuda.get(key, ""))):
+            raise MatrixError(f"{where}: packages.pycuda: '{key}' is not a version")
+    torch2trt = section.get("torch2trt") or {}
+    if not str(torch2trt.get("git", "")).startswith("https://"):
+        raise MatrixError(f"{where}: packages.torch2trt: 'git' must be an https URL")
+    if not torch2trt.get("ref"):
+        raise MatrixError(f"{where}: packages.torch2trt: missing the pinned 'ref'")
 
 
 def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:

@@ -20,11 +20,8 @@ CONTEXT_HINT = (
 def install_remedy(facts: Facts) -> str:
     cuda = facts.data("cuda")
     root = facts.cuda_root
-    version = (
-        "pycuda<2022.2"
-        if facts.raw_platform.get("python", {}).get("version", "").startswith("3.6")
-        else "pycuda"
-    )
+    python = facts.raw_platform.get("python", {}).get("version", "")
+    version = f"pycuda=={facts.matrix.pycuda_for(python)}"
     env = []
     if not cuda.get("nvcc_on_path"):
         env.append(f"PATH={root}/bin:$PATH")

@@ -8,12 +8,15 @@ from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, WARN, Finding
 
-REPO = "https://github.com/NVIDIA-AI-IOT/torch2trt"
-
 
 def install_remedy(facts: Facts) -> str:
     python = shlex.quote(facts.python)
-    steps = [f"git clone --depth 1 {REPO} torch2trt-src", "cd torch2trt-src"]
+    source = facts.matrix.torch2trt
+    steps = [
+        f"git clone {source['git']} torch2trt-src",
+        "cd torch2trt-src",
+        f"git checkout {source['ref']}",
+    ]
     if not facts.is_jetson:
         # setup.py hard-codes TensorRT's aarch64 include/lib dirs (seed 002).
         steps.append("sed -i 's/aarch64-linux-gnu/x86_64-linux-gnu/g' setup.py")

@@ -152,3 +152,12 @@ def test_image_hosts_must_be_a_specifier_including_itself(broken):
     expect_error(broken, "image r32.4.3", "hosts '32.4.3'")
     broken["images"]["jetson"][0]["hosts"] = "==32.4.4"
     expect_error(broken, "image r32.4.3", "must include its own L4T")
+
+
+def test_source_built_packages_are_pinned_in_the_matrix(broken):
+    m = matrix_mod.load()
+    assert m.pycuda_for("3.6.9") == "2022.1"
+    assert m.pycuda_for("3.10.12") == m.raw["packages"]["pycuda"]["version"]
+    assert m.torch2trt["git"].startswith("https://") and len(m.torch2trt["ref"]) == 40
+    broken["packages"]["torch2trt"]["git"] = "http://github.com/NVIDIA-AI-IOT/torch2trt.git"
+    expect_error(broken, "packages.torch2trt", "https URL")
