@@ -4,7 +4,8 @@
 #   provision.sh install  final stage: the same roles install those wheels, nothing is
 #                         compiled; then jetson-env itself; then Ansible, the wheels and
 #                         every cache are deleted in this same RUN (one layer).
-# Reads the build arguments L4T, TORCH_CUDA_ARCH_LIST, TORCH_VERSION, PLAYBOOK_VARS.
+# Reads the build arguments L4T, TORCH_CUDA_ARCH_LIST, TORCH_VERSION, CUDA_FROM,
+# PLAYBOOK_VARS.
 set -eu
 
 mode=${1:?usage: provision.sh build|install}
@@ -36,10 +37,14 @@ if [ "$mode" = build ]; then
         cp -a "$src/images/inputs/$JETSON_ENV_IMAGE/." "$top/inputs/"
     fi
     rm -rf "$src/images/inputs"
-    stage_vars='{}'
+    stage_vars='{"jetpack_apt_set": "build"}'
 else
-    stage_vars="{\"pycuda_pip_args\": [\"--find-links\", \"$out/wheels\"]}"
+    # The final stage gets JetPack's CUDA/cuDNN libraries, not the toolkit (no nvcc).
+    stage_vars="{\"jetpack_apt_set\": \"runtime\", \"pycuda_pip_args\": [\"--find-links\", \"$out/wheels\"]}"
 fi
+# CUDA, cuDNN and TensorRT from NVIDIA's Jetson apt repository only where the base lacks
+# them (cuda_from: apt); l4t-base gets them mounted from the host, l4t-jetpack has them.
+if [ "${CUDA_FROM:-}" = apt ]; then from_apt=true; else from_apt=false; fi
 arch_list=${TORCH_CUDA_ARCH_LIST:-}
 playbook_vars=${PLAYBOOK_VARS:-}
 [ -n "$playbook_vars" ] || playbook_vars='{}'
@@ -51,7 +56,7 @@ ANSIBLE_CONFIG=$src/ansible.cfg ANSIBLE_CACHE_PLUGIN=memory ANSIBLE_FORCE_COLOR=
     "$ansible_venv/bin/ansible-playbook" -c local -i localhost, playbooks/jetson.yml \
     -e "ansible_python_interpreter=$python" \
     -e @images/container-build.yml \
-    -e "{\"jetson_facts_l4t\": \"${L4T:-}\", \"torchvision_cuda_arch_list\": \"$arch_list\", \"torch2trt_cuda_architectures\": \"$cmake_archs\"}" \
+    -e "{\"jetson_facts_l4t\": \"${L4T:-}\", \"torchvision_cuda_arch_list\": \"$arch_list\", \"torch2trt_cuda_architectures\": \"$cmake_archs\", \"jetpack_apt_enabled\": $from_apt, \"tensorrt_from_apt\": $from_apt}" \
     -e "$stage_vars" \
     -e "$playbook_vars"
 

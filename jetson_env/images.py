@@ -54,6 +54,7 @@ def build_args(image: Image, matrix: Matrix) -> dict[str, str]:
         "JETSON_ENV_IMAGE": image.name,
         "TORCH_VERSION": release.torch.version,
         "TORCHVISION_VERSION": release.torchvision,
+        "CUDA_FROM": image.cuda_from,
     }
     if image.hosts is not None:
         args["L4T"] = release.l4t
@@ -89,6 +90,7 @@ def describe(image: Image, matrix: Matrix, repository: str) -> dict[str, Any]:
         "l4t": release.l4t or None,
         "jetpack": release.jetpack or None,
         "cuda": release.cuda or None,
+        "cuda_from": image.cuda_from,
         "tensorrt": release.tensorrt or None,
         "python": release.python or None,
         "torch": release.torch.version,

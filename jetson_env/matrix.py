@@ -19,9 +19,13 @@ from packaging.version import InvalidVersion, Version
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
+FINGERPRINT = re.compile(r"^[0-9A-F]{40}$")
+DEB_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+CUDA_FROM = ("host", "base", "apt")
 
 SECTIONS = (
     "sources", "torchvision_pairs", "socs", "families", "releases", "x86", "images", "packages",
+    "jetpack_apt",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = ("apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list")
@@ -59,6 +63,8 @@ class Release:
     torch: TorchSource
     torchvision: str
     sources: tuple[str, ...]
+    # JetPack's CUDA and cuDNN apt packages: {"build": (...), "runtime": (...)}; empty on x86.
+    jetpack_packages: dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class Image:
     release: Release
     base: str
     hosts: SpecifierSet | None  # None: x86
+    cuda_from: str  # "host" (CSV mounts), "base" (in the base image) or "apt" (jetpack_apt role)
 
     def runs_on(self, l4t: str) -> bool:
         return self.hosts is not None and Version(l4t) in self.hosts
@@ -230,6 +237,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
             torch=torch,
             torchvision=torchvision,
             sources=cited,
+            jetpack_packages=_jetpack_packages(row, entry, where),
             **{field: str(entry[field]) for field in RELEASE_FIELDS},
         )
 
@@ -248,9 +256,11 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         torch=x86_torch,
         torchvision=x86_torchvision,
         sources=x86_cited,
+        jetpack_packages={},
     )
     images = _images(raw["images"], releases, x86, where, check_sources)
     _packages(raw["packages"], where, check_sources)
+    _jetpack_apt(raw["jetpack_apt"], where, check_sources)
     return Matrix(raw=raw, releases=releases, socs=socs, pairs=pairs, x86=x86, images=images)
 
 
@@ -265,6 +275,36 @@ def _packages(section, where, check_sources) -> None:
         raise MatrixError(f"{where}: packages.torch2trt: 'git' must be an https URL")
     if not torch2trt.get("ref"):
         raise MatrixError(f"{where}: packages.torch2trt: missing the pinned 'ref'")
+
+
+def _jetpack_packages(row: str, entry: dict[str, Any], where: str) -> dict[str, tuple[str, ...]]:
+    """The release's CUDA/cuDNN package sets; the toolkit's name must carry the row's CUDA."""
+    sets = entry.get("jetpack_packages")
+    if not isinstance(sets, dict) or set(sets) != {"build", "runtime"}:
+        raise MatrixError(f"{where}: {row}: jetpack_packages needs 'build' and 'runtime' lists")
+    for kind, names in sets.items():
+        if not names or not all(DEB_PACKAGE.match(str(name)) for name in names):
+            raise MatrixError(
+                f"{where}: {row}: jetpack_packages.{kind} {names!r} is not a list of apt packages"
+            )
+    toolkit = "cuda-toolkit-" + str(entry.get("cuda", "")).replace(".", "-")
+    if toolkit not in sets["build"]:
+        raise MatrixError(
+            f"{where}: {row}: jetpack_packages.build must install {toolkit}"
+            f" (CUDA {entry.get('cuda')})"
+        )
+    return {kind: tuple(str(name) for name in names) for kind, names in sets.items()}
+
+
+def _jetpack_apt(section, where, check_sources) -> None:
+    check_sources("jetpack_apt", section)
+    for key in ("url", "key_url"):
+        if not str(section.get(key, "")).startswith("https://"):
+            raise MatrixError(f"{where}: jetpack_apt: '{key}' must be an https URL")
+    if not SHA256.match(str(section.get("key_sha256", ""))):
+        raise MatrixError(f"{where}: jetpack_apt: 'key_sha256' is not 64 lowercase hex digits")
+    if not FINGERPRINT.match(str(section.get("key_fingerprint", ""))):
+        raise MatrixError(f"{where}: jetpack_apt: 'key_fingerprint' is not 40 uppercase hex digits")
 
 
 def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
@@ -283,7 +323,11 @@ def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
             raise MatrixError(f"{where}: {row}: hosts '{hosts}' must include its own L4T")
         if not entry.get("base"):
             raise MatrixError(f"{where}: {row}: missing 'base'")
-        images.append(Image(f"r{l4t}", releases[l4t], str(entry["base"]), hosts))
+        images.append(
+            Image(
+                f"r{l4t}", releases[l4t], str(entry["base"]), hosts, _cuda_from(row, entry, where)
+            )
+        )
     for index, image in enumerate(images):
         for other in images[index + 1 :]:
             overlap = [r for r in releases if image.runs_on(r) and other.runs_on(r)]
@@ -291,11 +335,21 @@ def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
                 raise MatrixError(
                     f"{where}: images {image.name} and {other.name} both claim R{overlap[0]}"
                 )
-    x86_base = (section.get("x86") or {}).get("base")
-    if not x86_base:
+    x86_entry = section.get("x86") or {}
+    if not x86_entry.get("base"):
         raise MatrixError(f"{where}: images.x86: missing 'base'")
-    images.append(Image("x86_64", x86, str(x86_base), None))
+    cuda_from = _cuda_from("images.x86", x86_entry, where)
+    images.append(Image("x86_64", x86, str(x86_entry["base"]), None, cuda_from))
     return tuple(images)
+
+
+def _cuda_from(row: str, entry: dict[str, Any], where: str) -> str:
+    value = entry.get("cuda_from")
+    if value not in CUDA_FROM:
+        raise MatrixError(
+            f"{where}: {row}: cuda_from '{value}' is not one of {', '.join(CUDA_FROM)}"
+        )
+    return str(value)
 
 
 def _pair(pairs: dict[str, str], torch_version: str) -> str | None:

@@ -96,6 +96,12 @@ class Facts:
     def apt_install(self, *packages: str) -> str:
         return self.sudo(f"apt-get install -y {' '.join(packages)}")
 
+    def jetpack_install(self) -> str:
+        """Install JetPack's CUDA and cuDNN: the matrix row's packages (those the playbook
+        installs), or all of JetPack where the release is unknown."""
+        packages = self.release.jetpack_packages["build"] if self.release else ("nvidia-jetpack",)
+        return self.sudo("apt-get update") + " && " + self.apt_install(*packages)
+
     def python_package(self, requirement: str, apt_package: str | None) -> str:
         """apt for the system Python where it has the package (pip may be refused), else pip."""
         if apt_package and self.system_python and (self.externally_managed or self.is_jetson):

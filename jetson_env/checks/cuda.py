@@ -21,7 +21,7 @@ def run(facts: Facts) -> list[Finding]:
     findings = []
     if version is None:
         if facts.is_jetson:
-            remedy = facts.sudo("apt-get update") + " && " + facts.apt_install("nvidia-jetpack")
+            remedy = facts.jetpack_install()
         else:
             remedy = "install the CUDA toolkit: https://developer.nvidia.com/cuda-downloads"
         findings.append(

@@ -14,7 +14,7 @@ def run(facts: Facts) -> list[Finding]:
     if version is None:
         details = [f"{name}: {error}" for name, error in data.get("errors", {}).items()][:2]
         if facts.is_jetson:
-            remedy = facts.sudo("apt-get update") + " && " + facts.apt_install("nvidia-jetpack")
+            remedy = facts.jetpack_install()
             return [CHECK.finding(FAIL, "cuDNN is not found by the loader", details, remedy)]
         cuda = (facts.cuda_version or "12").split(".")[0]
         return [

@@ -142,6 +142,14 @@ class PlayResult:
                     found.add(host)
         return found
 
+    def changed_tasks(self, host: str) -> set[str]:
+        """Names (without the role's prefix) of the tasks that reported a change for `host`."""
+        return {
+            task["task"]["name"].split(" : ", 1)[-1]
+            for task in self.tasks()
+            if task["hosts"].get(host, {}).get("changed")
+        }
+
     def messages(self) -> str:
         """Every failure message, for asserting on what a user would read."""
         out = []
@@ -154,7 +162,11 @@ class PlayResult:
 
 
 def run_playbook(
-    inventory: Path, *args: str, extra_vars: dict | None = None, check: bool = False
+    inventory: Path,
+    *args: str,
+    extra_vars: dict | None = None,
+    check: bool = False,
+    env: dict | None = None,
 ) -> PlayResult:
     cmd = [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), str(PLAYBOOK), *args]
     if extra_vars:
@@ -166,6 +178,7 @@ def run_playbook(
         "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
         "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"),
         "ANSIBLE_FORCE_COLOR": "0",
+        **(env or {}),
     }
     start = time.monotonic()
     result = subprocess.run(
@@ -185,8 +198,9 @@ def vars_for_test_hosts(work: Path, torch_wheel: Path = TORCH_WHEEL_X86) -> dict
 
     torch is a real CPU wheel from the controller (x86's by default); torchvision is built from the
     torchvision-like fixture, given as a source archive on the controller; there is no
-    systemd or Docker daemon (container-build mode) and no NVIDIA apt repository; the
-    stand-in TensorRT cannot back a real torch2trt import, so torch2trt is off.
+    systemd or Docker daemon (container-build mode); the stand-in TensorRT cannot back a
+    real torch2trt import, so torch2trt is off. NVIDIA's Jetson apt repository is not
+    reachable: Jetson tests point jetpack_apt at tests/support/standin_apt.py or turn it off.
     """
     return {
         "torch_wheel_file": str(torch_wheel),

@@ -31,7 +31,10 @@ from support.hosts import (
     _ensure_image,
     with_controller_pip_settings,
 )
+from support.standin_apt import standin_apt
 from support.standins import build_tensorrt_tarball
+
+from jetson_env import matrix as matrix_mod
 
 pytestmark = pytest.mark.hosts
 
@@ -42,12 +45,18 @@ TORCH_AARCH64_SPEC = "torch==2.5.0"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 TRT_VERSION = "10.3.0"
 REPOSITORY = "jetson-env-test"
+STANDIN_CA_IN_IMAGE = "/usr/local/share/ca-certificates/jetson-env-standin-apt.crt"
 BUILD_TIMEOUT_S = 3600
 
 
-def stand_in_base(debian_arch: str) -> str:
-    """The debootstrapped base with this machine's pip settings (index, CA), as a site's base."""
+def stand_in_base(debian_arch: str, trusted_ca: Path | None = None) -> str:
+    """The debootstrapped base with this machine's pip settings (index, CA), as a site's base;
+    `trusted_ca` is added to its CA store (the stand-in apt repository's)."""
     lines, files = with_controller_pip_settings(BaseImage(debian_arch).ensure())
+    if trusted_ca is not None:
+        files["standin-ca.crt"] = trusted_ca.read_bytes()
+        lines.append(f"COPY standin-ca.crt {STANDIN_CA_IN_IMAGE}")
+        lines.append("RUN update-ca-certificates")
     context = BuildContext("\n".join(lines) + "\n", files)
     tag = f"jetson-env-image-base:{debian_arch}-{context.digest}"
     return _ensure_image(tag, lambda: context.build(tag))
@@ -225,23 +234,39 @@ def torch_aarch64_wheel() -> Path:
 
 @pytest.mark.slow
 def test_r36_image_on_emulated_aarch64():
-    """The R36.4 image built under qemu: torch from PyPI's aarch64 CPU wheel; torchvision,
-    TensorRT (NVIDIA's apt repository) and torch2trt off; L4T from the build argument."""
+    """The R36.4 image built under qemu from a plain base (cuda_from: apt): CUDA and cuDNN
+    from the stand-in of NVIDIA's Jetson apt repository (the toolkit in the build stage,
+    the libraries in the final one); torch from PyPI's aarch64 CPU wheel; torchvision,
+    TensorRT (the stand-in repository has none) and torch2trt off; L4T from the build
+    argument."""
     wheel = torch_aarch64_wheel()
     stage("r36.4.0", {wheel.name: wheel})
-    built = build(
-        "r36.4.0",
-        stand_in_base("arm64"),
-        {
-            "torch_wheel_file": f"{IN_BUILD}/{wheel.name}",
-            "torchvision_enabled": False,
-            "tensorrt_from_apt": False,
-            "torch2trt_enabled": False,
-        },
-    )
+    release = matrix_mod.load().release("36.4.0")
+    with standin_apt([release]) as apt_repo:
+        built = build(
+            "r36.4.0",
+            stand_in_base("arm64", trusted_ca=apt_repo.tls.ca),
+            {
+                **apt_repo.playbook_vars(),
+                "torch_wheel_file": f"{IN_BUILD}/{wheel.name}",
+                "torchvision_enabled": False,
+                "tensorrt_from_apt": False,
+                "torch2trt_enabled": False,
+            },
+        )
     tag = built["tag"]
     assert run_in(tag, "uname", "-m").stdout.strip() == "aarch64"
     assert_nothing_of_the_build_remains(tag)
+    # The final stage has JetPack's runtime libraries, not the toolkit, and keeps the
+    # repository listed (signed-by its verified key) for whatever else a user installs.
+    status = run_in(
+        tag, "dpkg-query", "-W", "-f", "${Package} ${Status}\n",
+        *release.jetpack_packages["runtime"], *release.jetpack_packages["build"],
+    ).stdout  # fmt: skip
+    installed = {line.split()[0] for line in status.splitlines() if "ok installed" in line}
+    assert installed == set(release.jetpack_packages["runtime"]), status
+    source = run_in(tag, "cat", "/etc/apt/sources.list.d/jetson-env-nvidia-jetson.list").stdout
+    assert f"{apt_repo.url} r36.4 main" in source
 
     code, findings = doctor_findings(tag, timeout=1200)
 

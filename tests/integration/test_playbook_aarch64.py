@@ -2,11 +2,20 @@
 L4T release refused before any change, --check on a fresh and on a provisioned host,
 a full run, idempotence and the doctor agreeing inside the host.
 
+The Orin starts without CUDA (flashed, JetPack's components not installed) and without
+JetPack's apt source list: jetpack_apt adds the stand-in of NVIDIA's Jetson apt
+repository (tests/support/standin_apt.py, HTTPS on loopback, signed) with its key
+verified on the controller, and installs the matrix's CUDA and cuDNN packages from it;
+cuda_env then manages the toolkit those packages put in place. A Xavier whose JetPack
+source list exists keeps it; a key that does not match its pin, or a plain-http
+repository, stops the play before any host changes.
+
 torch is PyPI's real aarch64 torch 2.5.0 wheel (the matrix's torch for R36.4.x; a CPU
 build with no nvidia-* dependencies on aarch64) given as a file on the controller; its
 dependencies come from PyPI inside the host. Off here, each for a stated reason:
 torchvision (its fixture build takes over 3 minutes under qemu; the x86 tests cover the
-build and the wheel cache), TensorRT from apt (no NVIDIA repository), pycuda's build
+build and the wheel cache), TensorRT from apt (the stand-in repository has none: its
+bindings would have to import), pycuda's build
 (no CUDA driver) and torch2trt (no TensorRT). Tests run in file order and share the
 host `playbook-orin`; the unknown-release test has a container of its own.
 """
@@ -29,6 +38,9 @@ from playbook_support import (
     write_inventory,
 )
 from support.hosts import REPO_ROOT, VENV, Host
+from support.standin_apt import StandinApt, standin_apt, trust_in_host
+
+from jetson_env import matrix as matrix_mod
 
 pytestmark = pytest.mark.hosts
 
@@ -41,6 +53,9 @@ LD_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"
 DAEMON_JSON = "/etc/docker/daemon.json"
 PRE_EXISTING_DAEMON_JSON = {"data-root": "/srv/docker"}
 MARKER = "/var/tmp/jetson-env-test-marker"
+OUR_SOURCE = "/etc/apt/sources.list.d/jetson-env-nvidia-jetson.list"
+OUR_KEYRING = "/etc/apt/keyrings/jetson-env-nvidia-jetson.gpg"
+JETPACK_SOURCE = "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list"
 # What --check may change on a fresh host: it fetches apt's package lists (see python_base).
 CHECK_MODE_WRITES = ("/var/lib/apt/lists", "/var/cache/apt", "/var/log/apt")
 
@@ -56,9 +71,24 @@ def torch_wheel() -> Path:
 
 
 @pytest.fixture(scope="module")
-def common_vars(work: Path, torch_wheel: Path) -> dict:
+def apt_repo() -> Iterator[StandinApt]:
+    m = matrix_mod.load()
+    with standin_apt([m.release("36.4.3"), m.release("35.4.1")]) as repo:
+        yield repo
+
+
+@pytest.fixture(scope="module")
+def tls_env(apt_repo: StandinApt) -> dict:
+    """The controller trusts the stand-in repository's CA (its key is downloaded there)."""
+    return {"SSL_CERT_FILE": str(apt_repo.tls.bundle)}
+
+
+@pytest.fixture(scope="module")
+def common_vars(work: Path, torch_wheel: Path, apt_repo: StandinApt) -> dict:
     return {
         **vars_for_test_hosts(work, torch_wheel),
+        **apt_repo.playbook_vars(),
+        "jetpack_apt_controller_cache": str(work / "cache" / "apt-keys"),
         "torchvision_enabled": False,
         "tensorrt_from_apt": False,
         "pycuda_build": False,
@@ -66,8 +96,11 @@ def common_vars(work: Path, torch_wheel: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def orin(work: Path) -> Iterator[Host]:
+def orin(work: Path, apt_repo: StandinApt) -> Iterator[Host]:
     host = start_host(ORIN, "playbook-orin")
+    # Flashed, but JetPack's CUDA not installed yet; the site's CA trusted.
+    host.exec(["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-12.6"])
+    trust_in_host(host, apt_repo.tls)
     host.exec(["mkdir", "-p", "/etc/docker"])
     seed = work / "daemon.seed.json"
     seed.write_text(json.dumps(PRE_EXISTING_DAEMON_JSON))
@@ -118,10 +151,10 @@ def test_unknown_l4t_release_fails_before_any_change(work: Path, common_vars: di
         remove_host(host)
 
 
-def test_check_mode_on_a_fresh_orin(inventory: Path, orin: Host, work: Path):
+def test_check_mode_on_a_fresh_orin(inventory: Path, orin: Host, work: Path, tls_env: dict):
     mark(orin)
 
-    result = run_playbook(inventory, check=True)
+    result = run_playbook(inventory, check=True, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.failed("orin") == 0
@@ -130,15 +163,34 @@ def test_check_mode_on_a_fresh_orin(inventory: Path, orin: Host, work: Path):
     assert {p for p in changed if not p.startswith(CHECK_MODE_WRITES)} == set()
     assert pip_version(orin, "torch") is None
     assert not (work / "jetson-env.lock.yml").exists()
+    # The repository would be added first, so its packages are not looked up.
+    assert result.task_hosts("cannot be checked in --check") == {"orin"}
+    assert orin.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
 
 
-def test_provision_orin(inventory: Path, orin: Host, work: Path, torch_wheel: Path):
-    result = run_playbook(inventory)
+def test_provision_orin(
+    inventory: Path, orin: Host, work: Path, torch_wheel: Path, apt_repo: StandinApt, tls_env: dict
+):
+    result = run_playbook(inventory, env=tls_env)
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") > 0
     (work / "first_run_s").write_text(str(result.wall_s))
 
-    # CUDA 12.6 of the fixture: a login script adding each directory once, and the loader.
+    # NVIDIA's repository (the stand-in) added for the release's suite, signed-by the key
+    # the controller verified; the matrix's CUDA and cuDNN packages installed from it.
+    source = orin.exec(["cat", OUR_SOURCE]).stdout
+    assert f"deb [signed-by={OUR_KEYRING}] {apt_repo.url} r36.4 main" in source.splitlines()
+    keyring = orin.exec(["sha256sum", OUR_KEYRING]).stdout.split()[0]
+    assert keyring == apt_repo.key.binary_sha256
+    packages = matrix_mod.load().release("36.4.3").jetpack_packages["build"]
+    assert packages == ("cuda-toolkit-12-6", "libcudnn9-dev-cuda-12")
+    for package in packages:
+        status = orin.exec(["dpkg-query", "-W", "-f", "${Status}", package]).stdout
+        assert status == "install ok installed", package
+    owner = orin.exec(["dpkg", "-S", "/usr/local/cuda-12.6/version.json"]).stdout
+    assert owner.startswith("cuda-toolkit-12-6:")
+
+    # CUDA 12.6 from the package: a login script adding each directory once, and the loader.
     script = orin.exec(["cat", PROFILE_SCRIPT]).stdout
     assert f"# CUDA 12.6.68 at {CUDA_ROOT}:" in script
     sourced_twice = orin.exec(
@@ -192,17 +244,17 @@ def test_provision_orin(inventory: Path, orin: Host, work: Path, torch_wheel: Pa
     assert pip_version(orin, "torchvision") is None  # off here (see the module docstring)
 
 
-def test_second_run_changes_nothing(inventory: Path):
-    result = run_playbook(inventory)
+def test_second_run_changes_nothing(inventory: Path, tls_env: dict):
+    result = run_playbook(inventory, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") == 0, result.stats
 
 
-def test_check_mode_on_a_provisioned_orin(inventory: Path, orin: Host):
+def test_check_mode_on_a_provisioned_orin(inventory: Path, orin: Host, tls_env: dict):
     mark(orin)
 
-    result = run_playbook(inventory, check=True)
+    result = run_playbook(inventory, check=True, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.failed("orin") == 0
@@ -248,11 +300,123 @@ def test_doctor_inside_the_orin_agrees(inventory: Path, orin: Host):
     # (There is no C compiler without torchvision's build packages, so no cuda.h finding.)
     cuda = {f["summary"].split(":")[0]: f for f in findings["cuda"]}
     assert cuda[f"CUDA 12.6.68 at {CUDA_ROOT} (from {CUDA_ROOT}/version.json)"]["status"] == "ok"
-    nvcc = cuda["nvcc is not on PATH"]  # the fixture's toolkit has no nvcc
+    nvcc = cuda["nvcc is not on PATH"]  # the stand-in toolkit has no nvcc
     assert nvcc["remedy"].startswith(f". {PROFILE_SCRIPT}"), nvcc["remedy"]
+    # The stand-in cuDNN package has no library: the remedy names the matrix's packages,
+    # the ones the playbook installs.
+    (cudnn,) = findings["cudnn"]
+    assert cudnn["status"] == "fail"
+    assert cudnn["remedy"].endswith("apt-get install -y cuda-toolkit-12-6 libcudnn9-dev-cuda-12")
+
+
+# Only jetpack_apt (and the facts it needs): the other roles are covered above.
+JETPACK_APT_ONLY = {
+    "cuda_env_enabled": False,
+    "python_base_enabled": False,
+    "torch_enabled": False,
+    "torchvision_enabled": False,
+    "pycuda_enabled": False,
+    "tensorrt_enabled": False,
+    "torch2trt_enabled": False,
+    "docker_runtime_enabled": False,
+}
+
+
+def test_xavier_keeps_jetpacks_own_source_list(
+    work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict
+):
+    """JetPack 5 lists NVIDIA's repository itself: no second source, no key download."""
+    host = start_host("xavier-r35.4.1", "playbook-xavier")
+    try:
+        trust_in_host(host, apt_repo.tls)
+        keyring = work / "jetpack-key.asc"
+        keyring.write_bytes(apt_repo.key.armored)
+        host.copy_in(keyring, "/etc/apt/trusted.gpg.d/jetson-ota-public.asc")
+        jetpack_list = work / "nvidia-l4t-apt-source.list"
+        jetpack_list.write_text(f"deb {apt_repo.url} r35.4 main\n")
+        host.copy_in(jetpack_list, JETPACK_SOURCE)
+        host.exec(["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-11.4"])
+        cache = work / "xavier-apt-keys"
+        inventory = write_inventory(
+            work / "xavier.yml",
+            {"xavier": {"ansible_host": host.container}},
+            {**common_vars, **JETPACK_APT_ONLY, "jetpack_apt_controller_cache": str(cache)},
+        )
+
+        result = run_playbook(inventory, env=tls_env)
+
+        assert result.rc == 0, result.messages() or result.stderr
+        assert result.task_hosts("Download the repository's key") == set()
+        assert not cache.exists()
+        assert host.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
+        assert host.exec(["cat", JETPACK_SOURCE]).stdout == jetpack_list.read_text()
+        for package in ("cuda-toolkit-11-4", "libcudnn8-dev"):
+            status = host.exec(["dpkg-query", "-W", "-f", "${Status}", package]).stdout
+            assert status == "install ok installed", package
+        version = json.loads(host.exec(["cat", "/usr/local/cuda/version.json"]).stdout)
+        assert version["cuda"]["version"] == "11.4.19"
+    finally:
+        remove_host(host)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            {"jetpack_apt_key_sha256": "0" * 64},
+            "is not the pinned one: sha256 {sha256} (expected " + "0" * 64 + ")",
+        ),
+        (
+            {"jetpack_apt_key_fingerprint": "F" * 40},
+            "fingerprint {fingerprint} (expected " + "F" * 40 + ")",
+        ),
+        (
+            {"jetpack_apt_url": "http://127.0.0.1:9/jetson/common"},
+            "http://127.0.0.1:9/jetson/common is not https",
+        ),
+    ],
+    ids=["wrong-sha256", "wrong-fingerprint", "plain-http"],
+)
+def test_an_unverified_repository_stops_the_play_before_any_change(
+    work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict, override, message
+):
+    host = start_host(ORIN, "playbook-orin-badkey")
+    try:
+        cache = work / "badkey-apt-keys"
+        inventory = write_inventory(
+            work / "badkey.yml",
+            {"orin-badkey": {"ansible_host": host.container}},
+            {
+                **common_vars,
+                **JETPACK_APT_ONLY,
+                **override,
+                "jetpack_apt_controller_cache": str(cache),
+            },
+        )
+        mark(host)
+
+        result = run_playbook(inventory, env=tls_env)
+
+        assert result.rc != 0
+        assert result.failed("orin-badkey") == 1
+        # Only the controller's download cache changed; the host did not (below).
+        assert result.changed_tasks("orin-badkey") <= {
+            "Create the controller's key cache",
+            "Download the repository's key to the controller",
+        }
+        expected = message.format(
+            sha256=apt_repo.key.binary_sha256, fingerprint=apt_repo.key.fingerprint
+        )
+        assert expected in result.messages()
+        assert "Nothing was changed." in result.messages()
+        assert not list(cache.glob("*.gpg"))  # no verified key was kept
+        assert paths_changed_since(host, MARKER) == set()
+    finally:
+        remove_host(host)
 
 
 NANO_ONLY_DOCKER = {
+    "jetpack_apt_enabled": False,
     "cuda_env_enabled": False,
     "python_base_enabled": False,  # r32's apt prerequisites are Ubuntu 18.04's, not Debian's
     "torch_enabled": False,

@@ -68,6 +68,7 @@ def test_build_args_come_from_the_matrix():
         "JETSON_ENV_IMAGE": "r35.4.1",
         "TORCH_VERSION": "2.0.0",
         "TORCHVISION_VERSION": "0.15.1",
+        "CUDA_FROM": "base",
         "L4T": "35.4.1",
         "TORCH_CUDA_ARCH_LIST": "7.2;8.7",
     }

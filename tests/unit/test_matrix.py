@@ -161,3 +161,39 @@ def test_source_built_packages_are_pinned_in_the_matrix(broken):
     assert m.torch2trt["git"].startswith("https://") and len(m.torch2trt["ref"]) == 40
     broken["packages"]["torch2trt"]["git"] = "http://github.com/NVIDIA-AI-IOT/torch2trt.git"
     expect_error(broken, "packages.torch2trt", "https URL")
+
+
+def test_jetpack_packages_carry_the_rows_cuda(broken):
+    m = matrix_mod.load()
+    assert m.release("36.4.3").jetpack_packages == {
+        "build": ("cuda-toolkit-12-6", "libcudnn9-dev-cuda-12"),
+        "runtime": ("cuda-libraries-12-6", "libcudnn9-cuda-12"),
+    }
+    for release in m.releases.values():
+        assert f"cuda-toolkit-{release.cuda.replace('.', '-')}" in release.jetpack_packages["build"]
+    broken["releases"]["36.3.0"]["jetpack_packages"] = {
+        "build": ["cuda-toolkit-12-6", "libcudnn8-dev"],
+        "runtime": ["cuda-libraries-12-2"],
+    }
+    expect_error(broken, "release R36.3.0", "must install cuda-toolkit-12-2")
+
+
+def test_jetpack_packages_need_both_sets(broken):
+    broken["releases"]["35.1.0"]["jetpack_packages"] = {"build": ["cuda-toolkit-11-4"]}
+    expect_error(broken, "release R35.1.0", "'build' and 'runtime'")
+
+
+def test_jetson_apt_key_is_pinned(broken):
+    broken["jetpack_apt"]["key_sha256"] = "abc"
+    expect_error(broken, "jetpack_apt", "key_sha256")
+
+
+def test_jetson_apt_repository_is_https(broken):
+    broken["jetpack_apt"]["url"] = "http://repo.download.nvidia.com/jetson/common"
+    expect_error(broken, "jetpack_apt", "'url' must be an https URL")
+
+
+def test_image_cuda_source_is_one_of_the_known(broken):
+    assert {image.cuda_from for image in matrix_mod.load().images} == {"host", "base", "apt"}
+    broken["images"]["jetson"][0]["cuda_from"] = "magic"
+    expect_error(broken, "image r32.4.3", "cuda_from 'magic' is not one of host, base, apt")

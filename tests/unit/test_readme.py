@@ -56,7 +56,8 @@ def test_release_table_covers_every_release():
 
 @pytest.mark.parametrize("row", table("| Image | Host L4T"), ids=lambda row: row[0])
 def test_image_table_matches_the_matrix(row):
-    tag, _, base, torch = row
+    tag, _, base, cuda_from, torch = row
     image = images.find(tag.strip("`").split(":")[1], M)
     assert base.split("`")[1] == image.base
+    assert cuda_from == image.cuda_from
     assert torch == pair(image.release)

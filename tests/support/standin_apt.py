@@ -1,0 +1,313 @@
+"""A stand-in for NVIDIA's Jetson apt repository, signed and served over HTTPS on loopback.
+
+NVIDIA's repository is not reachable here. This one has the same shape (suites named
+r<major>.<minor>, component main, an InRelease signed by a repository key that is
+published as an armored .asc file) and holds packages named like JetPack's
+(cuda-toolkit-12-6, libcudnn9-dev-cuda-12, ...), taken from the version matrix, whose
+contents are STAND-INs: the CUDA toolkit package ships the test hosts' staged toolkit
+tree (tests/fixtures/hosts/*/usr/local/cuda-X.Y: version file and folders, no
+binaries), every other package a STAND-IN marker file.
+
+The TLS certificates and the signing key are made once per machine and kept under
+~/.cache/jetson-env/standin-apt/ (a container base that trusts the CA stays cached);
+the repository itself is rebuilt in a temporary folder for each test session.
+"""
+
+import datetime
+import functools
+import hashlib
+import http.server
+import ipaddress
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from support.hosts import CACHE, FIXTURES
+
+STATE = CACHE / "standin-apt"
+SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+KEY_NAME = "jetson-env STAND-IN Jetson apt repository <standin-apt@jetson-env.invalid>"
+MAINTAINER = "jetson-env tests <tests@jetson-env.invalid>"
+
+
+@dataclass(frozen=True)
+class Tls:
+    ca: Path  # the CA certificate (PEM) hosts and containers must trust
+    cert: Path
+    key: Path
+    bundle: Path  # the system's CAs plus ours, for the controller (SSL_CERT_FILE)
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    home: Path  # GNUPGHOME
+    armored: bytes  # what the repository publishes as its .asc
+    binary_sha256: str  # the pin jetpack_apt checks (sha256 of the dearmored key)
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class StandinApt:
+    url: str  # the repository: <url>/dists/<suite>/InRelease
+    key_url: str
+    key: SigningKey
+    tls: Tls
+
+    def playbook_vars(self) -> dict:
+        """jetpack_apt's overrides that point it at this repository."""
+        return {
+            "jetpack_apt_url": self.url,
+            "jetpack_apt_key_url": self.key_url,
+            "jetpack_apt_key_sha256": self.key.binary_sha256,
+            "jetpack_apt_key_fingerprint": self.key.fingerprint,
+        }
+
+
+def tls_files() -> Tls:
+    """A CA and a certificate for 127.0.0.1 and localhost, made once and kept."""
+    folder = STATE / "tls"
+    tls = Tls(
+        folder / "ca.pem", folder / "server.pem", folder / "server.key", folder / "bundle.pem"
+    )
+    if not tls.bundle.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        _make_tls(tls)
+    return tls
+
+
+def _make_tls(tls: Tls) -> None:
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "jetson-env STAND-IN test CA")])
+    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+            critical=True,
+        )
+        .add_extension(ca_ski, critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=3650))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
+    tls.ca.write_bytes(ca_pem)
+    tls.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    tls.key.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    tls.bundle.write_bytes(SYSTEM_CA_BUNDLE.read_bytes() + b"\n" + ca_pem)
+
+
+def _gpg(home: Path, *args: str, data: bytes | None = None) -> bytes:
+    result = subprocess.run(
+        ["gpg", "--batch", "--quiet", "--homedir", str(home), *args],
+        input=data, capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise RuntimeError(f"gpg {' '.join(args)} failed: {result.stderr.decode()}")
+    return result.stdout
+
+
+def signing_key() -> SigningKey:
+    """An ed25519 signing key in its own GNUPGHOME, made once and kept."""
+    home = STATE / "gnupg"
+    if not (home / "pubring.kbx").exists():
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True, mode=0o700)
+        _gpg(home, "--passphrase", "", "--quick-gen-key", KEY_NAME, "ed25519", "sign", "never")
+    colons = _gpg(home, "--with-colons", "--list-keys", KEY_NAME).decode()
+    fingerprint = next(
+        line.split(":")[9] for line in colons.splitlines() if line.startswith("fpr:")
+    )
+    binary = _gpg(home, "--export", fingerprint)
+    return SigningKey(
+        home=home,
+        armored=_gpg(home, "--armor", "--export", fingerprint),
+        binary_sha256=hashlib.sha256(binary).hexdigest(),
+        fingerprint=fingerprint,
+    )
+
+
+def _staged_toolkit(cuda: str) -> Path | None:
+    """The test hosts' staged toolkit tree for a CUDA major.minor, if a host has one."""
+    for tree in sorted(FIXTURES.glob(f"*/usr/local/cuda-{cuda}")):
+        return tree
+    return None
+
+
+def _package_tree(name: str, cuda: str, root: Path) -> str:
+    """Fill `root` with the package's files; returns its version."""
+    toolkit = _staged_toolkit(cuda)
+    if name == f"cuda-toolkit-{cuda.replace('.', '-')}" and toolkit is not None:
+        dest = root / "usr" / "local" / f"cuda-{cuda}"
+        shutil.copytree(toolkit, dest, ignore=shutil.ignore_patterns(".gitkeep"))
+        (root / "usr" / "local" / "cuda").symlink_to(f"cuda-{cuda}")
+        version_file = dest / "version.json"
+        if version_file.exists():
+            return json.loads(version_file.read_text())["cuda"]["version"] + "-1"
+    doc = root / "usr" / "share" / "doc" / name
+    doc.mkdir(parents=True)
+    (doc / "STAND-IN").write_text(f"STAND-IN for NVIDIA's {name} package (jetson-env tests)\n")
+    return f"{cuda}.0-1"
+
+
+def _build_deb(name: str, cuda: str, arch: str, pool: Path, work: Path) -> Path:
+    root = work / name
+    version = _package_tree(name, cuda, root)
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        f"Package: {name}\nVersion: {version}\nArchitecture: {arch}\nMaintainer: {MAINTAINER}\n"
+        f"Section: devel\nPriority: optional\n"
+        f"Description: STAND-IN for NVIDIA's {name} (jetson-env tests)\n"
+        " Built by tests/support/standin_apt.py; contains no NVIDIA software.\n"
+    )
+    deb = pool / f"{name}_{version}_{arch}.deb"
+    subprocess.run(
+        ["dpkg-deb", "--root-owner-group", "--build", str(root), str(deb)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return deb
+
+
+def _packages_stanza(deb: Path, repo: Path) -> str:
+    control = subprocess.run(
+        ["dpkg-deb", "--field", str(deb)], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    data = deb.read_bytes()
+    return (
+        f"{control}\nFilename: {deb.relative_to(repo)}\nSize: {len(data)}\n"
+        f"SHA256: {hashlib.sha256(data).hexdigest()}\n"
+    )
+
+
+def build_repository(
+    repo: Path, suites: dict[str, Iterable[tuple[str, str]]], key: SigningKey, arch: str = "arm64"
+) -> None:
+    """suites: {"r36.4": [(package, cuda major.minor), ...]} -> a signed repository in `repo`."""
+    (repo / "jetson-ota-standin.asc").write_bytes(key.armored)
+    with tempfile.TemporaryDirectory() as scratch:
+        for suite, packages in suites.items():
+            pool = repo / "pool" / suite
+            pool.mkdir(parents=True)
+            stanzas = [
+                _packages_stanza(_build_deb(name, cuda, arch, pool, Path(scratch) / suite), repo)
+                for name, cuda in sorted(set(packages))
+            ]
+            dist = repo / "dists" / suite
+            index = dist / "main" / f"binary-{arch}" / "Packages"
+            index.parent.mkdir(parents=True)
+            index.write_text("\n".join(stanzas))
+            listed = index.read_bytes()
+            date = datetime.datetime.now(datetime.UTC).strftime("%a, %d %b %Y %H:%M:%S UTC")
+            release = (
+                f"Origin: jetson-env STAND-IN\nLabel: jetson-env STAND-IN\nSuite: {suite}\n"
+                f"Codename: {suite}\nDate: {date}\nArchitectures: {arch}\nComponents: main\n"
+                f"SHA256:\n {hashlib.sha256(listed).hexdigest()} {len(listed)} "
+                f"main/binary-{arch}/Packages\n"
+            )
+            (dist / "Release").write_text(release)
+            signed = _gpg(
+                key.home, "--local-user", key.fingerprint, "--digest-algo", "SHA256",
+                "--clearsign", data=release.encode(),
+            )  # fmt: skip
+            (dist / "InRelease").write_bytes(signed)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@contextmanager
+def serve(repo: Path, tls: Tls) -> Iterator[str]:
+    """Serve `repo` over HTTPS on 127.0.0.1; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(repo))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls.cert, tls.key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        subprocess.run(
+            ["gpgconf", "--homedir", str(STATE / "gnupg"), "--kill", "gpg-agent"],
+            capture_output=True, check=False,
+        )  # fmt: skip
+
+
+def suites_for(releases: Iterable) -> dict[str, list[tuple[str, str]]]:
+    """Every jetpack_packages set of these matrix releases, by NVIDIA's suite name."""
+    suites: dict[str, list[tuple[str, str]]] = {}
+    for release in releases:
+        suite = "r" + ".".join(release.l4t.split(".")[:2])
+        for names in release.jetpack_packages.values():
+            suites.setdefault(suite, []).extend((name, release.cuda) for name in names)
+    return suites
+
+
+@contextmanager
+def standin_apt(releases: Iterable) -> Iterator[StandinApt]:
+    """The repository with the packages of these matrix releases, served while in use."""
+    tls, key = tls_files(), signing_key()
+    with tempfile.TemporaryDirectory(prefix="jetson-env-standin-apt-") as folder:
+        repo = Path(folder)
+        os.chmod(repo, 0o755)
+        build_repository(repo, suites_for(releases), key)
+        with serve(repo, tls) as url:
+            yield StandinApt(url, f"{url}/jetson-ota-standin.asc", key, tls)
+
+
+def trust_in_host(host, tls: Tls) -> None:
+    """Make a test host's apt and Python trust the stand-in CA, as a site CA would be."""
+    host.copy_in(tls.ca, "/usr/local/share/ca-certificates/jetson-env-standin-apt.crt")
+    host.exec(["update-ca-certificates"])
