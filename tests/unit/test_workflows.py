@@ -1,0 +1,37 @@
+"""GitHub workflows: every action pinned to a commit, actionlint pinned by sha256.
+
+(The workflows' syntax is checked by scripts/test against GitHub's schema, and by
+actionlint where it is installed; the workflow's own `lint` job runs actionlint.)
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+WORKFLOW_DIR = Path(__file__).parents[2] / ".github" / "workflows"
+WORKFLOWS = sorted(WORKFLOW_DIR.glob("*.yml"))
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
+
+
+def steps(workflow: dict):
+    for job in workflow["jobs"].values():
+        yield from job.get("steps", [])
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_commit(path: Path):
+    uses = [step["uses"] for step in steps(yaml.safe_load(path.read_text())) if "uses" in step]
+    assert uses
+    assert [u for u in uses if not PINNED.match(u)] == []
+
+
+def test_actionlint_runs_first_from_a_sha256_pinned_archive():
+    workflow = yaml.safe_load((WORKFLOW_DIR / "images.yml").read_text())
+    (lint,) = [s for s in workflow["jobs"]["lint"]["steps"] if s.get("name") == "actionlint"]
+    assert re.fullmatch(r"[0-9a-f]{64}", lint["env"]["ACTIONLINT_SHA256"])
+    assert "sha256sum --check --strict" in lint["run"]
+    assert lint["run"].index("sha256sum") < lint["run"].index("tar -xzf")
+    assert "--proto '=https'" in lint["run"]
+    assert workflow["jobs"]["matrix"]["needs"] == "lint"
