@@ -237,8 +237,8 @@ def test_r36_image_on_emulated_aarch64():
     """The R36.4 image built under qemu from a plain base (cuda_from: apt): CUDA and cuDNN
     from the stand-in of NVIDIA's Jetson apt repository (the toolkit in the build stage,
     the libraries in the final one); torch from PyPI's aarch64 CPU wheel; torchvision,
-    TensorRT (the stand-in repository has none) and torch2trt off; L4T from the build
-    argument."""
+    pycuda's build (the stand-in toolkit has nothing to build against), TensorRT (the
+    stand-in repository has none) and torch2trt off; L4T from the build argument."""
     wheel = torch_aarch64_wheel()
     stage("r36.4.0", {wheel.name: wheel})
     release = matrix_mod.load().release("36.4.0")
@@ -251,6 +251,8 @@ def test_r36_image_on_emulated_aarch64():
                 "torch_wheel_file": f"{IN_BUILD}/{wheel.name}",
                 "torchvision_enabled": False,
                 "tensorrt_from_apt": False,
+                # The stand-in toolkit has no headers, nvcc or libcuda to build against.
+                "pycuda_build": False,
                 "torch2trt_enabled": False,
             },
         )

@@ -325,7 +325,8 @@ JETPACK_APT_ONLY = {
 def test_xavier_keeps_jetpacks_own_source_list(
     work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict
 ):
-    """JetPack 5 lists NVIDIA's repository itself: no second source, no key download."""
+    """JetPack 5 lists NVIDIA's repository itself: no second source (one left by an
+    earlier run is removed), no key download."""
     host = start_host("xavier-r35.4.1", "playbook-xavier")
     try:
         trust_in_host(host, apt_repo.tls)
@@ -336,6 +337,8 @@ def test_xavier_keeps_jetpacks_own_source_list(
         jetpack_list.write_text(f"deb {apt_repo.url} r35.4 main\n")
         host.copy_in(jetpack_list, JETPACK_SOURCE)
         host.exec(["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-11.4"])
+        # A list an earlier run added before JetPack's own appeared: it must go.
+        host.exec(["sh", "-c", f"echo 'deb {apt_repo.url} r35.4 main' > {OUR_SOURCE}"])
         cache = work / "xavier-apt-keys"
         inventory = write_inventory(
             work / "xavier.yml",
