@@ -272,3 +272,33 @@ def test_docker_restart_failure_restores_daemon_json(inventory: Path, x86_a: Hos
     assert "the previous daemon.json was restored" in message
     after = x86_a.exec(["cat", DAEMON_JSON]).stdout.encode()
     assert after == before
+
+
+def test_torchvision_without_torch_says_what_to_do(work: Path, common_vars: dict):
+    """torchvision is built for the installed torch: with none, the role stops and says how."""
+    host = start_host("x86-debian12", "playbook-x86-notorch")
+    try:
+        only_torchvision = {
+            **common_vars,
+            **{
+                f"{role}_enabled": False
+                for role in ("cuda_env", "python_base", "torch", "pycuda", "tensorrt",
+                             "torch2trt", "docker_runtime")
+            },
+        }  # fmt: skip
+        inventory = write_inventory(
+            work / "notorch.yml", {"notorch": {"ansible_host": host.container}}, only_torchvision
+        )
+
+        result = run_playbook(inventory)
+
+        assert result.rc != 0
+        assert result.failed("notorch") == 1
+        assert result.changed("notorch") == 0
+        message = result.messages()
+        assert "torchvision is built for the installed torch" in message
+        assert "has none for /usr/bin/python3 (torch_enabled is false)" in message
+        assert "install torch, or set torchvision_enabled=false" in message
+        assert pip_version(host, "torchvision") is None
+    finally:
+        remove_host(host)
