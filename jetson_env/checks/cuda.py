@@ -97,17 +97,38 @@ def run(facts: Facts) -> list[Finding]:
             )
         )
     elif version is not None:
-        lib = f"{root}/lib64"
-        findings.append(
-            CHECK.finding(
-                WARN,
-                "libcudart is not found by the loader",
-                [unknown.get("cudart", "")],
-                remedy=f"echo {lib} | {facts.sudo('tee /etc/ld.so.conf.d/cuda.conf')} && "
-                + facts.sudo("ldconfig"),
-            )
-        )
+        findings.append(_cudart_not_loaded(facts, data, root))
     return findings
+
+
+def _cudart_not_loaded(facts: Facts, data: dict, root: str) -> Finding:
+    """Why the loader misses libcudart: not installed, a stale cache, or a folder not listed."""
+    details = [data.get("unknown", {}).get("cudart", "")]
+    files = data.get("cudart_files") or []
+    if not files:
+        remedy = (
+            facts.jetpack_install()
+            if facts.is_jetson
+            else "reinstall the CUDA toolkit (its runtime library is missing): "
+            "https://developer.nvidia.com/cuda-downloads"
+        )
+        return CHECK.finding(WARN, f"libcudart is not in the toolkit at {root}", details, remedy)
+    folder = files[0].rsplit("/", 1)[0]
+    listed_in = data.get("cudart_dir_listed_in")
+    if listed_in:
+        return CHECK.finding(
+            WARN,
+            f"libcudart is in {folder}, which {listed_in} lists, but the loader's cache is stale",
+            details,
+            remedy=facts.sudo("ldconfig"),
+        )
+    return CHECK.finding(
+        WARN,
+        f"libcudart is in {folder}, which the loader does not search",
+        details,
+        remedy=f"echo {folder} | {facts.sudo('tee /etc/ld.so.conf.d/cuda.conf')} && "
+        + facts.sudo("ldconfig"),
+    )
 
 
 CHECK = Check(

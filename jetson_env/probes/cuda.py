@@ -7,6 +7,7 @@ same way the build will, instead of guessing from paths.
 
 import ctypes
 import ctypes.util
+import glob
 import json
 import os
 import re
@@ -152,6 +153,32 @@ def cudart(unknown):
     return None
 
 
+def cudart_files(root):
+    """libcudart.so* in the toolkit's library folders (lib64, targets/<arch>/lib)."""
+    if not root:
+        return []
+    folders = [os.path.join(root, "lib64")]
+    folders += sorted(glob.glob(os.path.join(root, "targets", "*", "lib")))
+    found = []
+    for folder in folders:
+        found.extend(sorted(glob.glob(os.path.join(folder, "libcudart.so*"))))
+    return found
+
+
+def loader_config_listing(folder, directory="/etc/ld.so.conf.d"):
+    """The ld.so.conf.d file that lists `folder` (or a link to it), else None."""
+    wanted = os.path.realpath(folder)
+    for path in sorted(glob.glob(os.path.join(directory, "*.conf"))):
+        try:
+            with open(path) as handle:
+                lines = [line.split("#")[0].strip() for line in handle]
+        except (IOError, OSError, UnicodeDecodeError):
+            continue
+        if any(line and os.path.realpath(line) == wanted for line in lines):
+            return path
+    return None
+
+
 def profile_scripts_setting(variable, directory="/etc/profile.d"):
     """/etc/profile.d scripts that set a variable (login shells read them; others may not)."""
     found = []
@@ -176,6 +203,7 @@ def collect():
     root, root_source = cuda_root(nvcc)
     version, version_source = toolkit_version(root, nvcc, unknown)
     include = os.path.join(root, "include", "cuda.h") if root else None
+    runtime_files = cudart_files(root)
     return {
         "root": root,
         "root_source": root_source,
@@ -185,6 +213,10 @@ def collect():
         "cuda_h": include if include and os.path.isfile(include) else None,
         "cuda_h_reachable": cuda_h_reachable(unknown),
         "cudart": cudart(unknown),
+        "cudart_files": runtime_files,
+        "cudart_dir_listed_in": (
+            loader_config_listing(os.path.dirname(runtime_files[0])) if runtime_files else None
+        ),
         "env": {
             var: os.environ.get(var) for var in ("PATH", "LD_LIBRARY_PATH", "CPATH", "LIBRARY_PATH")
         },

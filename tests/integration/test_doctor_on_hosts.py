@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
-from support.standins import build_tensorrt_tarball
+from support.standins import build_libcudart, build_tensorrt_tarball
 
 pytestmark = pytest.mark.hosts
 
@@ -235,3 +235,64 @@ def test_nano_without_torch_gets_nvidias_wheel_for_jetpacks_python(nano_host: Ho
         "https://nvidia.box.com/shared/static/9eptse6jyly1ggt9axbja2yrmj6pbarc.whl"
     )
     assert code == 1
+
+
+@pytest.fixture
+def cuda_toolkit_in_usr_local(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
+    """The Orin's staged CUDA 12.6 tree, plus a stand-in libcudart in its lib64."""
+    tree = tmp_path / "cuda-12.6"
+    (tree / "lib64").mkdir(parents=True)
+    (tree / "version.json").write_bytes(
+        (FIXTURES / "orin-r36.4.3" / "usr" / "local" / "cuda-12.6" / "version.json").read_bytes()
+    )
+    build_libcudart("12.6.68", tree / "lib64")
+    archive = tmp_path / "cuda.tar"
+    subprocess.run(["tar", "-C", str(tmp_path), "-cf", str(archive), "cuda-12.6"], check=True)
+    x86_host.copy_in(archive, "/tmp/cuda.tar")
+    x86_host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
+    x86_host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
+    yield x86_host
+    x86_host.exec(
+        ["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-12.6", "/tmp/cuda.tar", CUDA_CONF]
+    )
+    x86_host.exec(["ldconfig"])
+
+
+CUDA_CONF = "/etc/ld.so.conf.d/cuda.conf"
+
+
+def cudart_finding(host: Host) -> dict:
+    _, report = doctor(host, "--check", "cuda", "--no-smoke")
+    (finding,) = [
+        f for f in report["findings"] if f["check"] == "cuda" and "libcudart" in f["summary"]
+    ]
+    return finding
+
+
+def test_libcudart_the_loader_misses_and_each_remedy(cuda_toolkit_in_usr_local: Host):
+    """Three reasons, three remedies, each applied for real: a folder the loader does not
+    search, a stale loader cache, a toolkit without its runtime library."""
+    host = cuda_toolkit_in_usr_local
+    lib = "/usr/local/cuda/lib64"
+
+    unlisted = cudart_finding(host)
+    assert unlisted["summary"] == f"libcudart is in {lib}, which the loader does not search"
+    assert unlisted["remedy"] == f"echo {lib} | tee {CUDA_CONF} && ldconfig"
+    apply(host, unlisted["remedy"])
+    loads = cudart_finding(host)
+    assert loads["status"] == "ok"
+    assert loads["summary"].startswith("libcudart 12.6 loads")
+
+    host.exec(["sh", "-c", f"rm {CUDA_CONF} && ldconfig && echo {lib} > {CUDA_CONF}"])
+    stale = cudart_finding(host)
+    assert stale["summary"] == (
+        f"libcudart is in {lib}, which {CUDA_CONF} lists, but the loader's cache is stale"
+    )
+    assert stale["remedy"] == "ldconfig"
+    apply(host, stale["remedy"])
+    assert cudart_finding(host)["status"] == "ok"
+
+    host.exec(["sh", "-c", f"rm {lib}/libcudart.so* && ldconfig"])
+    missing = cudart_finding(host)
+    assert missing["summary"] == "libcudart is not in the toolkit at /usr/local/cuda"
+    assert missing["remedy"].startswith("reinstall the CUDA toolkit")

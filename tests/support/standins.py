@@ -104,3 +104,20 @@ def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:
         archive.add(root, arcname=root_name)
     shutil.rmtree(work)
     return tarball
+
+
+def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
+    """libcudart.so.<version> with soname libcudart.so.<major> exporting cudaRuntimeGetVersion."""
+    major, minor = (int(x) for x in version.split(".")[:2])
+    dest.mkdir(parents=True, exist_ok=True)
+    real = dest / f"libcudart.so.{version}"
+    subprocess.run(
+        [cc, "-shared", "-fPIC", f"-Wl,-soname,libcudart.so.{major}",
+         f"-DSTANDIN_VERSION={major * 1000 + minor * 10}",
+         "-o", str(real), str(FIXTURE_SOURCE.parent / "cuda" / "libcudart_standin.c")],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    for link in (f"libcudart.so.{major}", "libcudart.so"):
+        (dest / link).unlink(missing_ok=True)
+        (dest / link).symlink_to(real.name)
+    return real
