@@ -24,21 +24,29 @@ def encode_trt_version(version: str) -> int:
     return major * (10000 if major >= 10 else 1000) + minor * 100 + patch
 
 
-def build_libnvinfer(version: str, dest: Path, cc: str = "gcc") -> Path:
-    """Compile libnvinfer.so.<full version> with soname libnvinfer.so.<major> and its links."""
+def _shared_library(
+    name: str, version: str, encoded: int, source: Path, dest: Path, cc: str
+) -> Path:
+    """Compile lib<name>.so.<version> (soname lib<name>.so.<major>) with STANDIN_VERSION=encoded,
+    and the lib<name>.so.<major> and lib<name>.so links, as the real packages lay them out."""
     major = version.split(".")[0]
     dest.mkdir(parents=True, exist_ok=True)
-    real = dest / f"libnvinfer.so.{version}"
+    real = dest / f"lib{name}.so.{version}"
     subprocess.run(
-        [cc, "-shared", "-fPIC", f"-Wl,-soname,libnvinfer.so.{major}",
-         f"-DSTANDIN_VERSION={encode_trt_version(version)}",
-         "-o", str(real), str(FIXTURE_SOURCE / "libnvinfer_standin.c")],
+        [cc, "-shared", "-fPIC", f"-Wl,-soname,lib{name}.so.{major}",
+         f"-DSTANDIN_VERSION={encoded}", "-o", str(real), str(source)],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
-    for link in (f"libnvinfer.so.{major}", "libnvinfer.so"):
+    for link in (f"lib{name}.so.{major}", f"lib{name}.so"):
         (dest / link).unlink(missing_ok=True)
         (dest / link).symlink_to(real.name)
     return real
+
+
+def build_libnvinfer(version: str, dest: Path, cc: str = "gcc") -> Path:
+    """libnvinfer.so.<version> exporting getInferLibVersion."""
+    source = FIXTURE_SOURCE / "libnvinfer_standin.c"
+    return _shared_library("nvinfer", version, encode_trt_version(version), source, dest, cc)
 
 
 BINDINGS_INIT = '''"""STAND-IN for TensorRT Python bindings (tests only)."""
@@ -107,17 +115,7 @@ def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:
 
 
 def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
-    """libcudart.so.<version> with soname libcudart.so.<major> exporting cudaRuntimeGetVersion."""
+    """libcudart.so.<version> exporting cudaRuntimeGetVersion (MAJOR*1000 + MINOR*10)."""
     major, minor = (int(x) for x in version.split(".")[:2])
-    dest.mkdir(parents=True, exist_ok=True)
-    real = dest / f"libcudart.so.{version}"
-    subprocess.run(
-        [cc, "-shared", "-fPIC", f"-Wl,-soname,libcudart.so.{major}",
-         f"-DSTANDIN_VERSION={major * 1000 + minor * 10}",
-         "-o", str(real), str(FIXTURE_SOURCE.parent / "cuda" / "libcudart_standin.c")],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    for link in (f"libcudart.so.{major}", "libcudart.so"):
-        (dest / link).unlink(missing_ok=True)
-        (dest / link).symlink_to(real.name)
-    return real
+    source = FIXTURE_SOURCE.parent / "cuda" / "libcudart_standin.c"
+    return _shared_library("cudart", version, major * 1000 + minor * 10, source, dest, cc)
