@@ -37,7 +37,7 @@ if [ "$mode" = build ]; then
         cp -a "$src/images/inputs/$JETSON_ENV_IMAGE/." "$top/inputs/"
     fi
     rm -rf "$src/images/inputs"
-    stage_vars='{"jetpack_apt_set": "build"}'
+    stage_vars='{}'
 else
     # The final stage gets JetPack's CUDA/cuDNN libraries, not the toolkit (no nvcc).
     stage_vars="{\"jetpack_apt_set\": \"runtime\", \"pycuda_pip_args\": [\"--find-links\", \"$out/wheels\"]}"

@@ -31,7 +31,7 @@ from support.hosts import (
     _ensure_image,
     with_controller_pip_settings,
 )
-from support.standin_apt import standin_apt
+from support.standin_apt import CA_IN_HOST, standin_apt
 from support.standins import build_tensorrt_tarball
 
 from jetson_env import matrix as matrix_mod
@@ -45,7 +45,6 @@ TORCH_AARCH64_SPEC = "torch==2.5.0"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 TRT_VERSION = "10.3.0"
 REPOSITORY = "jetson-env-test"
-STANDIN_CA_IN_IMAGE = "/usr/local/share/ca-certificates/jetson-env-standin-apt.crt"
 BUILD_TIMEOUT_S = 3600
 
 
@@ -55,7 +54,7 @@ def stand_in_base(debian_arch: str, trusted_ca: Path | None = None) -> str:
     lines, files = with_controller_pip_settings(BaseImage(debian_arch).ensure())
     if trusted_ca is not None:
         files["standin-ca.crt"] = trusted_ca.read_bytes()
-        lines.append(f"COPY standin-ca.crt {STANDIN_CA_IN_IMAGE}")
+        lines.append(f"COPY standin-ca.crt {CA_IN_HOST}")
         lines.append("RUN update-ca-certificates")
     context = BuildContext("\n".join(lines) + "\n", files)
     tag = f"jetson-env-image-base:{debian_arch}-{context.digest}"

@@ -41,6 +41,8 @@ STATE = CACHE / "standin-apt"
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 KEY_NAME = "jetson-env STAND-IN Jetson apt repository <standin-apt@jetson-env.invalid>"
 MAINTAINER = "jetson-env tests <tests@jetson-env.invalid>"
+# Where hosts and image bases put the stand-in CA for update-ca-certificates.
+CA_IN_HOST = "/usr/local/share/ca-certificates/jetson-env-standin-apt.crt"
 
 
 @dataclass(frozen=True)
@@ -176,9 +178,7 @@ def signing_key() -> SigningKey:
 
 def _staged_toolkit(cuda: str) -> Path | None:
     """The test hosts' staged toolkit tree for a CUDA major.minor, if a host has one."""
-    for tree in sorted(FIXTURES.glob(f"*/usr/local/cuda-{cuda}")):
-        return tree
-    return None
+    return next(iter(sorted(FIXTURES.glob(f"*/usr/local/cuda-{cuda}"))), None)
 
 
 def _package_tree(name: str, cuda: str, root: Path) -> str:
@@ -309,5 +309,5 @@ def standin_apt(releases: Iterable) -> Iterator[StandinApt]:
 
 def trust_in_host(host, tls: Tls) -> None:
     """Make a test host's apt and Python trust the stand-in CA, as a site CA would be."""
-    host.copy_in(tls.ca, "/usr/local/share/ca-certificates/jetson-env-standin-apt.crt")
+    host.copy_in(tls.ca, CA_IN_HOST)
     host.exec(["update-ca-certificates"])
