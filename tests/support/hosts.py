@@ -43,7 +43,9 @@ BASE_CACHE = CACHE / "base"
 SUITE = "bookworm"
 BASE_PACKAGES = ("python3", "python3-venv", "python3-pip", "python3-apt", "ca-certificates")
 # Part of the base image hash: bump it when BaseImage._bootstrap() changes what it makes.
-BASE_RECIPE_VERSION = "1"
+BASE_RECIPE_VERSION = "2"
+# When the base's (emptied) apt lists were last updated: bookworm's release day.
+APT_LISTS_MTIME = 1686355200  # 2023-06-10T00:00:00Z
 VENV = "/opt/jetson-env"
 DEVICE_TREE_DIR = "/etc/jetson-env-fixture/device-tree"
 AARCH64_BINFMT = "/proc/sys/fs/binfmt_misc/qemu-aarch64"
@@ -295,6 +297,10 @@ class BaseImage:
                 for path in (rootfs / leftovers).glob("*"):
                     if path.is_file():
                         path.unlink()
+            # Like an image or a flashed device, the cache was made long before anything is
+            # provisioned: apt's age test sees it stale whatever the age of the Docker image.
+            (rootfs / "var/lib/apt/periodic/update-success-stamp").unlink(missing_ok=True)
+            os.utime(rootfs / "var/lib/apt/lists", (APT_LISTS_MTIME, APT_LISTS_MTIME))
             partial = workdir / "rootfs.tar"
             _run_logged(["tar", "--numeric-owner", "-C", rootfs, "-cf", partial, "."], log)
             partial.replace(self.tarball)

@@ -67,6 +67,7 @@ class StandinApt:
     key_url: str
     key: SigningKey
     tls: Tls
+    requests: list[str]  # paths requested so far, in order
 
     def playbook_vars(self) -> dict:
         """jetpack_apt's overrides that point it at this repository."""
@@ -259,15 +260,21 @@ def build_repository(
             (dist / "InRelease").write_bytes(signed)
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class _RecordingHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves quietly; appends each requested path to `requests` (what apt fetched)."""
+
+    def __init__(self, *args, requests: list[str], **kwargs):
+        self.requests = requests
+        super().__init__(*args, **kwargs)
+
     def log_message(self, format, *args):
-        pass
+        self.requests.append(self.path)
 
 
 @contextmanager
-def serve(repo: Path, tls: Tls) -> Iterator[str]:
-    """Serve `repo` over HTTPS on 127.0.0.1; yields the base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(repo))
+def serve(repo: Path, tls: Tls, requests: list[str]) -> Iterator[str]:
+    """Serve `repo` over HTTPS on 127.0.0.1, recording request paths; yields the base URL."""
+    handler = functools.partial(_RecordingHandler, directory=str(repo), requests=requests)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tls.cert, tls.key)
@@ -303,8 +310,9 @@ def standin_apt(releases: Iterable) -> Iterator[StandinApt]:
         repo = Path(folder)
         os.chmod(repo, 0o755)
         build_repository(repo, suites_for(releases), key)
-        with serve(repo, tls) as url:
-            yield StandinApt(url, f"{url}/jetson-ota-standin.asc", key, tls)
+        requests: list[str] = []
+        with serve(repo, tls, requests) as url:
+            yield StandinApt(url, f"{url}/jetson-ota-standin.asc", key, tls, requests)
 
 
 def trust_in_host(host, tls: Tls) -> None:
