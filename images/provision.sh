@@ -25,9 +25,9 @@ if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
     apt-get install -y --no-install-recommends python3 python3-venv python3-pip ca-certificates
 fi
 
-say "ansible-core in a throwaway venv ($ansible_venv)"
+say "ansible-core in a throwaway venv ($ansible_venv): the README's provisioning install"
 "$python" -m venv "$ansible_venv"
-"$ansible_venv/bin/pip" install --quiet --no-cache-dir "${ANSIBLE_CORE_REQUIREMENT:-ansible-core>=2.15,<2.19}"
+"$ansible_venv/bin/pip" install --quiet --no-cache-dir "$src[provision]"
 
 # Stage-specific variables: where the wheels are kept (build) or found (install).
 if [ "$mode" = build ]; then

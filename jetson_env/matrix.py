@@ -51,6 +51,15 @@ class TorchSource:
 
 
 @dataclass(frozen=True)
+class CusparseLt:
+    """cuSPARSELt's archive, for torch wheels that load libcusparseLt.so.0."""
+
+    version: str
+    url: str
+    sha256: str | None
+
+
+@dataclass(frozen=True)
 class Release:
     l4t: str
     jetpack: str
@@ -65,6 +74,7 @@ class Release:
     sources: tuple[str, ...]
     # JetPack's CUDA and cuDNN apt packages: {"build": (...), "runtime": (...)}; empty on x86.
     jetpack_packages: dict[str, tuple[str, ...]]
+    cusparselt: CusparseLt | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,13 @@ class Matrix:
                 + ", ".join(f"R{r}" for r in self.releases)
             )
         return self.releases[key]
+
+    def newest_of_line(self, l4t: str) -> Release | None:
+        """The newest row of an L4T release's line (R36.4.9 -> the newest R36.4.x row);
+        None when the matrix has no row of that line."""
+        line = normalize_l4t(l4t).split(".")[:2]
+        rows = [r for key, r in self.releases.items() if key.split(".")[:2] == line]
+        return max(rows, key=lambda r: Version(r.l4t), default=None)
 
     def compute_capability(self, soc: str | None) -> str | None:
         return self.socs.get(soc or "")
@@ -238,6 +255,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
             torchvision=torchvision,
             sources=cited,
             jetpack_packages=_jetpack_packages(row, entry, where),
+            cusparselt=_cusparselt(row, entry, where),
             **{field: str(entry[field]) for field in RELEASE_FIELDS},
         )
 
@@ -294,6 +312,22 @@ def _jetpack_packages(row: str, entry: dict[str, Any], where: str) -> dict[str, 
             f" (CUDA {entry.get('cuda')})"
         )
     return {kind: tuple(str(name) for name in names) for kind, names in sets.items()}
+
+
+def _cusparselt(row: str, entry: dict[str, Any], where: str) -> CusparseLt | None:
+    """The optional cuSPARSELt archive: a version, an https URL, a sha256 or null."""
+    section = entry.get("cusparselt")
+    if section is None:
+        return None
+    if not isinstance(section, dict) or not DOTTED.match(str(section.get("version", ""))):
+        raise MatrixError(f"{where}: {row}: cusparselt needs a 'version' like '0.5.2.1'")
+    url = str(section.get("url", ""))
+    if not url.startswith("https://"):
+        raise MatrixError(f"{where}: {row}: cusparselt url '{url}' is not https")
+    sha = section.get("sha256")
+    if sha is not None and not SHA256.match(str(sha)):
+        raise MatrixError(f"{where}: {row}: cusparselt sha256 '{sha}' is not 64 hex digits")
+    return CusparseLt(str(section["version"]), url, sha)
 
 
 def _jetpack_apt(section, where, check_sources) -> None:

@@ -57,8 +57,18 @@ from ansible.module_utils.jetson_env_platform import collect as collect_platform
 
 # Runs in the target interpreter (3.6+): importlib.metadata from 3.8, pkg_resources before.
 PYTHON_INFO = r"""
-import json, platform, sys, sysconfig
+import json, os, platform, sys, sysconfig
 names = json.loads(sys.argv[1])
+
+def glibc():
+    # Python < 3.8's platform.libc_ver() scans the interpreter binary for the newest
+    # GLIBC_x.y symbol it uses, not the system's glibc: ask the C library itself.
+    try:
+        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+        return version if name == "glibc" else None
+    except (AttributeError, OSError, ValueError):
+        return platform.libc_ver()[1] or None
+
 try:
     from importlib import metadata
 
@@ -82,7 +92,7 @@ print(json.dumps({
     "major_minor": "%d.%d" % sys.version_info[:2],
     "tag": tag,
     "include": sysconfig.get_paths()["include"],
-    "libc": platform.libc_ver()[1] or None,
+    "libc": glibc(),
     "packages": dict((name, version(name)) for name in names),
 }))
 """

@@ -22,6 +22,7 @@ host `playbook-orin`; the unknown-release test has a container of its own.
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,7 @@ import pytest
 import yaml
 from playbook_support import (
     downloaded_wheel,
+    newest_only,
     paths_changed_since,
     pip_version,
     remove_host,
@@ -37,8 +39,10 @@ from playbook_support import (
     vars_for_test_hosts,
     write_inventory,
 )
-from support.hosts import REPO_ROOT, VENV, Host
+from support.ansible_envs import AnsibleEnd
+from support.hosts import VENV, Host
 from support.standin_apt import StandinApt, standin_apt, trust_in_host
+from support.standins import build_cusparselt_archive
 
 from jetson_env import matrix as matrix_mod
 
@@ -61,8 +65,9 @@ CHECK_MODE_WRITES = ("/var/lib/apt/lists", "/var/cache/apt", "/var/log/apt")
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("playbook-aarch64")
+def work(tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd) -> Path:
+    """Per end of the Ansible range: its own controller caches, lock file and inventories."""
+    return tmp_path_factory.mktemp(f"playbook-aarch64-{ansible.name}")
 
 
 @pytest.fixture(scope="module")
@@ -83,11 +88,20 @@ def tls_env(apt_repo: StandinApt) -> dict:
     return {"SSL_CERT_FILE": str(apt_repo.tls.bundle)}
 
 
+def cusparselt_archive(work: Path) -> Path:
+    """A stand-in of the matrix's cuSPARSELt archive for R36.4.x, built for aarch64."""
+    return build_cusparselt_archive(
+        matrix_mod.load().release("36.4.3").cusparselt.version, "aarch64", work
+    )
+
+
 @pytest.fixture(scope="module")
 def common_vars(work: Path, torch_wheel: Path, apt_repo: StandinApt) -> dict:
     return {
         **vars_for_test_hosts(work, torch_wheel),
         **apt_repo.playbook_vars(),
+        # NVIDIA's download is not reachable: the stand-in, as a file on the controller.
+        "torch_cusparselt_archive_file": str(cusparselt_archive(work)),
         "jetpack_apt_controller_cache": str(work / "cache" / "apt-keys"),
         "torchvision_enabled": False,
         "tensorrt_from_apt": False,
@@ -121,7 +135,9 @@ def mark(host: Host) -> None:
     host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
 
 
-def test_unknown_l4t_release_fails_before_any_change(work: Path, common_vars: dict):
+def test_unknown_l4t_release_fails_before_any_change(
+    ansible: AnsibleEnd, work: Path, common_vars: dict
+):
     host = start_host(ORIN, "playbook-orin-unknown")
     try:
         host.exec(["sed", "-i", "s/REVISION: 4.3,/REVISION: 9.1,/", "/etc/nv_tegra_release"])
@@ -133,28 +149,44 @@ def test_unknown_l4t_release_fails_before_any_change(work: Path, common_vars: di
         )
         mark(host)
 
-        result = run_playbook(inventory)
+        result = run_playbook(ansible, inventory)
 
         assert result.rc != 0
         assert result.failed("orin-unknown") == 1
         assert result.changed("orin-unknown") == 0
         message = result.messages()
-        assert "L4T R36.9.1 on orin-unknown is not supported by the version matrix" in message
-        matrix = yaml.safe_load((REPO_ROOT / "jetson_env" / "data" / "matrix.yml").read_text())
-        supported = ", ".join(f"R{release}" for release in matrix["releases"])
-        assert f"Supported releases: {supported}." in message
-        assert "Nothing was changed." in message
+        with pytest.raises(matrix_mod.UnknownRelease) as unknown:  # its message lists the supported
+            matrix_mod.load().release("36.9.1")
+        assert f"{unknown.value} (orin-unknown). Nothing was changed." in message
         assert result.task_hosts("Fetch torch to the controller") == set()
         assert not lock.exists()
         assert paths_changed_since(host, MARKER) == set()
+
+        # A point release of a known line: refused unless the named variable opts in.
+        host.exec(["sed", "-i", "s/REVISION: 9.1,/REVISION: 4.99,/", "/etc/nv_tegra_release"])
+        refused = run_playbook(ansible, inventory)
+        assert refused.rc != 0 and refused.changed("orin-unknown") == 0
+        assert "set jetson_facts_allow_newer_point_release=true" in refused.messages()
+        assert paths_changed_since(host, MARKER) == set()
+
+        opted_in = run_playbook(
+            ansible, inventory,
+            extra_vars={**ALL_ROLES_OFF, "jetson_facts_allow_newer_point_release": True},
+        )  # fmt: skip
+        assert opted_in.rc == 0, opted_in.messages() or opted_in.stderr
+        newest = matrix_mod.load().newest_of_line("36.4.99").l4t
+        said = opted_in.task_result("Say which row stands in", "orin-unknown")["msg"]
+        assert f"L4T R36.4.99 has no row of its own; provisioning with R{newest}'s" in said
     finally:
         remove_host(host)
 
 
-def test_check_mode_on_a_fresh_orin(inventory: Path, orin: Host, work: Path, tls_env: dict):
+def test_check_mode_on_a_fresh_orin(
+    ansible: AnsibleEnd, inventory: Path, orin: Host, work: Path, tls_env: dict
+):
     mark(orin)
 
-    result = run_playbook(inventory, check=True, env=tls_env)
+    result = run_playbook(ansible, inventory, check=True, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.failed("orin") == 0
@@ -163,15 +195,25 @@ def test_check_mode_on_a_fresh_orin(inventory: Path, orin: Host, work: Path, tls
     assert {p for p in changed if not p.startswith(CHECK_MODE_WRITES)} == set()
     assert pip_version(orin, "torch") is None
     assert not (work / "jetson-env.lock.yml").exists()
+    # Nothing changed on the controller either: the key was not downloaded, only named.
+    assert not (work / "cache" / "apt-keys").exists()
+    assert result.task_hosts("Say what --check would fetch") == {"orin"}
     # The repository would be added first, so its packages are not looked up.
     assert result.task_hosts("cannot be checked in --check") == {"orin"}
     assert orin.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
 
 
 def test_provision_orin(
-    inventory: Path, orin: Host, work: Path, torch_wheel: Path, apt_repo: StandinApt, tls_env: dict
+    ansible: AnsibleEnd,
+    inventory: Path,
+    orin: Host,
+    work: Path,
+    torch_wheel: Path,
+    apt_repo: StandinApt,
+    tls_env: dict,
+    common_vars: dict,
 ):
-    result = run_playbook(inventory, env=tls_env)
+    result = run_playbook(ansible, inventory, env=tls_env)
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") > 0
     (work / "first_run_s").write_text(str(result.wall_s))
@@ -189,6 +231,22 @@ def test_provision_orin(
         assert status == "install ok installed", package
     owner = orin.exec(["dpkg", "-S", "/usr/local/cuda-12.6/version.json"]).stdout
     assert owner.startswith("cuda-toolkit-12-6:")
+
+    # cuSPARSELt (the torch wheels of R36.4 load it): the archive verified and locked on the
+    # controller, unpacked into its own folder and listed for the loader, before torch.
+    archive = Path(common_vars["torch_cusparselt_archive_file"])
+    lock = yaml.safe_load((work / "jetson-env.lock.yml").read_text())
+    assert lock["sha256"][archive.name] == hashlib.sha256(archive.read_bytes()).hexdigest()
+    cusparselt = matrix_mod.load().release("36.4.3").cusparselt
+    libdir = f"/opt/nvidia/cusparselt-{cusparselt.version}/lib"
+    conf = orin.exec(["cat", "/etc/ld.so.conf.d/jetson-env-cusparselt.conf"]).stdout
+    assert libdir in conf.splitlines()
+    cache = orin.exec(["ldconfig", "-p"]).stdout
+    assert f"libcusparseLt.so.0 (libc6,AArch64) => {libdir}/libcusparseLt.so.0" in cache, cache
+    names = [task["task"]["name"] for task in result.tasks()]
+    unpacked = next(i for i, n in enumerate(names) if "Unpack cuSPARSELt" in n)
+    installed = next(i for i, n in enumerate(names) if re.search(r"Install torch \d", n))
+    assert unpacked < installed
 
     # CUDA 12.6 from the package: a login script adding each directory once, and the loader.
     script = orin.exec(["cat", PROFILE_SCRIPT]).stdout
@@ -244,17 +302,19 @@ def test_provision_orin(
     assert pip_version(orin, "torchvision") is None  # off here (see the module docstring)
 
 
-def test_second_run_changes_nothing(inventory: Path, tls_env: dict):
-    result = run_playbook(inventory, env=tls_env)
+def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, tls_env: dict):
+    result = run_playbook(ansible, inventory, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") == 0, result.stats
 
 
-def test_check_mode_on_a_provisioned_orin(inventory: Path, orin: Host, tls_env: dict):
+def test_check_mode_on_a_provisioned_orin(
+    ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
+):
     mark(orin)
 
-    result = run_playbook(inventory, check=True, env=tls_env)
+    result = run_playbook(ansible, inventory, check=True, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.failed("orin") == 0
@@ -320,13 +380,16 @@ JETPACK_APT_ONLY = {
     "torch2trt_enabled": False,
     "docker_runtime_enabled": False,
 }
+ALL_ROLES_OFF = {**JETPACK_APT_ONLY, "jetpack_apt_enabled": False}
 
 
 def test_xavier_keeps_jetpacks_own_source_list(
-    work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict
+    ansible: AnsibleEnd, work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict
 ):
     """JetPack 5 lists NVIDIA's repository itself: no second source (one left by an
-    earlier run is removed), no key download."""
+    earlier run is removed), no key download. apt's cache looks fresh but never indexed
+    that repository: the role updates it anyway; once indexed, a second run does not."""
+    newest_only(ansible)
     host = start_host("xavier-r35.4.1", "playbook-xavier")
     try:
         trust_in_host(host, apt_repo.tls)
@@ -346,9 +409,19 @@ def test_xavier_keeps_jetpacks_own_source_list(
             {**common_vars, **JETPACK_APT_ONLY, "jetpack_apt_controller_cache": str(cache)},
         )
 
-        result = run_playbook(inventory, env=tls_env)
+        host.exec(["mkdir", "-p", "/var/lib/apt/periodic"])
+        host.exec(["touch", "/var/lib/apt/lists", "/var/lib/apt/periodic/update-success-stamp"])
+
+        apt_repo.requests.clear()
+
+        result = run_playbook(ansible, inventory, env=tls_env)
 
         assert result.rc == 0, result.messages() or result.stderr
+        index = result.task_result("Check that apt has indexed", "xavier")
+        assert index["indexed"] is False, index
+        # apt fetched the suite's index (the stamp apt's age test reads did not move: Debian
+        # has no hook that writes it, so the module's cache_updated cannot tell).
+        assert "/dists/r35.4/InRelease" in apt_repo.requests, apt_repo.requests
         assert result.task_hosts("Download the repository's key") == set()
         assert not cache.exists()
         assert host.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
@@ -358,6 +431,17 @@ def test_xavier_keeps_jetpacks_own_source_list(
             assert status == "install ok installed", package
         version = json.loads(host.exec(["cat", "/usr/local/cuda/version.json"]).stdout)
         assert version["cuda"]["version"] == "11.4.19"
+
+        apt_repo.requests.clear()
+
+        again = run_playbook(ansible, inventory, env=tls_env)
+
+        assert again.rc == 0, again.messages() or again.stderr
+        index = again.task_result("Check that apt has indexed", "xavier")
+        lists = host.exec(["ls", "--full-time", "/var/lib/apt/lists"]).stdout
+        assert index["indexed"] is True, (index, lists)
+        assert apt_repo.requests == []  # indexed and fresh: no update
+        assert again.changed("xavier") == 0, again.changed_tasks("xavier")
     finally:
         remove_host(host)
 
@@ -381,8 +465,15 @@ def test_xavier_keeps_jetpacks_own_source_list(
     ids=["wrong-sha256", "wrong-fingerprint", "plain-http"],
 )
 def test_an_unverified_repository_stops_the_play_before_any_change(
-    work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict, override, message
+    ansible: AnsibleEnd,
+    work: Path,
+    common_vars: dict,
+    apt_repo: StandinApt,
+    tls_env: dict,
+    override,
+    message,
 ):
+    newest_only(ansible)
     host = start_host(ORIN, "playbook-orin-badkey")
     try:
         cache = work / "badkey-apt-keys"
@@ -398,7 +489,7 @@ def test_an_unverified_repository_stops_the_play_before_any_change(
         )
         mark(host)
 
-        result = run_playbook(inventory, env=tls_env)
+        result = run_playbook(ansible, inventory, env=tls_env)
 
         assert result.rc != 0
         assert result.failed("orin-badkey") == 1
@@ -433,8 +524,9 @@ NANO_ONLY_DOCKER = {
 CSV_DIR = "/etc/nvidia-container-runtime/host-files-for-container.d"
 
 
-def test_nano_docker_runtime_needs_jetpack4_csv_lists(work: Path):
+def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work: Path):
     """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
+    newest_only(ansible)
     host = start_host("nano-r32.4.3", "playbook-nano")
     try:
         inventory = write_inventory(
@@ -442,7 +534,7 @@ def test_nano_docker_runtime_needs_jetpack4_csv_lists(work: Path):
         )
         mark(host)
 
-        missing = run_playbook(inventory)
+        missing = run_playbook(ansible, inventory)
 
         assert missing.rc != 0
         assert missing.changed("nano") == 0
@@ -453,12 +545,12 @@ def test_nano_docker_runtime_needs_jetpack4_csv_lists(work: Path):
 
         host.exec(["mkdir", "-p", CSV_DIR])
         host.exec(["touch", *(f"{CSV_DIR}/{name}" for name in ("l4t.csv", "cuda.csv"))])
-        partly = run_playbook(inventory)
+        partly = run_playbook(ansible, inventory)
         assert partly.rc != 0
         assert f"cudnn.csv, tensorrt.csv missing in {CSV_DIR}" in partly.messages()
 
         host.exec(["touch", *(f"{CSV_DIR}/{name}" for name in ("cudnn.csv", "tensorrt.csv"))])
-        complete = run_playbook(inventory)
+        complete = run_playbook(ansible, inventory)
         assert complete.rc == 0, complete.messages() or complete.stderr
         assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout) == {
             "default-runtime": "nvidia",

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from playbook_support import (
     TORCH_WHEEL_X86,
+    newest_only,
     pip_version,
     remove_host,
     run_playbook,
@@ -24,6 +25,7 @@ from playbook_support import (
     vars_for_test_hosts,
     write_inventory,
 )
+from support.ansible_envs import AnsibleEnd
 from support.hosts import VENV, Host
 from support.standins import build_tensorrt_tarball
 
@@ -40,8 +42,9 @@ PRE_EXISTING_DAEMON_JSON = {
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("playbook-x86")
+def work(tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd) -> Path:
+    """Per end of the Ansible range: its own controller caches, lock file and inventories."""
+    return tmp_path_factory.mktemp(f"playbook-x86-{ansible.name}")
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +59,8 @@ def x86_a(work: Path) -> Iterator[Host]:
 
 
 @pytest.fixture(scope="module")
-def x86_b() -> Iterator[Host]:
+def x86_b(work: Path) -> Iterator[Host]:
+    """Depends on `work`, so each end of the Ansible range gets a fresh one."""
     host = start_host("x86-debian12", "playbook-x86-b")
     yield host
     remove_host(host)
@@ -74,8 +78,10 @@ def inventory(work: Path, x86_a: Host, common_vars: dict) -> Path:
     return write_inventory(work / "inventory.yml", hosts, common_vars)
 
 
-def test_wrong_variable_type_fails_before_any_change(inventory: Path, x86_a: Host):
-    result = run_playbook(inventory, extra_vars={"torchvision_max_jobs": "many"})
+def test_wrong_variable_type_fails_before_any_change(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host
+):
+    result = run_playbook(ansible, inventory, extra_vars={"torchvision_max_jobs": "many"})
 
     assert result.rc != 0
     assert result.changed("x86") == 0
@@ -84,8 +90,11 @@ def test_wrong_variable_type_fails_before_any_change(inventory: Path, x86_a: Hos
     assert pip_version(x86_a, "torch") is None
 
 
-def test_http_torch_url_is_refused_before_any_change(inventory: Path, x86_a: Host):
+def test_http_torch_url_is_refused_before_any_change(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host
+):
     result = run_playbook(
+        ansible,
         inventory,
         extra_vars={"torch_wheel_file": "", "torch_wheel_url": "http://example.org/torch.whl"},
     )
@@ -95,11 +104,13 @@ def test_http_torch_url_is_refused_before_any_change(inventory: Path, x86_a: Hos
     assert "is not https" in result.messages()
 
 
-def test_checksum_mismatch_stops_before_any_change(inventory: Path, x86_a: Host, work: Path):
+def test_checksum_mismatch_stops_before_any_change(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
+):
     lock = work / "mismatch.lock.yml"
     lock.write_text(yaml.safe_dump({"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}))
 
-    result = run_playbook(inventory, extra_vars={"torch_lock_file": str(lock)})
+    result = run_playbook(ansible, inventory, extra_vars={"torch_lock_file": str(lock)})
 
     assert result.rc != 0
     assert result.changed("x86") == 0
@@ -110,16 +121,19 @@ def test_checksum_mismatch_stops_before_any_change(inventory: Path, x86_a: Host,
     assert pip_version(x86_a, "torch") is None
 
 
-def test_check_mode_on_a_fresh_host(inventory: Path, x86_a: Host):
-    result = run_playbook(inventory, check=True)
+def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
+    result = run_playbook(ansible, inventory, check=True)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert pip_version(x86_a, "torch") is None
+    # The controller does not change either: no lock file, no wheel cache.
+    assert not (work / "jetson-env.lock.yml").exists()
+    assert not (work / "cache").exists()
     assert json.loads(x86_a.exec(["cat", DAEMON_JSON]).stdout) == PRE_EXISTING_DAEMON_JSON
 
 
-def test_provision_x86(inventory: Path, x86_a: Host, work: Path):
-    result = run_playbook(inventory)
+def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
+    result = run_playbook(ansible, inventory)
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") > 0
     (work / "first_run_s").write_text(str(result.wall_s))
@@ -168,16 +182,16 @@ def test_provision_x86(inventory: Path, x86_a: Host, work: Path):
     assert x86_a.exec(["test", "-e", "/etc/aksetup-defaults.py"], check=False).returncode
 
 
-def test_second_run_changes_nothing(inventory: Path, work: Path):
-    result = run_playbook(inventory)
+def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: Path):
+    result = run_playbook(ansible, inventory)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0, result.stats
     assert result.task_hosts("Build the torchvision wheel") == set()
 
 
-def test_check_mode_on_a_provisioned_host(inventory: Path):
-    result = run_playbook(inventory, check=True)
+def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
+    result = run_playbook(ansible, inventory, check=True)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0, result.stats
@@ -209,8 +223,11 @@ def fleet_inventory(work: Path, x86_a: Host, x86_b: Host, inventory: Path) -> Pa
     return write_inventory(work / "fleet.yml", hosts, common)
 
 
-def test_fleet_second_host_installs_the_cached_wheel(fleet_inventory: Path, x86_b: Host, work):
-    result = run_playbook(fleet_inventory)
+def test_fleet_second_host_installs_the_cached_wheel(
+    ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host, work
+):
+    newest_only(ansible)
+    result = run_playbook(ansible, fleet_inventory)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0
@@ -232,9 +249,12 @@ def test_fleet_second_host_installs_the_cached_wheel(fleet_inventory: Path, x86_
     assert out.stdout.strip() == "2.0"
 
 
-def test_torch2trt_without_tensorrt_fails_cleanly(fleet_inventory: Path, x86_b: Host):
+def test_torch2trt_without_tensorrt_fails_cleanly(
+    ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host
+):
+    newest_only(ansible)
     result = run_playbook(
-        fleet_inventory, "--limit", "x86-b", extra_vars={"torch2trt_enabled": True}
+        ansible, fleet_inventory, "--limit", "x86-b", extra_vars={"torch2trt_enabled": True}
     )
 
     assert result.rc != 0
@@ -251,13 +271,17 @@ def test_torch2trt_without_tensorrt_fails_cleanly(fleet_inventory: Path, x86_b: 
     ).returncode
 
 
-def test_docker_restart_failure_restores_daemon_json(inventory: Path, x86_a: Host, work: Path):
+def test_docker_restart_failure_restores_daemon_json(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
+):
+    newest_only(ansible)
     before = b'{\n    "data-root": "/srv/docker",\n    "runtimes": {}\n}\n'
     (work / "daemon.json").write_bytes(before)
     x86_a.copy_in(work / "daemon.json", DAEMON_JSON)
     failing_restart = ["sh", "-c", "echo 'Job for docker.service failed' >&2; exit 1"]
 
     result = run_playbook(
+        ansible,
         inventory,
         extra_vars={
             "docker_runtime_container_build": False,
@@ -274,8 +298,11 @@ def test_docker_restart_failure_restores_daemon_json(inventory: Path, x86_a: Hos
     assert after == before
 
 
-def test_torchvision_without_torch_says_what_to_do(work: Path, common_vars: dict):
+def test_torchvision_without_torch_says_what_to_do(
+    ansible: AnsibleEnd, work: Path, common_vars: dict
+):
     """torchvision is built for the installed torch: with none, the role stops and says how."""
+    newest_only(ansible)
     host = start_host("x86-debian12", "playbook-x86-notorch")
     try:
         only_torchvision = {
@@ -290,7 +317,7 @@ def test_torchvision_without_torch_says_what_to_do(work: Path, common_vars: dict
             work / "notorch.yml", {"notorch": {"ansible_host": host.container}}, only_torchvision
         )
 
-        result = run_playbook(inventory)
+        result = run_playbook(ansible, inventory)
 
         assert result.rc != 0
         assert result.failed("notorch") == 1

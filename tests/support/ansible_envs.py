@@ -1,0 +1,92 @@
+"""The two ends of the Ansible range the playbook supports, each in a venv of its own.
+
+newest: PyPI's newest `ansible` (so the newest ansible-core) for the newest Python on
+        the machine, what `pip install` gives a user today;
+oldest: ansible 9 = ansible-core 2.16, the last that drives JetPack 4's Python 3.6.
+Both are PyPI's `ansible` package because it carries the collections the tests use
+(community.docker's connection, ansible.posix's json callback); the playbook itself
+needs only ansible-core. A venv is cached under .cache/ansible/ keyed by its Python,
+its requirement and, for `newest`, the ISO week, so new releases are picked up.
+"""
+
+import datetime
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from support.hosts import REPO_ROOT, _file_lock, _run_logged, short_hash
+
+VENVS = REPO_ROOT / ".cache" / "ansible"
+LOG = REPO_ROOT / ".cache" / "ansible" / "install.log"
+# ansible-core 2.20 and newer need Python 3.12+ on the controller.
+NEWEST_PYTHON_MIN = (3, 12)
+
+
+def _python_version(python: str) -> tuple[int, int]:
+    out = subprocess.run(
+        [python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+        capture_output=True, text=True, check=True, timeout=30,
+    ).stdout  # fmt: skip
+    major, minor = out.split()
+    return int(major), int(minor)
+
+
+def newest_python() -> str:
+    """The newest CPython on this machine (pyenv's builds, python3.N on PATH, this one)."""
+    candidates = [sys.executable]
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates += sorted(str(p) for p in pyenv_root.glob("versions/3.*/bin/python3"))
+    found = {}
+    for python in candidates:
+        if re.search(r"/versions/3\.\d+\.\d+/", python) or python == sys.executable:
+            found[_python_version(python)] = python
+    return found[max(found)]
+
+
+@dataclass(frozen=True)
+class AnsibleEnd:
+    name: str
+    requirement: str
+
+    @cached_property
+    def python(self) -> str:
+        return newest_python() if self.name == "newest" else sys.executable
+
+    @cached_property
+    def venv(self) -> Path:
+        week = datetime.date.today().isocalendar()[:2] if self.name == "newest" else ""
+        key = short_hash(self.python, ".".join(map(str, _python_version(self.python))),
+                         self.requirement, str(week))  # fmt: skip
+        return VENVS / f"{self.name}-{key}"
+
+    def bin(self, tool: str) -> Path:
+        return self.venv / "bin" / tool
+
+    def ensure(self) -> "AnsibleEnd":
+        """Create the venv once (concurrent sessions wait for one install); a stamp file
+        marks a finished install, so an interrupted one is redone."""
+        stamp = self.venv / ".installed"
+        if not stamp.exists():
+            with _file_lock(self.venv.name):
+                if not stamp.exists():
+                    _run_logged([self.python, "-m", "venv", "--clear", self.venv], LOG)
+                    _run_logged([self.bin("pip"), "install", "--quiet", self.requirement], LOG)
+                    stamp.write_text(self.requirement + "\n")
+        return self
+
+    @cached_property
+    def core_version(self) -> str:
+        out = subprocess.run(
+            [self.bin("ansible"), "--version"], capture_output=True, text=True, check=True
+        ).stdout
+        return re.search(r"core ([\d.]+)", out).group(1)
+
+
+ANSIBLE_ENDS = {
+    "newest": AnsibleEnd("newest", "ansible"),
+    "oldest": AnsibleEnd("oldest", "ansible>=9,<10"),
+}
