@@ -16,7 +16,10 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-FIXTURE_SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "tensorrt"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURE_SOURCE = FIXTURES / "tensorrt"
+# C compilers for the test hosts' architectures (Debian's cross compiler for arm64).
+COMPILERS = {"x86_64": "gcc", "aarch64": "aarch64-linux-gnu-gcc"}
 
 
 def encode_trt_version(version: str) -> int:
@@ -119,3 +122,23 @@ def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
     major, minor = (int(x) for x in version.split(".")[:2])
     source = FIXTURE_SOURCE.parent / "cuda" / "libcudart_standin.c"
     return _shared_library("cudart", version, major * 1000 + minor * 10, source, dest, cc)
+
+
+def build_cusparselt_archive(version: str, machine: str, dest: Path) -> Path:
+    """libcusparse_lt-linux-<sbsa|x86_64>-<version>-archive.tar.xz laid out like NVIDIA's:
+    include/cusparseLt.h, lib/libcusparseLt.so.<version> (soname libcusparseLt.so.0) and
+    its links, compiled for `machine`."""
+    platform = "sbsa" if machine == "aarch64" else machine
+    top = f"libcusparse_lt-linux-{platform}-{version}-archive"
+    work = dest / "cusparselt-tree"
+    shutil.rmtree(work, ignore_errors=True)
+    source = FIXTURES / "cusparselt"
+    (work / top / "include").mkdir(parents=True)
+    shutil.copy(source / "cusparseLt.h", work / top / "include" / "cusparseLt.h")
+    encoded = int(version.replace(".", ""))
+    _shared_library("cusparseLt", version, encoded, source / "libcusparselt_standin.c",
+                    work / top / "lib", COMPILERS[machine])  # fmt: skip
+    archive = dest / f"{top}.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(work / top, arcname=top)
+    return archive

@@ -197,3 +197,29 @@ def test_image_cuda_source_is_one_of_the_known(broken):
     assert {image.cuda_from for image in matrix_mod.load().images} == {"host", "base", "apt"}
     broken["images"]["jetson"][0]["cuda_from"] = "magic"
     expect_error(broken, "image r32.4.3", "cuda_from 'magic' is not one of host, base, apt")
+
+
+def test_cusparselt_is_where_nvidias_24_06_and_later_wheels_need_it():
+    m = matrix_mod.load()
+    for release in m.releases.values():
+        nv_build = release.torch.filename or ""
+        needs = ".nv24." in nv_build and nv_build.split(".nv24.")[1][:2] >= "06"
+        assert (release.cusparselt is not None) == needs, release.l4t
+    cusparselt = m.release("36.4.3").cusparselt
+    assert cusparselt.url.endswith(f"libcusparse_lt-linux-sbsa-{cusparselt.version}-archive.tar.xz")
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"version": "0.5", "url": "http://x/a.tar.xz", "sha256": None}, "is not https"),
+        ({"url": "https://x/a.tar.xz"}, "cusparselt needs a 'version'"),
+        ({"version": "0.5.2.1", "url": "https://x/a.tar.xz", "sha256": "abc"}, "not 64 hex"),
+    ],
+    ids=["http", "no-version", "bad-sha256"],
+)
+def test_cusparselt_entry_is_checked(broken, entry, message):
+    broken["releases"]["36.4.0"]["cusparselt"] = entry
+    with pytest.raises(MatrixError, match=r"release R36\.4\.0: cusparselt") as error:
+        matrix_mod.validate(broken)
+    assert message in str(error.value)

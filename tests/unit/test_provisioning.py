@@ -1,0 +1,89 @@
+"""jetson_env.provisioning: the row and values the playbook's roles read, as a table."""
+
+import pytest
+
+from jetson_env import matrix
+from jetson_env.matrix import UnknownRelease
+from jetson_env.provisioning import ALLOW_NEWER_POINT_RELEASE, plan, torchvision_tag_for
+
+M = matrix.load()
+PY310 = {"version": "3.10.12", "tag": "cp310"}
+PY36 = {"version": "3.6.9", "tag": "cp36"}
+
+
+def orin(l4t: str = "36.4.3") -> dict:
+    return {"is_jetson": True, "machine": "aarch64", "l4t": l4t, "soc": "tegra234", "unknown": {}}
+
+
+def test_a_known_jetson_release_gets_its_row_merged_with_its_family():
+    result = plan(M, orin(), PY310, "orin")
+
+    assert result["error"] is None
+    assert result["l4t"] == "36.4.3" and result["assumed_from"] is None
+    assert result["row"]["jetpack"] == M.release("36.4.3").jetpack
+    assert result["row"]["numpy"] == M.family("r36")["numpy"]  # from the family
+    assert result["compute_capability"] == M.compute_capability("tegra234") == "8.7"
+    assert result["platform_key"] == "aarch64-l4t36.4.3-cp310"
+    assert result["pycuda"] == M.pycuda_for("3.10.12")
+
+
+def test_jetpack4_python_gets_the_last_pycuda_for_3_6():
+    nano = {"is_jetson": True, "machine": "aarch64", "l4t": "32.4.3", "soc": "tegra210"}
+    assert plan(M, nano, PY36, "nano")["pycuda"] == M.raw["packages"]["pycuda"]["python36"]
+
+
+def test_an_unseen_point_release_stops_unless_allowed_then_names_the_row_used():
+    newest = M.newest_of_line("36.4.99")
+    refused = plan(M, orin("36.4.99"), PY310, "orin")
+
+    assert refused["error"].startswith("L4T R36.4.99 is not supported")
+    assert f"newest row is R{newest.l4t}" in refused["error"]
+    assert f"set {ALLOW_NEWER_POINT_RELEASE}=true" in refused["error"]
+    assert refused["error"].endswith("Nothing was changed.")
+
+    allowed = plan(M, orin("36.4.99"), PY310, "orin", allow_newer_point_release=True)
+    assert allowed["error"] is None
+    assert allowed["assumed_from"] == newest.l4t
+    assert allowed["row"]["torchvision"] == newest.torchvision
+    assert allowed["platform_key"] == "aarch64-l4t36.4.99-cp310"  # the host's own release
+
+
+@pytest.mark.parametrize(
+    ("platform", "message"),
+    [
+        (orin("99.1.0"), "L4T R99.1.0 is not supported; supported releases: R32.4.3"),
+        (
+            {"is_jetson": True, "machine": "aarch64", "l4t": None, "soc": "tegra234",
+             "unknown": {"l4t": "/etc/nv_tegra_release: malformed"}},
+            "h is a Jetson (tegra234) but its L4T release could not be read: "
+            "/etc/nv_tegra_release: malformed.",
+        ),
+        (
+            {"is_jetson": False, "machine": "aarch64", "l4t": None},
+            "h is aarch64 but not a Jetson",
+        ),
+    ],
+    ids=["unknown-line", "unreadable-release", "arm-but-not-jetson"],
+)  # fmt: skip
+def test_hosts_it_cannot_provision_get_a_reason_and_nothing_changes(platform, message):
+    error = plan(M, platform, PY310, "h", allow_newer_point_release=True)["error"]
+    assert message in error
+    assert error.endswith("Nothing was changed.")
+
+
+def test_x86_gets_the_x86_profile_and_its_gpus_compute_capability():
+    x86 = {"is_jetson": False, "machine": "x86_64", "l4t": None,
+           "gpus": [{"name": "H100", "compute_capability": "9.0"}]}  # fmt: skip
+    result = plan(M, x86, {"version": "3.11.2", "tag": "cp311"}, "x")
+
+    assert result["error"] is None and result["family"] == "x86"
+    assert result["row"]["torch"]["version"] == M.x86.torch.version
+    assert result["compute_capability"] == "9.0"
+    assert result["platform_key"] == "x86_64-x86-cp311"
+
+
+def test_torchvision_tag_pairs_with_the_torch_installed():
+    assert torchvision_tag_for(M, "2.5.0a0+872d972e41.nv24.08") == "0.20.0"
+    assert torchvision_tag_for(M, "1.13.1") == "0.14.0"
+    with pytest.raises(UnknownRelease, match=r"torch 0\.4\.1 has no torchvision pair"):
+        torchvision_tag_for(M, "0.4.1")
