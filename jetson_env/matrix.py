@@ -21,11 +21,12 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
 FINGERPRINT = re.compile(r"^[0-9A-F]{40}$")
 DEB_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+L4T = re.compile(r"^\d+\.\d+\.\d+$")
 CUDA_FROM = ("host", "base", "apt")
 
 SECTIONS = (
-    "sources", "torchvision_pairs", "socs", "families", "releases", "x86", "images", "packages",
-    "jetpack_apt",
+    "sources", "torchvision_pairs", "socs", "families", "releases", "unsupported", "x86", "images",
+    "packages", "jetpack_apt",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = ("apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list")
@@ -36,7 +37,7 @@ class MatrixError(ValueError):
 
 
 class UnknownRelease(LookupError):
-    """An L4T release the matrix does not list; the message names the supported ones."""
+    """An L4T release with no row; the message says why and names the supported ones."""
 
 
 @dataclass(frozen=True)
@@ -99,13 +100,17 @@ class Matrix:
     pairs: dict[str, str]
     x86: Release
     images: tuple[Image, ...]
+    # L4T releases deliberately left out -> why (e.g. a developer preview).
+    unsupported: dict[str, str]
 
     def release(self, l4t: str) -> Release:
-        """The row for an L4T release such as "32.4.3"; UnknownRelease names the supported ones."""
+        """The row for an L4T release such as "32.4.3"; UnknownRelease names the supported ones
+        (and, for a release the matrix leaves out on purpose, the reason)."""
         key = normalize_l4t(l4t)
         if key not in self.releases:
+            reason = f" ({self.unsupported[key]})" if key in self.unsupported else ""
             raise UnknownRelease(
-                f"L4T R{key} is not supported; supported releases: "
+                f"L4T R{key} is not supported{reason}; supported releases: "
                 + ", ".join(f"R{r}" for r in self.releases)
             )
         return self.releases[key]
@@ -240,7 +245,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         row = f"release R{l4t}"
         if not isinstance(entry, dict):
             raise MatrixError(f"{where}: {row}: must be a mapping")
-        if not re.match(r"^\d+\.\d+\.\d+$", str(l4t)):
+        if not L4T.match(str(l4t)):
             raise MatrixError(f"{where}: {row}: L4T must be like '32.4.3'")
         cited = check_sources(row, entry)
         for field in RELEASE_FIELDS:
@@ -276,10 +281,35 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         sources=x86_cited,
         jetpack_packages={},
     )
+    unsupported = _unsupported(raw["unsupported"], releases, where, check_sources)
     images = _images(raw["images"], releases, x86, where, check_sources)
     _packages(raw["packages"], where, check_sources)
     _jetpack_apt(raw["jetpack_apt"], where, check_sources)
-    return Matrix(raw=raw, releases=releases, socs=socs, pairs=pairs, x86=x86, images=images)
+    return Matrix(
+        raw=raw,
+        releases=releases,
+        socs=socs,
+        pairs=pairs,
+        x86=x86,
+        images=images,
+        unsupported=unsupported,
+    )
+
+
+def _unsupported(section, releases, where, check_sources) -> dict[str, str]:
+    """L4T releases left out on purpose: each with a cited reason, none also a row."""
+    reasons = {}
+    for l4t, entry in section.items():
+        row = f"unsupported R{l4t}"
+        if not L4T.match(str(l4t)):
+            raise MatrixError(f"{where}: {row}: L4T must be like '32.4.3'")
+        if str(l4t) in releases:
+            raise MatrixError(f"{where}: {row}: is also a release of the matrix")
+        if not isinstance(entry, dict) or not str(entry.get("reason") or "").strip():
+            raise MatrixError(f"{where}: {row}: missing 'reason'")
+        check_sources(row, entry)
+        reasons[str(l4t)] = str(entry["reason"]).strip()
+    return reasons
 
 
 def _packages(section, where, check_sources) -> None:

@@ -106,13 +106,22 @@ def test_images_tag_for_each_release(l4t):
     assert image["platform"] == "linux/arm64"
 
 
-@pytest.mark.parametrize("l4t", ["R31.1.0", "R34.1.0", "R36.1.0", "R39.0.0"])
+@pytest.mark.parametrize("l4t", ["R31.1.0", "R36.1.0", "R40.0.0"])
 def test_images_tag_for_an_unsupported_l4t(l4t):
     proc = jetson_env("--no-color", "images", "tag", "--l4t", l4t)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert f"L4T {l4t} is not supported; supported releases: R32.4.3, " in proc.stderr
     assert "R38.2.0" in proc.stderr
+
+
+@pytest.mark.parametrize("l4t", ["34.1.0", "39.0.0"])
+def test_images_tag_for_an_l4t_left_out_on_purpose_says_why(l4t):
+    proc = jetson_env("--no-color", "images", "tag", "--l4t", f"R{l4t}")
+    assert proc.returncode == 2
+    message = " ".join(proc.stderr.split())  # the terminal wraps long lines
+    reason = matrix_mod.load().unsupported[l4t]
+    assert f"L4T R{l4t} is not supported ({reason}); supported releases: R32.4.3, " in message
 
 
 def test_images_tag_on_this_x86_machine():

@@ -55,6 +55,32 @@ def test_unknown_release_names_the_supported_ones():
     assert "R32.4.3" in str(err.value) and "R36.4.3" in str(err.value)
 
 
+def test_a_release_left_out_on_purpose_says_why():
+    m = matrix_mod.load()
+    assert "36.0.0" not in m.releases
+    with pytest.raises(UnknownRelease) as err:
+        m.release("R36.0.0")
+    assert f"R36.0.0 is not supported ({m.unsupported['36.0.0']})" in str(err.value)
+    assert "early access" in str(err.value) and "R36.3.0" in str(err.value)
+
+
+def test_unsupported_release_needs_a_reason_and_a_source(broken):
+    broken["unsupported"]["36.0.0"] = {"source": ["jetson-stats"]}
+    expect_error(broken, "unsupported R36.0.0", "missing 'reason'")
+    broken["unsupported"]["36.0.0"] = {"reason": "early access"}
+    expect_error(broken, "unsupported R36.0.0", "no source cited")
+
+
+def test_unsupported_release_cannot_also_be_a_row(broken):
+    broken["unsupported"]["36.4.3"] = {"reason": "x", "source": ["jetson-stats"]}
+    expect_error(broken, "unsupported R36.4.3", "is also a release of the matrix")
+
+
+def test_unsupported_release_is_an_l4t_version(broken):
+    broken["unsupported"]["R36"] = {"reason": "x", "source": ["jetson-stats"]}
+    expect_error(broken, "unsupported RR36", "L4T must be like '32.4.3'")
+
+
 def test_anchored_rows_inherit_and_override(raw):
     m = matrix_mod.validate(raw)
     assert m.release("32.7.6").jetpack == "4.6.6"
