@@ -35,13 +35,15 @@ class Facts:
 
     @property
     def release(self) -> Release | None:
-        """The matrix row of this Jetson's L4T release; None on x86 or when unknown."""
+        """The matrix row of this Jetson's L4T release, or for a point release without a row
+        (R36.4.9) its line's newest row (the platform check says so); None on x86 or when
+        the line is unknown."""
         if not self.is_jetson or not self.platform or not self.platform["l4t"]:
             return None
         try:
             return self.matrix.release(self.platform["l4t"])
         except UnknownRelease:
-            return None
+            return self.matrix.newest_of_line(self.platform["l4t"])
 
     @property
     def profile(self) -> Release:

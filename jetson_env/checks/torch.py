@@ -1,10 +1,14 @@
 """torch: version, built with CUDA, CUDA available, the device's sm_XY among its kernels.
 
-"no kernel image is available for execution on the device" / CUDA error 48 (seed 004)
-is a torch built without the device's architecture.
+"no kernel image is available for execution on the device" / CUDA error 48 is a torch
+built without the device's architecture. "libcusparseLt.so.0: cannot open shared object
+file" is one of NVIDIA's 24.06+ Jetson wheels on a JetPack without cuSPARSELt.
 """
 
 from __future__ import annotations
+
+import re
+import shlex
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
@@ -27,6 +31,32 @@ def install_remedy(facts: Facts) -> str:
     return facts.pip_install(f"torch=={source.version}")
 
 
+MISSING_LIBRARY = re.compile(r"(lib[\w.+-]+?\.so[\w.]*): cannot open shared object file")
+# Where the torch role puts cuSPARSELt (its defaults torch_cusparselt_prefix and
+# torch_cusparselt_ld_conf; tests/unit/test_check_torch.py keeps them equal).
+CUSPARSELT_PREFIX = "/opt/nvidia/cusparselt"
+CUSPARSELT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-cusparselt.conf"
+
+
+def missing_library_remedy(facts: Facts, library: str) -> str:
+    """Install what ships `library`: cuSPARSELt as the torch role does, CUDA and cuDNN
+    from JetPack's packages, anything else by reinstalling torch."""
+    cusparselt = facts.release.cusparselt if facts.release else None
+    if library.startswith("libcusparseLt") and cusparselt:
+        archive = cusparselt.url.rsplit("/", 1)[1]
+        folder = f"{CUSPARSELT_PREFIX}-{cusparselt.version}"
+        return " && ".join([
+            f"curl -fsSLO {shlex.quote(cusparselt.url)}",
+            facts.sudo(f"mkdir -p {folder}"),
+            facts.sudo(f"tar -xJf {shlex.quote(archive)} -C {folder} --strip-components=1"),
+            f"echo {folder}/lib | " + facts.sudo(f"tee {CUSPARSELT_LD_CONF}"),
+            facts.sudo("ldconfig"),
+        ])  # fmt: skip
+    if facts.is_jetson and library.startswith(("libcu", "libnv")):
+        return facts.jetpack_install()
+    return install_remedy(facts)
+
+
 def kernel_for(arch_list: list[str], capability: str) -> str | None:
     """'sm_87' for 8.7 if built in; 'compute_XY' (PTX, JIT-compiled) with XY <= device also runs."""
     digits = capability.replace(".", "")
@@ -45,11 +75,23 @@ def run(facts: Facts) -> list[Finding]:
             )
         ]
     if not data.get("importable"):
+        error = data.get("error") or ""
+        missing = MISSING_LIBRARY.search(error)
+        if missing:
+            return [
+                CHECK.finding(
+                    FAIL,
+                    f"torch {data.get('version') or ''} does not import: "
+                    f"{missing.group(1)} is missing",
+                    [error],
+                    remedy=missing_library_remedy(facts, missing.group(1)),
+                )
+            ]
         return [
             CHECK.finding(
                 FAIL,
                 f"torch {data.get('version') or ''} does not import",
-                [data.get("error") or ""],
+                [error],
                 remedy=install_remedy(facts),
             )
         ]

@@ -1,0 +1,89 @@
+"""The platform and torch checks on a Jetson, in-process: captured facts in, findings out."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from jetson_env.checks import platform, torch
+from jetson_env.checks.context import Facts
+from jetson_env.findings import FAIL, WARN
+from jetson_env.matrix import load
+from jetson_env.targets import ProbeResult
+
+MATRIX = load()
+ROLE_DEFAULTS = (
+    Path(__file__).parents[2] / "playbooks" / "roles" / "torch" / "defaults" / "main.yml"
+)
+CUSPARSELT_ERROR = (
+    "OSError: libcusparseLt.so.0: cannot open shared object file: No such file or directory"
+)
+
+
+def orin(l4t: str, uid: int = 1000, **probes) -> Facts:
+    raw = {
+        "is_jetson": True, "machine": "aarch64", "l4t": l4t, "l4t_source": "nv_tegra_release",
+        "board": "t186ref", "model": "NVIDIA Jetson AGX Orin", "soc": "tegra234", "gpus": [],
+        "os": {"pretty_name": "Ubuntu 22.04.5 LTS"}, "uid": uid, "unknown": {},
+        "python": {"version": "3.10.12", "executable": "/usr/bin/python3"},
+    }  # fmt: skip
+    results = {"platform": ProbeResult("platform", raw, None, 0.1)}
+    results |= {name: ProbeResult(name, data, None, 0.1) for name, data in probes.items()}
+    described = {**raw, "compute_capability": "8.7", "jetpack": None, "supported": True}
+    return Facts(results, MATRIX, described)
+
+
+def test_an_unseen_point_release_is_checked_against_its_lines_newest_row():
+    newest = MATRIX.newest_of_line("36.4.99")
+    (finding,) = platform.run(orin("36.4.99"))
+
+    assert finding.status == WARN
+    assert f"L4T R36.4.99 has no row in the matrix; checked against R{newest.l4t}'s" in (
+        finding.summary
+    )
+    assert "jetson_facts_allow_newer_point_release=true" in finding.remedy
+    assert orin("36.4.99").release == newest  # what every other check reads
+
+
+def test_an_unknown_line_still_fails():
+    (finding,) = platform.run(orin("99.1.0"))
+    assert finding.status == FAIL and "is not supported" in finding.summary
+
+
+@pytest.mark.parametrize("uid, sudo", [(1000, "sudo "), (0, "")], ids=["user", "root"])
+def test_torch_missing_cusparselt_names_it_and_installs_it_as_the_role_does(uid, sudo):
+    broken = {"torch": {"installed": True, "importable": False, "version": "2.5.0a0+872d972e41",
+                        "error": CUSPARSELT_ERROR}}  # fmt: skip
+    (finding,) = torch.run(orin("36.4.3", uid=uid, torch=broken))
+
+    assert finding.status == FAIL
+    assert finding.summary.endswith("does not import: libcusparseLt.so.0 is missing")
+    cusparselt = MATRIX.release("36.4.3").cusparselt
+    folder = f"/opt/nvidia/cusparselt-{cusparselt.version}"
+    assert finding.remedy.startswith(f"curl -fsSLO {cusparselt.url} && {sudo}mkdir -p {folder}")
+    assert f"echo {folder}/lib | {sudo}tee /etc/ld.so.conf.d/jetson-env-cusparselt.conf" in (
+        finding.remedy
+    )
+    assert finding.remedy.endswith(f"{sudo}ldconfig")
+
+
+def test_a_missing_cuda_library_points_at_jetpacks_packages():
+    broken = {
+        "torch": {
+            "installed": True,
+            "importable": False,
+            "version": "2.5.0",
+            "error": "ImportError: libcudnn.so.9: cannot open shared object file",
+        }
+    }
+    (finding,) = torch.run(orin("36.4.3", uid=0, torch=broken))  # fmt: skip
+    assert "libcudnn.so.9 is missing" in finding.summary
+    assert finding.remedy == "apt-get update && apt-get install -y " + " ".join(
+        MATRIX.release("36.4.3").jetpack_packages["build"]
+    )
+
+
+def test_the_cusparselt_paths_are_the_torch_roles():
+    defaults = yaml.safe_load(ROLE_DEFAULTS.read_text())
+    assert defaults["torch_cusparselt_prefix"] == torch.CUSPARSELT_PREFIX
+    assert defaults["torch_cusparselt_ld_conf"] == torch.CUSPARSELT_LD_CONF
