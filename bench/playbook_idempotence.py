@@ -5,7 +5,7 @@ the CPU wheel from /opt/wheels; TensorRT: the stand-in tarball; torchvision: the
 fixture source archive) and prints the wall time of the second run divided by the
 first, and the second run's changed count. Goal: changed=0 and a ratio <= 0.15.
 
-    .venv/bin/python bench/playbook_idempotence.py
+    .venv/bin/python bench/playbook_idempotence.py [--oldest]
 """
 
 import sys
@@ -22,10 +22,12 @@ from playbook_support import (  # noqa: E402
     vars_for_test_hosts,
     write_inventory,
 )
+from support.ansible_envs import ANSIBLE_ENDS  # noqa: E402
 from support.standins import build_tensorrt_tarball  # noqa: E402
 
 
 def main() -> int:
+    ansible = ANSIBLE_ENDS["oldest" if "--oldest" in sys.argv[1:] else "newest"].ensure()
     work = Path(tempfile.mkdtemp(prefix="jetson-env-bench-"))
     host = start_host("x86-debian12", "bench-x86")
     try:
@@ -37,11 +39,11 @@ def main() -> int:
         }
         common = vars_for_test_hosts(work)
         inventory = write_inventory(work / "inventory.yml", hosts, common)
-        first = run_playbook(inventory)
+        first = run_playbook(ansible, inventory)
         if first.rc != 0:
             print(f"first run failed:\n{first.messages() or first.stderr}", file=sys.stderr)
             return 1
-        second = run_playbook(inventory)
+        second = run_playbook(ansible, inventory)
         if second.rc != 0:
             print(f"second run failed:\n{second.messages() or second.stderr}", file=sys.stderr)
             return 1
@@ -52,6 +54,7 @@ def main() -> int:
     print(f"first run     {first.wall_s:7.1f} s  changed={first.changed('x86')}")
     print(f"second run    {second.wall_s:7.1f} s  changed={changed}")
     print(f"ratio         {ratio:7.3f}  (goal <= 0.15, changed=0)")
+    print(f"ansible-core  {ansible.core_version}")
     return 0 if changed == 0 and ratio <= 0.15 else 1
 
 
