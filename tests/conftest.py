@@ -1,8 +1,10 @@
 """Fixtures for the Docker test hosts (see tests/README.md and tests/support/hosts.py)."""
 
 import os
+import threading
 
 import pytest
+from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import HOSTS, JETSON_HOSTS, Host, HostPool, docker_engine_problem
 
 HOST_FIXTURES = {
@@ -53,6 +55,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     needed = set().union(*(_hosts_needed_by(item) for item in session.items))
     if needed and docker_engine_problem() is None:
         session.config.stash[_host_pool].prepare(sorted(needed))
+    # The two Ansible venvs (a minute or two each) install meanwhile; the `ansible` fixture
+    # waits for them (a file lock) and reports any failure itself.
+    if any("ansible" in getattr(item, "fixturenames", ()) for item in session.items):
+        for end in ANSIBLE_ENDS.values():
+            threading.Thread(target=end.ensure, name=f"ansible-{end.name}", daemon=True).start()
 
 
 @pytest.fixture(scope="session")

@@ -159,6 +159,10 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
     inventory = tmp_path / "hosts.yml"
     inventory.write_text(json.dumps({"all": {"hosts": {"newcomer": {
         "ansible_host": "127.0.0.1", "ansible_port": port, "ansible_user": "root",
+        # ssh finds ~/.ssh through the passwd entry, not HOME: name the test HOME's files.
+        # Host keys are still verified (StrictHostKeyChecking stays at its default).
+        "ansible_ssh_private_key_file": str(home / ".ssh" / "id_ed25519"),
+        "ansible_ssh_common_args": f"-o UserKnownHostsFile={home / '.ssh' / 'known_hosts'}",
         "ansible_python_interpreter": "/usr/bin/python3",
         # What cannot be had here, given as the documented variables for offline hosts:
         # TensorRT's tarball (behind NVIDIA's login) and torchvision's source (GitHub).
@@ -206,9 +210,13 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
         capture_output=True, text=True, env=env, timeout=600, check=False,
     )  # fmt: skip
     report = json.loads(doctor.stdout)
-    statuses = {f["check"]: f["status"] for f in report["findings"]}
-    assert doctor.returncode == 0, (statuses, doctor.stderr)
-    assert set(statuses.values()) == {"ok"}, report["findings"]
+    findings = {f["check"]: f for f in report["findings"]}
+    statuses = {name: finding["status"] for name, finding in findings.items()}
+    # All ok but torch: the CPU wheel on a host without a GPU is a warning, not a failure.
+    assert statuses == {"termcolor": "ok", "torch": "warn", "torchvision": "ok",
+                        "libnvinfer": "ok", "tensorrt-python": "ok"}, report["findings"]  # fmt: skip
+    assert findings["torch"]["summary"].startswith("torch 2.13.0+cpu is a CPU-only build")
+    assert doctor.returncode == 0, doctor.stderr  # warnings only: healthy (docs/doctor.md)
 
 
 @pytest.fixture
