@@ -164,6 +164,7 @@ def test_unknown_l4t_release_fails_before_any_change(
 
         # A point release of a known line: refused unless the named variable opts in.
         host.exec(["sed", "-i", "s/REVISION: 9.1,/REVISION: 4.99,/", "/etc/nv_tegra_release"])
+        mark(host)
         refused = run_playbook(ansible, inventory)
         assert refused.rc != 0 and refused.changed("orin-unknown") == 0
         assert "set jetson_facts_allow_newer_point_release=true" in refused.messages()
