@@ -1,29 +1,17 @@
 """Light Python packages the workflow imports: importable, version, where from.
 
-Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
 termcolor: torch2trt <= 0.5.0 imports it in torch2trt.test and no requirements file
 lists it (seed 000: "No module named 'termcolor'"). Heavy packages (torch, pycuda,
 torch2trt) have probes of their own, with their own timeouts.
 """
 
-import json
 import os
 import sys
 import sysconfig
 import warnings
 
 MODULES = ("termcolor", "numpy")
-
-
-def distribution_version(name):
-    try:
-        from importlib import metadata  # novermin (3.8+; older Pythons fall back to None)
-    except ImportError:
-        return None
-    try:
-        return metadata.version(name)
-    except Exception:  # PackageNotFoundError, or broken metadata: the version stays unknown
-        return None
 
 
 def inspect(name):
@@ -59,7 +47,3 @@ def collect():
         },
         "modules": {name: inspect(name) for name in MODULES},
     }
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

@@ -1,7 +1,7 @@
 """PyTorch and torchvision facts: versions, CUDA build and availability, kernels, C++ ops.
 
 Read-only; runs in the TARGET interpreter (Python 3.6+) and imports torch only if it
-is installed. Prints JSON. Importing torch is slow (seconds on a Nano) and can hang
+is installed. collect() returns a dict. Importing torch is slow (seconds on a Nano) and can hang
 on a broken driver: it has this probe to itself, with its own timeout.
 
 - "no kernel image is available for execution on the device" / CUDA error 48
@@ -10,36 +10,8 @@ on a broken driver: it has this probe to itself, with its own timeout.
   ("Couldn't load custom C++ ops", "operator torchvision::nms does not exist").
 """
 
-import json
-import sys
 import traceback
 import warnings
-
-
-def describe(exc):
-    text = str(exc).strip().splitlines()
-    return "%s: %s" % (type(exc).__name__, text[0] if text else "")
-
-
-def distribution_version(name):
-    """The installed version from package metadata, for a package whose import fails."""
-    try:
-        from importlib import metadata  # novermin (3.8+; older Pythons fall back to None)
-    except ImportError:
-        return None
-    try:
-        return metadata.version(name)
-    except Exception:  # PackageNotFoundError, or broken metadata: the version stays unknown
-        return None
-
-
-def find_spec(name):
-    try:
-        import importlib.util
-
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def inspect_torch():
@@ -127,7 +99,3 @@ def collect():
     except Exception:
         torchvision_info = {"installed": True, "importable": False, "error": traceback.format_exc()}
     return {"torch": torch_info, "torchvision": torchvision_info}
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)
