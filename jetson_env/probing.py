@@ -54,16 +54,16 @@ class Probe:
 PROBES = (
     Probe("platform", 30, required=("is_jetson", "machine", "l4t", "os", "python")),
     Probe("cuda", 60, required=("version", "root")),
-    Probe("tensorrt", 90),
-    Probe("cudnn", 30),
-    Probe("pymodules", 60),
-    Probe("packages", 30),
-    Probe("docker", 45),
-    Probe("pycuda", 90, framework=True),
-    Probe("torch", 240, framework=True),
-    Probe("tensorrt_bindings", 90, framework=True),
-    Probe("torch2trt", 240, framework=True),
-    Probe("smoke", 900, framework=True),
+    Probe("tensorrt", 90, required=("files", "loaded")),
+    Probe("cudnn", 30, required=("version",)),
+    Probe("pymodules", 60, required=("python", "modules")),
+    Probe("packages", 30, required=("packages",)),
+    Probe("docker", 45, required=("cli", "engine")),
+    Probe("pycuda", 90, framework=True, required=("installed",)),
+    Probe("torch", 240, framework=True, required=("torch", "torchvision")),
+    Probe("tensorrt_bindings", 90, framework=True, required=("imported",)),
+    Probe("torch2trt", 240, framework=True, required=("installed",)),
+    Probe("smoke", 900, framework=True, required=("torch", "conversions", "skipped")),
 )
 BY_NAME = {probe.name: probe for probe in PROBES}
 

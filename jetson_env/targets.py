@@ -28,6 +28,7 @@ from typing import Protocol
 OUTPUT_LIMIT = 4 * 2**20
 # The interpreter must print READY this soon, before any probe's own timeout applies.
 STARTUP_TIMEOUT = 30
+RECORD_PREFIX = b"@@"  # READY, the probes' records (probes/_prelude.py), remote exit status
 READY = "@@jetson-env ready"
 TOO_OLD = "@@jetson-env too-old"
 TOO_OLD_EXIT = 97
@@ -139,11 +140,15 @@ def framed(script: str) -> bytes:
 
 
 class StreamCollector:
-    """Collects one stream of a probe process, capped, calling back per decoded line."""
+    """Collects one stream of a probe process, capped, calling back per decoded line.
+
+    On stdout only the lines that start with RECORD_PREFIX are called back (the rest is an
+    import's chatter): a flood of short lines costs a split, not a call per line."""
 
     def __init__(self, name: str, on_line: LineCallback):
         self.name = name
         self.on_line = on_line
+        self.wanted = RECORD_PREFIX if name == "stdout" else b""
         self.kept = bytearray()
         self.pending = b""
         self.overflow = False
@@ -154,9 +159,14 @@ class StreamCollector:
             chunk = chunk[: max(room, 0)]
             self.overflow = True
         self.kept += chunk
-        *lines, self.pending = (self.pending + chunk).split(b"\n")
+        data = self.pending + chunk
+        if self.wanted and self.wanted not in data:
+            self.pending = data[data.rfind(b"\n") + 1 :]  # may start a record: "@", then "@..."
+            return
+        *lines, self.pending = data.split(b"\n")
         for line in lines:
-            self.on_line(self.name, line.decode("utf-8", errors="replace"))
+            if line.startswith(self.wanted):
+                self.on_line(self.name, line.decode("utf-8", errors="replace"))
         if len(self.pending) > OUTPUT_LIMIT:
             self.pending = b""
 
