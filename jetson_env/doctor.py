@@ -95,7 +95,9 @@ class Report:
             "fixes": [
                 {
                     "number": number,
-                    "checks": [f.check for f in self.findings if f.remedy == command],
+                    "checks": list(
+                        dict.fromkeys(f.check for f in self.findings if f.remedy == command)
+                    ),
                     "command": command,
                 }
                 for number, command in enumerate(fixes, 1)

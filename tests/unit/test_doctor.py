@@ -146,6 +146,19 @@ def test_table_shows_remedies_and_details_only_with_verbose(bare_python):
     assert "FAIL: 1 failed (exit code 1)" in quiet.stdout
 
 
+def test_at_80_columns_every_fix_is_printed_whole_on_a_line(bare_python):
+    as_json = doctor("--json", "--no-smoke", "--python", bare_python)
+    table = doctor("--no-smoke", "--python", bare_python, env={"COLUMNS": "80"})
+    fixes = json.loads(as_json.stdout)["fixes"]
+    assert len(fixes) >= 5
+    lines = table.stdout.splitlines()
+    for fix in fixes:
+        assert fix["command"] in lines
+        heading = lines[lines.index(fix["command"]) - 1]
+        assert heading == f"{fix['number']}. {', '.join(fix['checks'])}:"
+    assert max(len(line) for line in lines if "│" in line) <= 80
+
+
 def test_list_names_every_check_in_order():
     proc = doctor("--list", "--json")
     assert proc.returncode == 0
