@@ -13,7 +13,6 @@ import math
 import shlex
 import signal
 import sys
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,19 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 SHOW_PROBE_ERROR = (
     "`jetson-env doctor --check platform -v --python {python}` shows the probe's output"
 )
+
+
+class VersionAction(argparse.Action):
+    """--version, reading the package metadata only when asked (importlib.metadata is slow)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import version
+
+        sys.stdout.write(f"{parser.prog} {version('jetson-env')}\n")
+        parser.exit()
 
 
 class Terminated(BaseException):
@@ -289,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="From a freshly flashed Jetson or x86 GPU host to working PyTorch -> "
         "TensorRT conversion, and proof that it works.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version('jetson-env')}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--no-color", action="store_true", help="plain output (also NO_COLOR)")
     parser.add_argument("-v", "--verbose", action="count", default=0)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -32,7 +32,7 @@ RECORD_PREFIX = b"@@"  # READY, the probes' records (probes/_prelude.py), remote
 READY = "@@jetson-env ready"
 TOO_OLD = "@@jetson-env too-old"
 TOO_OLD_EXIT = 97
-POLL_SECONDS = 0.05
+POLL_SECONDS = 0.01
 # Marks every process the doctor starts here, so that what escaped its process group
 # (a daemon an import started) can still be found and ended.
 RUN_ENV = "JETSON_ENV_PROBE_RUN"

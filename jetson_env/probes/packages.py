@@ -15,6 +15,7 @@ DISTRIBUTIONS = (
     ),
     ("torch2trt", ("torch2trt",)),
     ("pycuda", ("pycuda",)),
+    ("numpy", ("numpy",)),
 )
 
 

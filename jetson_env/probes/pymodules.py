@@ -1,9 +1,10 @@
-"""Light Python packages the workflow imports: importable, version, where from.
+"""The target Python itself (venv, PEP 668) and the light package the workflow imports.
 
-Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
-termcolor: torch2trt <= 0.5.0 imports it in torch2trt.test and no requirements file
-lists it (seed 000: "No module named 'termcolor'"). Heavy packages (torch, pycuda,
-torch2trt) have probes of their own, with their own timeouts.
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect()
+returns a dict. termcolor: torch2trt <= 0.5.0 imports it in torch2trt.test and no
+requirements file lists it (seed 000: "No module named 'termcolor'"). numpy is not
+imported here (a third of a second, for no check); the packages probe reads its version.
+Heavy packages (torch, pycuda, torch2trt) have probes of their own.
 """
 
 import os
@@ -11,7 +12,7 @@ import sys
 import sysconfig
 import warnings
 
-MODULES = ("termcolor", "numpy")
+MODULES = ("termcolor",)
 
 
 def inspect(name):
