@@ -71,8 +71,32 @@ def _record(kind, name, data=None):
     sys.stdout.flush()
 
 
-def run_probes(probes):
-    """probes: [(name, source)]; each runs in a namespace of its own that has these helpers."""
+def warm_cuda():
+    """Create the GPU's primary CUDA context (seconds on a cold GPU) while torch imports
+    (seconds too): torch, TensorRT and pycuda then all use this one context. Nothing
+    happens where there is no driver or no device."""
+    import ctypes
+
+    for name in ("libcuda.so.1", "libcuda.so"):
+        try:
+            driver = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return
+    device, context = ctypes.c_int(), ctypes.c_void_p()
+    if driver.cuInit(0) == 0 and driver.cuDeviceGet(ctypes.byref(device), 0) == 0:
+        driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+
+
+def run_probes(probes, warm=False):
+    """probes: [(name, source)]; each runs in a namespace of its own that has these helpers.
+    warm: start warm_cuda() beside them (the process that imports frameworks)."""
+    if warm:
+        import threading
+
+        threading.Thread(target=warm_cuda, name="warm_cuda", daemon=True).start()
     helpers = {
         "describe": describe,
         "distribution_version": distribution_version,

@@ -61,14 +61,23 @@ def collect():
         info["without_context"] = describe(exc)
     context = None
     try:
-        context = cuda.Device(0).make_context()
+        context = own_context(cuda.Device(0))
         info["context"] = "created"
         info["round_trip"] = round_trip(cuda, numpy)
     except Exception as exc:
         info["error"] = describe(exc)
     finally:
         if context is not None:
-            # Popped and destroyed: torch, in the same process next, makes the only context.
             context.pop()
-            context.detach()
+            context.detach()  # released: torch, next in this process, keeps the only context
     return info
+
+
+def own_context(device):
+    """The device's primary context, made current: the one torch and TensorRT use too, so
+    that this process never holds two. pycuda older than 2017.1 can only make a new one."""
+    if hasattr(device, "retain_primary_context"):
+        context = device.retain_primary_context()
+        context.push()
+        return context
+    return device.make_context()
