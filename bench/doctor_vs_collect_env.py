@@ -186,8 +186,9 @@ def main() -> None:
           f"({sum(1 for f in report['findings'] if f['remedy'])} with a remedy), "
           f"{facts} platform and smoke values")  # fmt: skip
     for name in ("doctor", "doctor --no-smoke", "doctor --quick"):
-        counts = json.loads(runs[name].output)["counts"]
-        print(f"{name}: {counts}")
+        last = json.loads(runs[name].output)
+        seconds = {probe: run["seconds"] for probe, run in last["probes"].items()}
+        print(f"{name}: {last['counts']}; probe seconds (last round): {seconds}")
 
 
 if __name__ == "__main__":
