@@ -194,6 +194,8 @@ class _ProcessRun:
                 self.fail(name, f"probe '{name}' printed an object without {missing[0]!r}")
             else:
                 self.results[name] = ProbeResult(name, data, None, self.elapsed(), self.details())
+            if len(self.results) == len(self.names):
+                self.deadline.finish()
 
     def fail(self, name: str, error: str, details: str | None = None) -> None:
         self.current = None

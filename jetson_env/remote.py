@@ -18,6 +18,7 @@ import ipaddress
 import logging
 import re
 import shlex
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -372,7 +373,7 @@ class SSHTarget:
                 while ready():
                     collectors[name].feed(receive(65536))
                     progressed = True
-            if any(c.overflow for c in collectors.values()):
+            if deadline.finished or any(c.overflow for c in collectors.values()):
                 break
             if channel.exit_status_ready() and not (
                 channel.recv_ready() or channel.recv_stderr_ready()
@@ -387,7 +388,12 @@ class SSHTarget:
         for collector in collectors.values():
             collector.finish()
         overflow = next((c.name for c in collectors.values() if c.overflow), None)
-        code = status[-1] if status else channel.recv_exit_status()
+        if status:
+            code = status[-1]
+        elif channel.exit_status_ready():
+            code = channel.recv_exit_status()
+        else:  # output complete or capped: closing the channel ends the remote process group
+            code = -signal.SIGKILL
         if code > 128:  # the shell reports death by signal N as 128 + N
             code = -(code - 128)
         return Completed(code, collectors["stdout"].text, collectors["stderr"].text, overflow)

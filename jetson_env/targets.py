@@ -95,10 +95,16 @@ class Completed:
 
 
 class Deadline:
-    """A timeout that can be restarted: each probe in a shared process gets its own."""
+    """A timeout that can be restarted (each probe in a shared process gets its own), and
+    a flag for output that is complete: the process is then ended without waiting for its
+    exit (tearing down a CUDA context takes seconds)."""
 
     def __init__(self, seconds: float):
+        self.finished = False
         self.reset(seconds)
+
+    def finish(self) -> None:
+        self.finished = True
 
     def reset(self, seconds: float) -> None:
         self.seconds = seconds
@@ -251,10 +257,10 @@ class LocalTarget:
             while proc.poll() is None:
                 if CANCELLATION.event.is_set():
                     raise Cancelled()
+                if deadline.finished or overflowed.is_set():
+                    break
                 if deadline.expired():
                     raise TimeoutError(f"timed out after {deadline.seconds:g}s")
-                if overflowed.is_set():
-                    break
                 time.sleep(POLL_SECONDS)
         finally:
             _end(proc, run_id)
