@@ -33,6 +33,7 @@ READY = "@@jetson-env ready"
 TOO_OLD = "@@jetson-env too-old"
 TOO_OLD_EXIT = 97
 POLL_SECONDS = 0.01
+KILL_WAIT_SECONDS = 5
 # Marks every process the doctor starts here, so that what escaped its process group
 # (a daemon an import started) can still be found and ended.
 RUN_ENV = "JETSON_ENV_PROBE_RUN"
@@ -237,11 +238,12 @@ class LocalTarget:
         overflowed = threading.Event()
 
         def read(stream, collector: StreamCollector) -> None:
-            for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
-                collector.feed(chunk)
-                if collector.overflow:
-                    overflowed.set()
-                    return
+            with contextlib.suppress(OSError, ValueError):  # closed under a holder that escaped
+                for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
+                    collector.feed(chunk)
+                    if collector.overflow:
+                        overflowed.set()
+                        return
 
         readers = [
             threading.Thread(target=read, args=(stream, collector), daemon=True)
@@ -274,14 +276,17 @@ class LocalTarget:
         for collector in collectors:
             collector.finish()
         overflow = next((c.name for c in collectors if c.overflow), None)
-        return Completed(proc.returncode, collectors[0].text, collectors[1].text, overflow)
+        code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+        return Completed(code, collectors[0].text, collectors[1].text, overflow)
 
 
 def _end(proc: subprocess.Popen, run_id: str) -> None:
     """Kill the probe's process group and any process it started that left the group."""
     with contextlib.suppress(OSError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    # A process stuck in the kernel (a hung GPU driver) cannot die: report without it.
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=KILL_WAIT_SECONDS)
     marker = f"{RUN_ENV}={run_id}".encode()
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
