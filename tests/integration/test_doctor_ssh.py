@@ -252,3 +252,14 @@ def test_a_login_shell_that_refuses_commands_is_named(known: Path, sshd: SSHHost
     assert "the login shell of nologin-user" in finding["summary"]
     assert "refuses commands" in finding["summary"]
     assert finding["remedy"].endswith("sudo usermod --shell /bin/bash nologin-user")
+
+
+def test_quick_over_ssh_imports_no_framework(known: Path, sshd: SSHHost, remote_torch):
+    remote_torch("import time\ntime.sleep(600)")  # importing it would hang
+    proc = doctor(known, "--host", sshd.address, "--python", REMOTE_PYTHON, "--quick")
+    report = json.loads(proc.stdout)
+    assert "torch" not in report["probes"] and "packages" in report["probes"]
+    (torch, *_) = [f for f in report["findings"] if f["check"] == "packages"]
+    assert torch["summary"] == "torch (version unknown) (package metadata; not imported (--quick))"
+    assert report["counts"]["crash"] == 0
+    assert remote_probe_processes() == []
