@@ -474,3 +474,15 @@ def test_a_signal_ends_the_doctor_and_every_probe(hanging_torch, signum, exit_co
     run.finish(exit_code, timeout=10)  # the hanging probe's own timeout is 240 s
     if signum != signal.SIGKILL:
         assert "every probe process was ended" in run.stderr
+
+
+@pytest.mark.parametrize("body", ["echo '{\"x\": 1}'", "exec yes", "exit 1"])
+def test_info_on_an_interpreter_that_cannot_run_probes(tmp_path, body):
+    folder = tmp_path / "target"
+    python = stand_in(folder, body)
+    run = Run(["info", "--json", "--python", python, "--timeout", "5"], target=folder).finish(3)
+    data = json.loads(run.stdout)
+    assert data["platform"] is None
+    assert list(data["errors"]) == ["interpreter"]
+    assert "--python" in data["remedies"]["interpreter"]
+    assert "-m jetson_env.probes" not in run.stderr
