@@ -9,7 +9,7 @@ from jetson_env.checks import platform, torch
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, WARN
 from jetson_env.matrix import load
-from jetson_env.targets import ProbeResult
+from jetson_env.probing import ProbeResult
 
 MATRIX = load()
 ROLE_DEFAULTS = (
