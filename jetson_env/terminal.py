@@ -20,6 +20,9 @@ from rich.table import Table
 
 STATUS_LABELS = {"ok": "ok", "warn": "warn", "fail": "FAIL", "skip": "skip", "crash": "CRASH"}
 STATUS_STYLES = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim", "crash": "bold red"}
+HOST_LABELS = {"unreachable": "UNREACHABLE", "crash": "CRASH", "fail": "FAIL", "warn": "warn",
+               "ok": "ok"}  # fmt: skip
+HOST_STYLES = {**STATUS_STYLES, "unreachable": "bold red"}
 MIN_WIDTH = 40
 # C0 and C1 control characters (ESC starts every escape sequence), DEL, and the bidi
 # overrides that reorder what a terminal shows; tab is shown as a space.
@@ -125,6 +128,37 @@ class Terminal:
         self.out.print(
             f"{report['status'].upper()}: {', '.join(parts)} (exit code {report['exit_code']})",
             style=STATUS_STYLES[report["status"]],
+        )
+
+    def fleet(self, fleet: dict[str, Any]) -> None:
+        """`doctor --inventory`: one row per host, worst first, then each host's fixes."""
+        table = Table(title=f"jetson-env doctor: {clean(fleet['inventory'])}",
+                      title_justify="left")  # fmt: skip
+        for column in ("Host", "Platform", "Status", "Failing"):
+            table.add_column(column, overflow="fold")
+        for host in fleet["hosts"]:
+            report = host["report"]
+            if host["status"] == "unreachable":
+                failing = report["findings"][0]["summary"]
+            else:
+                failing = ", ".join(host["failing"])
+            table.add_row(clean(host["host"]), clean(host["platform_label"]),
+                          HOST_LABELS[host["status"]], clean(failing),
+                          style=HOST_STYLES[host["status"]])  # fmt: skip
+        self.out.print(table)
+        for host in fleet["hosts"]:
+            if not host["report"]["fixes"]:
+                continue
+            self.out.print(f"Fixes for {clean(host['host'])}:", style="bold")
+            for fix in host["report"]["fixes"]:
+                self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
+                self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+        counts = fleet["counts"]
+        parts = [f"{counts[s]} {s}" for s in HOST_LABELS if counts[s]]
+        self.out.print(
+            f"{fleet['status'].upper()}: {len(fleet['hosts'])} hosts, {', '.join(parts)} "
+            f"(exit code {fleet['exit_code']})",
+            style=HOST_STYLES[fleet["status"]],
         )
 
     def error(self, message: str, hint: str | None = None) -> None:
