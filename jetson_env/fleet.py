@@ -19,6 +19,7 @@ import base64
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -219,10 +220,22 @@ def run_playbook(
     return json.loads(found)["hosts"]
 
 
-def _not_run(host: str, outcome: str, result: dict[str, Any]) -> doctor_mod.Report:
+def unreachable_remedy(inventory: str, host: str, message: str) -> str:
+    """What to run to see why, and for a refused host key what to check first."""
+    ping = shlex.join(["ansible", host, "-i", inventory, "-m", "ansible.builtin.ping", "-vvv"])
+    if "host key verification failed" not in message.lower():
+        return f"{ping} shows why"
+    return (
+        f"compare {host}'s host key with the one in known_hosts (`ssh-keygen -F ADDRESS`); "
+        "only if it is new or changed for a reason you know, remove the old entry "
+        f"(`ssh-keygen -R ADDRESS`) and record the new one; then {ping}"
+    )
+
+
+def _not_run(inventory: str, host: str, outcome: str, result: dict[str, Any]) -> doctor_mod.Report:
     message = str(result.get("msg") or result.get("module_stderr") or "no message").strip()
     if outcome == "unreachable":
-        return doctor_mod.unreachable(host, message, None)
+        return doctor_mod.unreachable(host, message, unreachable_remedy(inventory, host, message))
     return doctor_mod.not_reached(host, "interpreter", f"the probes did not run on {host}: "
                                   f"{message}", INTERPRETER_REMEDY)  # fmt: skip
 
@@ -254,7 +267,7 @@ def run(
             raise FleetError(f"no host of {inventory} matches {limit or 'all'}")
         for host, entry in results.items():
             if entry["outcome"] != "ok":
-                reports[host] = _not_run(host, entry["outcome"], entry["result"])
+                reports[host] = _not_run(inventory, host, entry["outcome"], entry["result"])
                 continue
             pythons[host] = entry["result"]["python"]
             runs = recorded.setdefault(host, {})

@@ -119,16 +119,20 @@ class Terminal:
                         table.add_row("", "", "", f"  {clean(line)}", "", style="dim")
         self.out.print(table)
         if report["fixes"]:
-            self.out.print("Fixes, in the order to apply them:", style="bold")
-            for fix in report["fixes"]:
-                self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
-                self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+            self.fixes("Fixes, in the order to apply them:", report["fixes"])
         counts = report["counts"]
         parts = [f"{counts[s]} {name}" for s, name in SUMMARY_WORDS if counts[s]]
         self.out.print(
             f"{report['status'].upper()}: {', '.join(parts)} (exit code {report['exit_code']})",
             style=STATUS_STYLES[report["status"]],
         )
+
+    def fixes(self, title: str, fixes: list[dict[str, Any]]) -> None:
+        """Each fix whole, numbered, after the checks it fixes (nothing to type is split)."""
+        self.out.print(title, style="bold")
+        for fix in fixes:
+            self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
+            self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
 
     def fleet(self, fleet: dict[str, Any]) -> None:
         """`doctor --inventory`: one row per host, worst first, then each host's fixes."""
@@ -149,10 +153,7 @@ class Terminal:
         for host in fleet["hosts"]:
             if not host["report"]["fixes"]:
                 continue
-            self.out.print(f"Fixes for {clean(host['host'])}:", style="bold")
-            for fix in host["report"]["fixes"]:
-                self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
-                self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+            self.fixes(f"Fixes for {clean(host['host'])}:", host["report"]["fixes"])
         counts = fleet["counts"]
         parts = [f"{counts[s]} {s}" for s in HOST_LABELS if counts[s]]
         self.out.print(
