@@ -10,8 +10,11 @@ behind a known_hosts that holds another key for it. Ansible runs from this venv
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -181,3 +184,58 @@ def test_the_summary_is_worst_first_with_each_hosts_fixes(fleet: Path, sshd: SSH
     assert page.startswith("# jetson-env doctor: fleet.yml\n")
     assert "| down |  | unreachable | fail |" in page
     assert "orin" not in page and "rekeyed" not in page
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A loopback port that accepts connections and never says a word (a hung sshd)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    thread = threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    server.close()
+    for connection in held:
+        connection.close()
+
+
+def test_a_crash_and_a_silent_host(tmp_path: Path, x86_host: Host, silent_port: int):
+    """A torch whose import segfaults ends the shared framework process: the probes after
+    it run in one more Ansible pass, as a local run would rerun them; a host that accepts
+    and stays silent is one row once Ansible's timeout is over."""
+    site = x86_host.exec(
+        [PYTHON, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    )
+    torch = f"{site.stdout.strip()}/torch"
+    x86_host.exec(["sh", "-c", f"mkdir {torch} && echo 'import os, signal; "
+                   f"os.kill(os.getpid(), signal.SIGSEGV)' > {torch}/__init__.py"])  # fmt: skip
+    (tmp_path / "home").mkdir()
+    inventory = {"all": {"hosts": {
+        "x86": {"ansible_connection": "community.docker.docker",
+                "ansible_host": x86_host.container, "ansible_python_interpreter": PYTHON},
+        "silent": {"ansible_host": "127.0.0.1", "ansible_port": silent_port},
+    }}}  # fmt: skip
+    (tmp_path / "fleet.yml").write_text(yaml.safe_dump(inventory))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "jetson_env.cli", "doctor", "--inventory", "fleet.yml",
+             "--check", "torch", "--check", "tensorrt-python", "--json"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=600,
+            env={**os.environ, "HOME": str(tmp_path / "home"), "ANSIBLE_TIMEOUT": "5"},
+        )  # fmt: skip
+    finally:
+        x86_host.exec(["rm", "-rf", torch])
+
+    data = json.loads(proc.stdout)
+    hosts = {h["host"]: h for h in data["hosts"]}
+    (silent,) = hosts["silent"]["report"]["findings"]
+    assert hosts["silent"]["status"] == "unreachable"
+    assert "timed out" in silent["summary"], silent["summary"]
+    findings = {f["check"]: f for f in hosts["x86"]["report"]["findings"]}
+    assert findings["torch"]["status"] == "crash"
+    assert findings["torch"]["summary"] == "probe 'torch' was killed by SIGSEGV"
+    assert findings["tensorrt-python"]["status"] != "crash", findings["tensorrt-python"]
+    assert hosts["x86"]["report"]["probes"]["tensorrt_bindings"]["error"] is None
+    assert proc.returncode == 3
