@@ -181,8 +181,9 @@ def run_playbook(
     jobs_all: list[dict[str, Any]],
     jobs_by_host: dict[str, list[dict[str, Any]]],
     forks: int | None,
-) -> dict[str, dict[str, Any]]:
-    """ansible-playbook with the probe playbook; per host, its outcome and result."""
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """ansible-playbook with the probe playbook: per host, its outcome and result; and
+    what Ansible said on stderr (warnings: an inventory it could not parse ...)."""
     playbooks = resources.files("jetson_env") / "ansible"
     every = jobs_all + [job for jobs in jobs_by_host.values() for job in jobs]
     budget = max(job["budget"] for job in every)
@@ -217,7 +218,7 @@ def run_playbook(
         raise FleetError(
             f"ansible-playbook exited {done.returncode} without a result: " + " / ".join(said)
         )
-    return json.loads(found)["hosts"]
+    return json.loads(found)["hosts"], done.stderr
 
 
 def unreachable_remedy(inventory: str, host: str, message: str) -> str:
@@ -262,9 +263,15 @@ def run(
     pass_limit = limit
     for _ in range(len(framework) + 1):
         progress(f"running the probes through Ansible on {pass_limit or 'every host'}")
-        results = run_playbook(inventory, pass_limit, jobs_all if not more else [], more, forks)
+        results, said = run_playbook(
+            inventory, pass_limit, jobs_all if not more else [], more, forks
+        )
         if not results and not reports:
-            raise FleetError(f"no host of {inventory} matches {limit or 'all'}")
+            warnings = [line for line in said.splitlines() if line.startswith("[WARNING]")]
+            raise FleetError(
+                f"no host of {inventory} matches {limit or 'all'}"
+                + (f" (Ansible said: {' '.join(warnings)[:1500]})" if warnings else "")
+            )
         for host, entry in results.items():
             if entry["outcome"] != "ok":
                 reports[host] = _not_run(inventory, host, entry["outcome"], entry["result"])

@@ -1,5 +1,6 @@
-"""`doctor --inventory` without hosts: its usage errors, and the page's escaping of what
-hosts say (the mixed fleet itself is tests/integration/test_doctor_fleet.py)."""
+"""`doctor --inventory` without test hosts: its usage errors (Ansible's own among them),
+and the page's escaping of what hosts say (the mixed fleet itself is
+tests/integration/test_doctor_fleet.py)."""
 
 import subprocess
 import sys
@@ -19,7 +20,8 @@ def doctor(where: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
-    (tmp_path / "fleet.yml").write_text("all: {}\n")
+    (tmp_path / "fleet.yml").write_text("all:\n  hosts:\n    one: {ansible_connection: local}\n")
+    (tmp_path / "broken.yml").write_text("all:\n  hosts: [oops\n")
     cases = {
         ("--inventory", "nowhere.yml"): "no inventory at nowhere.yml",
         ("--inventory", "fleet.yml", "--report", "fleet.pdf"): "must end in .html or .md",
@@ -27,13 +29,15 @@ def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
         ("--inventory", "fleet.yml", "--host", "root@h"): "exclude each other",
         ("--limit", "x86"): "go with --inventory",
         ("--inventory", "fleet.yml", "--forks", "0"): "positive whole number",
+        ("--inventory", "broken.yml"): "broken.yml as an inventory source",
+        ("--inventory", "fleet.yml", "--limit", "nomatch"): "Could not match supplied host",
     }
     for args, message in cases.items():
         proc = doctor(tmp_path, *args)
         assert proc.returncode == 2, args
         assert message in proc.stderr, (args, proc.stderr)
         assert proc.stdout == ""
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.yml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yml", "fleet.yml"]
 
 
 def hostile_fleet() -> dict:
