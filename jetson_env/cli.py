@@ -176,6 +176,11 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.list:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
         return EXIT_OK
+    if args.inventory is not None:
+        return fleet_doctor(args, term, matrix, checks)
+    if args.limit or args.forks or args.report:
+        term.error("--limit, --forks and --report go with --inventory")
+        return EXIT_USAGE
     if args.host:
         from jetson_env import remote
 
@@ -207,6 +212,52 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             close()
     show_report(args, term, report)
     return report.exit_code
+
+
+def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
+    """--inventory: every host through Ansible, one summary (docs/doctor.md, Fleets)."""
+    from jetson_env import fleet, fleet_page
+
+    if args.host:
+        term.error("--inventory and --host exclude each other")
+        return EXIT_USAGE
+    inventory = Path(args.inventory)
+    if "," not in args.inventory and not inventory.exists():
+        term.error(f"no inventory at {args.inventory}", hint="an Ansible inventory file or folder")
+        return EXIT_USAGE
+    report_path = Path(args.report) if args.report else None
+    if report_path is not None:
+        if report_path.suffix.lower() not in fleet_page.FORMATS:
+            term.error(f"--report {args.report}: the file name must end in "
+                       f"{' or '.join(fleet_page.FORMATS)}")  # fmt: skip
+            return EXIT_USAGE
+        if not report_path.parent.is_dir():
+            term.error(f"--report {args.report}: no folder {report_path.parent}")
+            return EXIT_USAGE
+    try:
+        with term.progress() as progress:
+            report = fleet.run(
+                args.inventory, args.limit, matrix, checks, args.timeout, args.forks, progress
+            )
+    except fleet.FleetError as exc:
+        term.error(str(exc), hint=exc.hint)
+        return EXIT_USAGE
+    data = report.as_dict()
+    if report_path is not None:
+        report_path.write_text(fleet_page.render(data, report_path.suffix), encoding="utf-8")
+        term.note(f"report written to {report_path}")
+    if args.json:
+        term.json(data)
+    else:
+        term.fleet(data)
+    return report.exit_code
+
+
+def forks(text: str) -> int:
+    """--forks: a positive whole number."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text!r}")
+    return int(text)
 
 
 def show_checks(args: argparse.Namespace, term: Terminal, checks: list) -> None:
@@ -329,6 +380,23 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--python", default="python3", help="target interpreter (default python3)")
     doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
     doctor.add_argument("--identity", "-i", metavar="FILE", help="SSH private key (--host)")
+    doctor.add_argument(
+        "--inventory",
+        metavar="INVENTORY",
+        help="check every host of this Ansible inventory, through Ansible (its connection "
+        "settings, become and forks; each host's ansible_python_interpreter)",
+    )
+    doctor.add_argument(
+        "--limit", metavar="PATTERN", help="only these hosts of --inventory (Ansible's --limit)"
+    )
+    doctor.add_argument(
+        "--forks", type=forks, metavar="N", help="hosts at once (--inventory; Ansible's --forks)"
+    )
+    doctor.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write a page for people: FILE.html (self-contained) or FILE.md (--inventory)",
+    )
     doctor.add_argument(
         "--password", action="store_true", help="ask for an SSH password (--host; keys otherwise)"
     )

@@ -157,6 +157,11 @@ def run_checks(checks: list[Check], facts: Facts) -> list[Finding]:
     return findings
 
 
+def needed_probes(checks: list[Check]) -> set[str]:
+    """platform and cuda always (the report's platform), then what the checks read."""
+    return {"platform", "cuda"} | {p for check in checks for p in check.probes}
+
+
 def run(
     target: Target,
     matrix: Matrix,
@@ -165,9 +170,8 @@ def run(
     progress: Callable[[str], None] = lambda _text: None,
 ) -> Report:
     """Probes, then checks; findings in CHECKS order. Cancelled (Ctrl-C) propagates."""
-    needed = {"platform", "cuda"} | {p for check in checks for p in check.probes}
     try:
-        results = probe_all(target, needed, timeout, progress)
+        results = probe_all(target, needed_probes(checks), timeout, progress)
     except Unusable as exc:
         return not_reached(target.description, "interpreter", str(exc), exc.remedy)
     platform = None

@@ -138,7 +138,7 @@ class _ProcessRun:
         self.stderr: list[str] = []
 
     def run(self) -> dict[str, ProbeResult]:
-        budget = STARTUP_TIMEOUT + sum(self.timeouts[name] for name in self.names)
+        budget = process_budget(self.names, self.timeouts)
         try:
             done = self.target.run_python(script(self.names), self.deadline, self.on_line, budget)
         except Unstarted as exc:
@@ -273,6 +273,22 @@ def interpreter_remedy(target: Target) -> str:
     )
 
 
+def plan(
+    names: Iterable[str], timeout: float | None = None
+) -> tuple[dict[str, float], list[str], list[str]]:
+    """The probes' timeouts (in PROBES order), the light ones (a process each) and the
+    framework ones (one shared process, in order)."""
+    wanted = [p for p in PROBES if p.name in set(names)]
+    timeouts = {p.name: timeout or p.timeout for p in wanted}
+    light = [p.name for p in wanted if not p.framework]
+    return timeouts, light, [p.name for p in wanted if p.framework]
+
+
+def process_budget(names: Iterable[str], timeouts: dict[str, float]) -> float:
+    """The most one process running `names` may take: startup, then each probe's timeout."""
+    return STARTUP_TIMEOUT + sum(timeouts[name] for name in names)
+
+
 def probe_all(
     target: Target,
     names: Iterable[str],
@@ -282,11 +298,8 @@ def probe_all(
     """Light probes concurrently, each in its own process; framework probes in one shared
     process beside them. Raises Unusable (after ending every other probe) when the target's
     interpreter cannot run probes."""
-    wanted = [p for p in PROBES if p.name in set(names)]
-    timeouts = {p.name: timeout or p.timeout for p in wanted}
-    light = [p.name for p in wanted if not p.framework]
-    framework = [p.name for p in wanted if p.framework]
-    progress(f"probing {target.description}: {', '.join(p.name for p in wanted)}")
+    timeouts, light, framework = plan(names, timeout)
+    progress(f"probing {target.description}: {', '.join(timeouts)}")
     CANCELLATION.event.clear()
     pool = ThreadPoolExecutor(max_workers=len(light) + 1)
     try:

@@ -20,6 +20,9 @@ from rich.table import Table
 
 STATUS_LABELS = {"ok": "ok", "warn": "warn", "fail": "FAIL", "skip": "skip", "crash": "CRASH"}
 STATUS_STYLES = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim", "crash": "bold red"}
+HOST_LABELS = {"unreachable": "UNREACHABLE", "crash": "CRASH", "fail": "FAIL", "warn": "warn",
+               "ok": "ok"}  # fmt: skip
+HOST_STYLES = {**STATUS_STYLES, "unreachable": "bold red"}
 MIN_WIDTH = 40
 # C0 and C1 control characters (ESC starts every escape sequence), DEL, and the bidi
 # overrides that reorder what a terminal shows; tab is shown as a space.
@@ -116,15 +119,47 @@ class Terminal:
                         table.add_row("", "", "", f"  {clean(line)}", "", style="dim")
         self.out.print(table)
         if report["fixes"]:
-            self.out.print("Fixes, in the order to apply them:", style="bold")
-            for fix in report["fixes"]:
-                self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
-                self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+            self.fixes("Fixes, in the order to apply them:", report["fixes"])
         counts = report["counts"]
         parts = [f"{counts[s]} {name}" for s, name in SUMMARY_WORDS if counts[s]]
         self.out.print(
             f"{report['status'].upper()}: {', '.join(parts)} (exit code {report['exit_code']})",
             style=STATUS_STYLES[report["status"]],
+        )
+
+    def fixes(self, title: str, fixes: list[dict[str, Any]]) -> None:
+        """Each fix whole, numbered, after the checks it fixes (nothing to type is split)."""
+        self.out.print(title, style="bold")
+        for fix in fixes:
+            self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
+            self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+
+    def fleet(self, fleet: dict[str, Any]) -> None:
+        """`doctor --inventory`: one row per host, worst first, then each host's fixes."""
+        table = Table(title=f"jetson-env doctor: {clean(fleet['inventory'])}",
+                      title_justify="left")  # fmt: skip
+        for column in ("Host", "Platform", "Status", "Failing"):
+            table.add_column(column, overflow="fold")
+        for host in fleet["hosts"]:
+            report = host["report"]
+            if host["status"] == "unreachable":
+                failing = report["findings"][0]["summary"]
+            else:
+                failing = ", ".join(host["failing"])
+            table.add_row(clean(host["host"]), clean(host["platform_label"]),
+                          HOST_LABELS[host["status"]], clean(failing),
+                          style=HOST_STYLES[host["status"]])  # fmt: skip
+        self.out.print(table)
+        for host in fleet["hosts"]:
+            if not host["report"]["fixes"]:
+                continue
+            self.fixes(f"Fixes for {clean(host['host'])}:", host["report"]["fixes"])
+        counts = fleet["counts"]
+        parts = [f"{counts[s]} {s}" for s in HOST_LABELS if counts[s]]
+        self.out.print(
+            f"{fleet['status'].upper()}: {len(fleet['hosts'])} hosts, {', '.join(parts)} "
+            f"(exit code {fleet['exit_code']})",
+            style=HOST_STYLES[fleet["status"]],
         )
 
     def error(self, message: str, hint: str | None = None) -> None:

@@ -1,0 +1,140 @@
+"""`doctor --inventory --report FILE`: the fleet as a page for people, HTML or Markdown.
+
+A grid of hosts x checks coloured by status, then each host's fixes. The page is
+self-contained (inline style, no script, nothing fetched). Everything that came from a
+host is untrusted text: escaped for HTML, and for Markdown kept out of its syntax
+(table cells escaped, commands in fences longer than any backtick run in them).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+FORMATS = (".html", ".md")
+COLOURS = {"ok": "#c8e6c9", "warn": "#fff59d", "fail": "#ef9a9a", "crash": "#e57373",
+           "skip": "#eeeeee", "unreachable": "#b0bec5"}  # fmt: skip
+STYLE = (
+    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+    "th,td{border:1px solid #999;padding:.3em .6em;text-align:left;vertical-align:top}"
+    "pre{background:#f5f5f5;padding:.5em;white-space:pre-wrap}"
+    + "".join(f".{status}{{background:{colour}}}" for status, colour in COLOURS.items())
+)
+
+
+def columns(fleet: dict[str, Any]) -> list[str]:
+    """Every check that some host reports, in the order the reports list them."""
+    return list(dict.fromkeys(
+        f["check"] for host in fleet["hosts"] for f in host["report"]["findings"]))  # fmt: skip
+
+
+def cells(host: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """check -> (its worst status on this host, the findings' summaries)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for finding in host["report"]["findings"]:
+        found.setdefault(finding["check"], []).append(finding)
+    order = ("crash", "fail", "warn", "ok", "skip")
+    return {
+        check: (
+            next(s for s in order if any(f["status"] == s for f in findings)),
+            "\n".join(f["summary"] for f in findings),
+        )
+        for check, findings in found.items()
+    }
+
+
+def render(fleet: dict[str, Any], suffix: str) -> str:
+    return html_page(fleet) if suffix.lower() == ".html" else markdown(fleet)
+
+
+def html_page(fleet: dict[str, Any]) -> str:
+    e = html.escape
+    checks = columns(fleet)
+    title = f"jetson-env doctor: {fleet['inventory']}"
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{e(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{e(title)}</h1>",
+        f'<p id="summary">{e(summary(fleet))}</p>',
+        '<table id="grid"><thead><tr><th>Host</th><th>Platform</th><th>Status</th>',
+        *(f"<th>{e(check)}</th>" for check in checks),
+        "</tr></thead><tbody>",
+    ]
+    for host in fleet["hosts"]:
+        found = cells(host)
+        out.append(f'<tr data-host="{e(host["host"])}"><th>{e(host["host"])}</th>'
+                   f"<td>{e(host['platform_label'])}</td>"
+                   f'<td class="{host["status"]}">{e(host["status"])}</td>')  # fmt: skip
+        for check in checks:
+            if check in found:
+                status, text = found[check]
+                out.append(f'<td class="{status}" data-check="{e(check)}" title="{e(text)}">'
+                           f"{e(status)}</td>")  # fmt: skip
+            else:
+                out.append(f'<td data-check="{e(check)}"></td>')
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    for host in fleet["hosts"]:
+        report = host["report"]
+        problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]
+        if not problems and not report["fixes"]:
+            continue
+        out.append(f'<section class="host" data-host="{e(host["host"])}">'
+                   f"<h2>{e(host['host'])}</h2><ul>")  # fmt: skip
+        out += [f'<li class="{f["status"]}">{e(f["check"])}: {e(f["summary"])}</li>'
+                for f in problems]  # fmt: skip
+        out.append("</ul>")
+        for fix in report["fixes"]:
+            out.append(f"<h3>Fix {fix['number']}: {e(', '.join(fix['checks']))}</h3>"
+                       f'<pre class="fix">{e(fix["command"])}</pre>')  # fmt: skip
+        out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def summary(fleet: dict[str, Any]) -> str:
+    counts = fleet["counts"]
+    parts = [f"{counts[s]} {s}" for s in counts if counts[s]]
+    return (f"{fleet['status'].upper()}: {len(fleet['hosts'])} hosts, {', '.join(parts)} "
+            f"(exit code {fleet['exit_code']})")  # fmt: skip
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
+
+
+def md_text(text: str) -> str:
+    """Inline text: Markdown's punctuation escaped, HTML's < and & as entities, one line."""
+    text = html.escape(str(text), quote=False)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def fence(text: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}\n{text}\n{marks}"
+
+
+def markdown(fleet: dict[str, Any]) -> str:
+    checks = columns(fleet)
+    out = [f"# jetson-env doctor: {md_text(fleet['inventory'])}", "", md_text(summary(fleet)), "",
+           "| " + " | ".join(["Host", "Platform", "Status", *map(md_text, checks)]) + " |",
+           "|" + "---|" * (3 + len(checks))]  # fmt: skip
+    for host in fleet["hosts"]:
+        found = cells(host)
+        row = [md_text(host["host"]), md_text(host["platform_label"]), host["status"]]
+        row += [found[check][0] if check in found else "" for check in checks]
+        out.append("| " + " | ".join(row) + " |")
+    for host in fleet["hosts"]:
+        report = host["report"]
+        problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]
+        if not problems and not report["fixes"]:
+            continue
+        out += ["", f"## {md_text(host['host'])}", ""]
+        out += [f"- {f['status']}: {md_text(f['check'])}: {md_text(f['summary'])}"
+                for f in problems]  # fmt: skip
+        for fix in report["fixes"]:
+            out += ["", f"Fix {fix['number']} ({md_text(', '.join(fix['checks']))}):", "",
+                    fence(fix["command"])]  # fmt: skip
+    return "\n".join(out) + "\n"

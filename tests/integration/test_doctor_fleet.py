@@ -1,0 +1,241 @@
+"""`jetson-env doctor --inventory`: a mixed fleet through real Ansible.
+
+The fleet: the x86 host and the emulated Orin (reached with community.docker's
+connection, their venv's Python as ansible_python_interpreter), a port on loopback
+where nothing listens, and the sshd of test_doctor_ssh (a container on loopback)
+behind a known_hosts that holds another key for it. Ansible runs from this venv
+(the `ansible` test extra), with host key checking on, in a HOME of the test's own.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from referencing import Registry, Resource
+from support.hosts import VENV, Host
+from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixture)
+
+pytestmark = pytest.mark.hosts
+
+PYTHON = f"{VENV}/bin/python"
+DOCS = Path(__file__).parents[2] / "docs"
+REPORT_SCHEMA = json.loads((DOCS / "doctor-report.schema.json").read_text())
+FLEET_SCHEMA = json.loads((DOCS / "doctor-fleet.schema.json").read_text())
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, x86_host: Host, orin_host: Host, sshd: SSHHost) -> Path:  # noqa: F811
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True, mode=0o700)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True
+    )
+    other = " ".join((tmp_path / "other.pub").read_text().split()[:2])
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {other}\n")
+    docker_host = {"ansible_connection": "community.docker.docker",
+                   "ansible_python_interpreter": PYTHON}  # fmt: skip
+    inventory = {
+        "all": {
+            "hosts": {
+                "x86": {**docker_host, "ansible_host": x86_host.container},
+                "orin": {**docker_host, "ansible_host": orin_host.container},
+                "down": {"ansible_host": "127.0.0.1", "ansible_port": free_port()},
+                "rekeyed": {"ansible_host": "127.0.0.1", "ansible_port": sshd.port},
+            },
+            "vars": {"ansible_user": "root"},
+        }
+    }
+    (tmp_path / "fleet.yml").write_text(yaml.safe_dump(inventory))
+    return tmp_path
+
+
+def doctor(where: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "--no-color", "doctor",
+         "--inventory", "fleet.yml", "--quick", *args],
+        capture_output=True, text=True, cwd=where, timeout=600,
+        env={**os.environ, "HOME": str(where / "home"), "SSH_AUTH_SOCK": "", "COLUMNS": "200"},
+    )  # fmt: skip
+
+
+class Grid(HTMLParser):
+    """The report page's grid: host -> check -> (status class, title); elements seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells: dict[str, dict[str, tuple[str, str]]] = {}
+        self.host = None
+        self.tags: set[str] = set()
+        self.fixes: list[str] = []
+        self.in_fix = False
+        self.backgrounds: dict[str, str] = {}  # status -> colour the browser painted
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.add(tag)
+        if tag == "tr" and "data-host" in attrs:
+            self.host = attrs["data-host"]
+            self.cells[self.host] = {}
+        elif tag == "td" and "data-check" in attrs and attrs.get("class"):
+            self.cells[self.host][attrs["data-check"]] = (attrs["class"], attrs["title"])
+            if "data-background" in attrs:
+                self.backgrounds[attrs["class"]] = attrs["data-background"]
+        self.in_fix = tag == "pre" and attrs.get("class") == "fix"
+
+    def handle_data(self, data):
+        if self.in_fix:
+            self.fixes.append(data)
+            self.in_fix = False
+
+
+# Run in the browser on a copy of the page: each cell's colour as the browser computed it.
+PAINTED = (
+    "<script>for (const td of document.querySelectorAll('td[data-check]')) "
+    "td.dataset.background = getComputedStyle(td).backgroundColor;</script>"
+)
+
+
+def in_a_browser(page: Path) -> Grid:
+    """The page as headless Chromium loaded and laid it out (its DOM, colours added)."""
+    copy = page.with_name("painted.html")
+    copy.write_text(page.read_text().replace("</body>", PAINTED + "</body>"))
+    dom = subprocess.run(
+        [shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+         "--dump-dom", copy.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    grid = Grid()
+    grid.feed(dom)
+    return grid
+
+
+def test_a_mixed_fleet_is_one_summary_json_and_page(fleet: Path, sshd: SSHHost):  # noqa: F811
+    proc = doctor(fleet, "--json", "--report", "fleet.html")
+
+    assert "Traceback" not in proc.stderr, proc.stderr
+    data = json.loads(proc.stdout)
+    registry = Registry().with_resource(REPORT_SCHEMA["$id"], Resource.from_contents(REPORT_SCHEMA))
+    jsonschema.Draft202012Validator(FLEET_SCHEMA, registry=registry).validate(data)
+    assert data["schema"] == 1 and data["kind"] == "fleet"
+    hosts = {h["host"]: h for h in data["hosts"]}
+    assert [h["host"] for h in data["hosts"]] == ["down", "rekeyed", "orin", "x86"]
+    assert data["counts"] == {"unreachable": 2, "crash": 0, "fail": 2, "warn": 0, "ok": 0}
+    assert proc.returncode == data["exit_code"] == 3
+    assert hosts["down"]["status"] == "unreachable"
+    (down,) = hosts["down"]["report"]["findings"]
+    assert down["check"] == "connection" and "Connection refused" in down["summary"]
+    (rekeyed,) = hosts["rekeyed"]["report"]["findings"]
+    assert rekeyed["summary"].endswith("Host key verification failed.")
+    assert "ssh-keygen -R" in rekeyed["remedy"]
+    assert down["remedy"] == "ansible down -i fleet.yml -m ansible.builtin.ping -vvv shows why"
+    assert hosts["x86"]["platform_label"] == "x86_64"
+    assert hosts["orin"]["platform_label"] == "L4T R36.4.3 / JetPack 6.2"
+    for name in ("x86", "orin"):
+        report = hosts[name]["report"]
+        assert report["platform"]["python"]["executable"] == PYTHON
+        assert hosts[name]["status"] == "fail" and hosts[name]["failing"]
+        assert report["fixes"], name
+    assert hosts["orin"]["report"]["platform"]["is_jetson"] is True
+
+    page = Grid()
+    page.feed((fleet / "fleet.html").read_text())
+    assert not page.tags & {"script", "link", "img", "iframe"}  # self-contained, nothing runs
+    assert set(page.cells) == set(hosts)
+    assert page.cells["down"]["connection"][0] == "fail"
+    for name in ("x86", "orin"):
+        findings = hosts[name]["report"]["findings"]
+        for check in hosts[name]["failing"]:
+            status, title = page.cells[name][check]
+            assert status in ("fail", "crash")
+            assert title == "\n".join(f["summary"] for f in findings if f["check"] == check)
+    every_fix = [f["command"] for h in data["hosts"] for f in h["report"]["fixes"]]
+    assert page.fixes == every_fix
+
+    if shutil.which("chromium") is None:
+        pytest.skip("no chromium here (Debian: apt-get install chromium) to open the page in")
+    shown = in_a_browser(fleet / "fleet.html")
+    assert shown.cells == page.cells
+    assert shown.backgrounds["fail"] == "rgb(239, 154, 154)"  # fleet_page.COLOURS, painted
+    assert shown.backgrounds["ok"] == "rgb(200, 230, 201)"
+
+
+def test_the_summary_is_worst_first_with_each_hosts_fixes(fleet: Path, sshd: SSHHost):  # noqa: F811
+    proc = doctor(fleet, "--limit", "x86,down", "--report", "fleet.md")
+
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stdout.splitlines()
+    rows = [line for line in lines if line.startswith("│")]
+    assert rows[0].split("│")[1].strip() == "down"
+    assert "UNREACHABLE" in rows[0] and "Connection refused" in proc.stdout
+    assert any(r.split("│")[1].strip() == "x86" and "FAIL" in r for r in rows)
+    assert lines.index("Fixes for down:") < lines.index("Fixes for x86:")
+    assert lines[-1] == "UNREACHABLE: 2 hosts, 1 unreachable, 1 fail (exit code 3)"
+    page = (fleet / "fleet.md").read_text()
+    assert page.startswith("# jetson-env doctor: fleet.yml\n")
+    assert "| down |  | unreachable | fail |" in page
+    assert "orin" not in page and "rekeyed" not in page
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A loopback port that accepts connections and never says a word (a hung sshd)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    thread = threading.Thread(target=lambda: held.append(server.accept()[0]), daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    server.close()
+    for connection in held:
+        connection.close()
+
+
+def test_a_crash_and_a_silent_host(tmp_path: Path, x86_host: Host, silent_port: int):
+    """A torch whose import segfaults ends the shared framework process: the probes after
+    it run in one more Ansible pass, as a local run would rerun them; a host that accepts
+    and stays silent is one row once Ansible's timeout is over."""
+    site = x86_host.exec(
+        [PYTHON, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    )
+    torch = f"{site.stdout.strip()}/torch"
+    x86_host.exec(["sh", "-c", f"mkdir {torch} && echo 'import os, signal; "
+                   f"os.kill(os.getpid(), signal.SIGSEGV)' > {torch}/__init__.py"])  # fmt: skip
+    (tmp_path / "home").mkdir()
+    inventory = {"all": {"hosts": {
+        "x86": {"ansible_connection": "community.docker.docker",
+                "ansible_host": x86_host.container, "ansible_python_interpreter": PYTHON},
+        "silent": {"ansible_host": "127.0.0.1", "ansible_port": silent_port},
+    }}}  # fmt: skip
+    (tmp_path / "fleet.yml").write_text(yaml.safe_dump(inventory))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "jetson_env.cli", "doctor", "--inventory", "fleet.yml",
+             "--check", "torch", "--check", "tensorrt-python", "--json"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=600,
+            env={**os.environ, "HOME": str(tmp_path / "home"), "ANSIBLE_TIMEOUT": "5"},
+        )  # fmt: skip
+    finally:
+        x86_host.exec(["rm", "-rf", torch])
+
+    data = json.loads(proc.stdout)
+    hosts = {h["host"]: h for h in data["hosts"]}
+    (silent,) = hosts["silent"]["report"]["findings"]
+    assert hosts["silent"]["status"] == "unreachable"
+    assert "timed out" in silent["summary"], silent["summary"]
+    findings = {f["check"]: f for f in hosts["x86"]["report"]["findings"]}
+    assert findings["torch"]["status"] == "crash"
+    assert findings["torch"]["summary"] == "probe 'torch' was killed by SIGSEGV"
+    assert findings["tensorrt-python"]["status"] != "crash", findings["tensorrt-python"]
+    assert hosts["x86"]["report"]["probes"]["tensorrt_bindings"]["error"] is None
+    assert proc.returncode == 3

@@ -1,0 +1,80 @@
+"""`doctor --inventory` without test hosts: its usage errors (Ansible's own among them),
+and the page's escaping of what hosts say (the mixed fleet itself is
+tests/integration/test_doctor_fleet.py)."""
+
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+from jetson_env import fleet_page
+
+HOSTILE = '<script>alert(1)</script> | `x` **b** "q" & \x1b[31m'
+
+
+def doctor(where: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "doctor", *args],
+        capture_output=True, text=True, cwd=where, timeout=60,
+    )  # fmt: skip
+
+
+def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
+    (tmp_path / "fleet.yml").write_text("all:\n  hosts:\n    one: {ansible_connection: local}\n")
+    (tmp_path / "broken.yml").write_text("all:\n  hosts: [oops\n")
+    cases = {
+        ("--inventory", "nowhere.yml"): "no inventory at nowhere.yml",
+        ("--inventory", "fleet.yml", "--report", "fleet.pdf"): "must end in .html or .md",
+        ("--inventory", "fleet.yml", "--report", "no/fleet.html"): "no folder no",
+        ("--inventory", "fleet.yml", "--host", "root@h"): "exclude each other",
+        ("--limit", "x86"): "go with --inventory",
+        ("--inventory", "fleet.yml", "--forks", "0"): "positive whole number",
+        ("--inventory", "broken.yml"): "broken.yml as an inventory source",
+        ("--inventory", "fleet.yml", "--limit", "nomatch"): "Could not match supplied host",
+    }
+    for args, message in cases.items():
+        proc = doctor(tmp_path, *args)
+        assert proc.returncode == 2, args
+        assert message in proc.stderr, (args, proc.stderr)
+        assert proc.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yml", "fleet.yml"]
+
+
+def hostile_fleet() -> dict:
+    finding = {"check": HOSTILE, "area": "target", "status": "fail", "summary": HOSTILE,
+               "details": [], "remedy": f"echo {HOSTILE} ````"}  # fmt: skip
+    report = {"findings": [finding], "fixes": [{"number": 1, "checks": [HOSTILE],
+                                                "command": finding["remedy"]}]}  # fmt: skip
+    host = {"host": HOSTILE, "status": "fail", "platform_label": HOSTILE,
+            "failing": [HOSTILE], "report": report}  # fmt: skip
+    return {"inventory": HOSTILE, "status": "fail", "exit_code": 1, "hosts": [host],
+            "counts": {"unreachable": 0, "crash": 0, "fail": 1, "warn": 0, "ok": 0}}  # fmt: skip
+
+
+class Elements(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+        self.attributes: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attributes += attrs
+
+
+def test_what_hosts_say_cannot_add_markup_to_the_page():
+    page = fleet_page.render(hostile_fleet(), ".html")
+    parsed = Elements()
+    parsed.feed(page)
+    assert "script" not in parsed.tags
+    assert ("data-host", HOSTILE) in parsed.attributes  # the text survives, as text
+    assert "&lt;script&gt;" in page
+
+
+def test_what_hosts_say_stays_text_in_markdown():
+    page = fleet_page.render(hostile_fleet(), ".md")
+    fenced = f"`````\necho {HOSTILE} ````\n`````"  # a fence longer than the text's backticks
+    assert fenced in page
+    assert "<script>" not in page.replace(fenced, "")
+    table = [line for line in page.splitlines() if line.startswith("| ")]
+    assert all(line.count(" | ") == table[0].count(" | ") for line in table)
