@@ -95,6 +95,18 @@ def test_http_torch_url_is_refused_before_any_change(inventory: Path, x86_a: Hos
     assert "is not https" in result.messages()
 
 
+def test_http_torchvision_archive_is_refused_before_any_change(inventory: Path, x86_a: Host):
+    result = run_playbook(
+        inventory, extra_vars={"torchvision_source_archive": "http://example.org/vision.tar.gz"}
+    )
+
+    assert result.rc != 0
+    assert result.changed("x86") == 0
+    assert "torchvision_source_archive http://example.org/vision.tar.gz is not https" in (
+        result.messages()
+    )
+
+
 def test_checksum_mismatch_stops_before_any_change(inventory: Path, x86_a: Host, work: Path):
     lock = work / "mismatch.lock.yml"
     lock.write_text(yaml.safe_dump({"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}))

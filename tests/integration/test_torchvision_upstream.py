@@ -96,10 +96,9 @@ def debian_torch_image() -> str:
     install = shlex.join(
         ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_TORCH_PACKAGES]
     )
+    # The package lists stay: the role's apt task trusts their age (cache_valid_time).
     context = BuildContext(
-        f"FROM {base}\n"
-        f"RUN apt-get update && DEBIAN_FRONTEND=noninteractive {install}"
-        " && rm -rf /var/lib/apt/lists/*\n"
+        f"FROM {base}\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive {install}\n"
     )
     tag = f"jetson-env-host:x86-debian12-debian-torch-{context.digest}"
     return _ensure_image(tag, lambda: context.build(tag))
