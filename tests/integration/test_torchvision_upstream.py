@@ -75,6 +75,7 @@ BUILD_INPUTS = {
     "apt": BUILD_APT_PACKAGES,
     "env": {"FORCE_CUDA": None, "TORCH_CUDA_ARCH_LIST": None},
 }
+BUILD_DIR = "/var/cache/jetson-env/build/torchvision"  # the role's default, removed after a build
 WHEEL_CACHE = CACHE / "torchvision-upstream" / short_hash(json.dumps(BUILD_INPUTS, sort_keys=True))
 
 
@@ -134,7 +135,7 @@ def assert_nothing_changed(result: PlayResult, host: Host) -> None:
     assert result.rc != 0
     assert result.changed("vision") == 0
     assert pip_version(host, "torchvision") is None
-    assert host.exec(["test", "-e", "/var/cache/jetson-env/build"], check=False).returncode
+    assert host.exec(["test", "-e", BUILD_DIR], check=False).returncode
 
 
 def test_archive_of_another_version_stops_before_any_change(inventory: Path, host: Host):
@@ -191,7 +192,7 @@ def test_provision_builds_the_release_source(inventory: Path, host: Host):
     (wheel,) = cached_wheels()
     assert wheel.name.startswith(f"torchvision-{VISION}-cp311-cp311-linux_x86_64")
     assert wheel.parent.name == f"x86_64-x86-cp311-torch1.13.0a0-torchvision{VISION}"
-    assert host.exec(["test", "-e", "/var/cache/jetson-env/build"], check=False).returncode
+    assert host.exec(["test", "-e", BUILD_DIR], check=False).returncode
 
 
 RUN_FROM_A_NEUTRAL_FOLDER = """
