@@ -7,7 +7,7 @@ without version information, so it reports itself as 1.13.0a0. It pairs with tor
 tarball, from Debian's source archive (tests/support/debian_source.py), pinned by sha256
 in the matrix and given to the role as a file on the controller.
 
-Under these conditions the role builds the real setup.py (about 13 minutes on 2 cores, see
+Under these conditions the role builds the real setup.py (11.6 minutes on 2 cores, see
 tests/README.md), so the provisioning tests are the `slow` tier until the built wheel is in
 the controller's cache, keyed by the build's inputs; from then on they install that wheel
 and run in the default tier. The bad-archive tests need no build and always run.
