@@ -162,7 +162,10 @@ def x86_image(tmp_path_factory: pytest.TempPathFactory) -> dict:
         {
             "torch_wheel_file": f"{IN_BUILD}/{TORCH_X86.name}",
             "torchvision_source_archive": f"{IN_BUILD}/{vision.name}",
-            "torchvision_source_sha256": hashlib.sha256(vision.read_bytes()).hexdigest(),
+            # Of the staged copy: staging rewrites tar.gz files with fixed times.
+            "torchvision_source_sha256": hashlib.sha256(
+                (INPUTS / "x86_64" / vision.name).read_bytes()
+            ).hexdigest(),
             # The fixture needs only a C++ compiler and Python headers.
             "torchvision_apt_packages": ["g++", "python3-dev"],
             "tensorrt_tarball": f"{IN_BUILD}/{tarball.name}",
