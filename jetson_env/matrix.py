@@ -25,8 +25,8 @@ L4T = re.compile(r"^\d+\.\d+\.\d+$")
 CUDA_FROM = ("host", "base", "apt")
 
 SECTIONS = (
-    "sources", "torchvision_pairs", "socs", "families", "releases", "unsupported", "x86", "images",
-    "packages", "jetpack_apt",
+    "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
+    "unsupported", "x86", "images", "packages", "jetpack_apt",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = ("apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list")
@@ -191,6 +191,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
     pairs_section = raw["torchvision_pairs"]
     check_sources("torchvision_pairs", pairs_section)
     pairs = {str(k): str(v) for k, v in (pairs_section.get("pairs") or {}).items()}
+    _torchvision_archives(raw["torchvision_archives"], where, check_sources)
 
     socs: dict[str, str] = {}
     for soc, entry in raw["socs"].items():
@@ -323,6 +324,15 @@ def _packages(section, where, check_sources) -> None:
         raise MatrixError(f"{where}: packages.torch2trt: 'git' must be an https URL")
     if not torch2trt.get("ref"):
         raise MatrixError(f"{where}: packages.torch2trt: missing the pinned 'ref'")
+
+
+def _torchvision_archives(section, where, check_sources) -> None:
+    check_sources("torchvision_archives", section)
+    for version, sha in (section.get("sha256") or {}).items():
+        if not DOTTED.match(str(version)) or not SHA256.match(str(sha)):
+            raise MatrixError(
+                f"{where}: torchvision_archives: '{version}: {sha}' is not a version and a sha256"
+            )
 
 
 def _jetpack_packages(row: str, entry: dict[str, Any], where: str) -> dict[str, tuple[str, ...]]:

@@ -27,7 +27,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The `slow` tier (emulated aarch64 image builds) runs with JETSON_ENV_SLOW=1 or -m slow."""
+    """The `slow` tier (emulated aarch64 image builds, real torchvision builds) runs with
+    JETSON_ENV_SLOW=1 or -m slow."""
     if os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow tier: run with JETSON_ENV_SLOW=1 (tests/README.md)")

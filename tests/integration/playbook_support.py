@@ -5,6 +5,7 @@ use their own containers (jetson-env-test-playbook-<name>) started from the shar
 host images, instead of the session hosts other tests expect unprovisioned.
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -26,10 +27,13 @@ TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 PLAYBOOK_TIMEOUT_S = 1800
 
 
-def start_host(image_of: str, name: str, env: dict[str, str] | None = None) -> Host:
-    """A fresh container `jetson-env-test-<name>` from the image of host `image_of`, with
-    `env` in its environment (what `docker exec`, and so Ansible, sees)."""
-    image = HostImage(HOSTS[image_of]).ensure()
+def start_host(
+    image_of: str, name: str, image: str | None = None, env: dict[str, str] | None = None
+) -> Host:
+    """A fresh container `jetson-env-test-<name>` from the image of host `image_of`, or from
+    `image`, one derived from it, with `env` in its environment (what `docker exec`, and so
+    Ansible, sees)."""
+    image = image or HostImage(HOSTS[image_of]).ensure()
     spec = HostSpec(name, HOSTS[image_of].debian_arch)
     env_args = [arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")]
     subprocess.run(["docker", "rm", "--force", spec.container], capture_output=True, check=False)
@@ -228,18 +232,19 @@ def vars_for_test_hosts(work: Path, torch_wheel: Path = TORCH_WHEEL_X86) -> dict
     """Variables that let the roles run on a Docker test host (Python 3.11).
 
     torch is a real CPU wheel from the controller (x86's by default); torchvision is built from the
-    torchvision-like fixture, given as a source archive on the controller; there is no
+    torchvision-like fixture, given as a source archive on the controller with its sha256 (the
+    matrix pins only pytorch/vision's real release tarballs); there is no
     systemd or Docker daemon (container-build mode); the stand-in TensorRT cannot back a
     real torch2trt import, so torch2trt is off. NVIDIA's Jetson apt repository is not
     reachable: Jetson tests point jetpack_apt at tests/support/standin_apt.py or turn it off.
     """
+    vision = source_archive(TORCHVISION_FIXTURE, "vision-0.28.0", work)
     return {
         "torch_wheel_file": str(torch_wheel),
         "torch_lock_file": str(work / "jetson-env.lock.yml"),
         "torch_controller_cache": str(work / "cache" / "torch"),
-        "torchvision_source_archive": str(
-            source_archive(TORCHVISION_FIXTURE, "vision-0.28.0", work)
-        ),
+        "torchvision_source_archive": str(vision),
+        "torchvision_source_sha256": hashlib.sha256(vision.read_bytes()).hexdigest(),
         "torchvision_wheel_cache": str(work / "cache" / "torchvision"),
         "torchvision_apt_packages": ["g++", "python3-dev"],
         "docker_runtime_install_packages": False,

@@ -14,6 +14,7 @@ Sizes are printed and written to .cache/images/<name>.sizes.json.
 """
 
 import gzip
+import hashlib
 import json
 import shutil
 import subprocess
@@ -161,6 +162,10 @@ def x86_image(tmp_path_factory: pytest.TempPathFactory) -> dict:
         {
             "torch_wheel_file": f"{IN_BUILD}/{TORCH_X86.name}",
             "torchvision_source_archive": f"{IN_BUILD}/{vision.name}",
+            # Of the staged copy: staging rewrites tar.gz files with fixed times.
+            "torchvision_source_sha256": hashlib.sha256(
+                (INPUTS / "x86_64" / vision.name).read_bytes()
+            ).hexdigest(),
             # The fixture needs only a C++ compiler and Python headers.
             "torchvision_apt_packages": ["g++", "python3-dev"],
             "tensorrt_tarball": f"{IN_BUILD}/{tarball.name}",
@@ -190,10 +195,9 @@ def test_x86_image_doctor_findings(x86_image: dict):
     assert findings["platform"]["status"] == "warn"
     assert findings["platform"]["summary"].startswith("x86_64 host without an NVIDIA GPU")
     assert findings["torch"]["summary"].startswith("torch 2.13.0+cpu is a CPU-only build")
-    # torchvision is installed, imports and pairs with torch (else "does not pair" or "does
-    # not import"); the torchvision-like fixture has no ops.nms, which the doctor then tries.
+    # torchvision is installed, pairs with torch and its C++ nms op runs (the fixture's).
     assert findings["torchvision"]["summary"] == (
-        "torchvision 0.28.0: torchvision.ops.nms fails on CPU"
+        "torchvision 0.28.0 (pairs with torch 2.13.0+cpu); ops.nms works on CPU"
     )
     assert findings["termcolor"]["status"] == "ok", findings["termcolor"]
     assert findings["tensorrt-python"]["summary"].startswith(f"tensorrt {TRT_VERSION} imports")

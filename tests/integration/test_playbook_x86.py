@@ -104,6 +104,26 @@ def test_http_torch_url_is_refused_before_any_change(
     assert "is not https" in result.messages()
 
 
+def test_http_torchvision_archive_is_refused_before_any_change(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host
+):
+    result = run_playbook(
+        ansible,
+        inventory,
+        extra_vars={"torchvision_source_archive": "http://example.org/vision.tar.gz"},
+    )
+
+    assert result.rc != 0
+    # Only the controller's lock file may have changed: torch's sha256 recorded on first use.
+    assert result.changed_tasks("x86") <= {
+        "Record the sha256 in the lock file on first use: torch wheel"
+    }
+    assert pip_version(x86_a, "torch") is None
+    assert "torchvision_source_archive http://example.org/vision.tar.gz is not https" in (
+        result.messages()
+    )
+
+
 def test_checksum_mismatch_stops_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
 ):

@@ -105,6 +105,12 @@ def test_torchvision_that_does_not_pair(broken):
     expect_error(broken, "release R35.4.1", "torchvision 0.16.1 does not pair with torch 2.0.0")
 
 
+def test_torchvision_archive_pins_are_sha256(broken):
+    assert len(broken["torchvision_archives"]["sha256"]["0.14.1"]) == 64
+    broken["torchvision_archives"]["sha256"]["0.21.0"] = "abc"
+    expect_error(broken, "torchvision_archives", "'0.21.0: abc' is not a version and a sha256")
+
+
 def test_row_without_source(broken):
     del broken["releases"]["32.6.1"]["source"]
     expect_error(broken, "release R32.6.1", "no source cited")

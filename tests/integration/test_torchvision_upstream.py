@@ -1,0 +1,256 @@
+"""The torchvision role building pytorch/vision's real release source on an x86 test host.
+
+The host is the x86 host image plus Debian bookworm's own torch (python3-torch 1.13.1 and
+libtorch-dev's headers, which extensions compile against); Debian built it from a tree
+without version information, so it reports itself as 1.13.0a0. It pairs with torchvision
+0.14.x, and 0.14.1 is the release Debian pairs with it: pytorch/vision's v0.14.1 release
+tarball, from Debian's source archive (tests/support/debian_source.py), pinned by sha256
+in the matrix and given to the role as a file on the controller.
+
+Under these conditions the role builds the real setup.py (11.6 minutes on 2 cores, see
+tests/README.md), so the provisioning tests are the `slow` tier until the built wheel is in
+the controller's cache, keyed by the build's inputs; from then on they install that wheel
+and run in the default tier. The bad-archive tests need no build and always run.
+"""
+
+import json
+import re
+import shlex
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from playbook_support import (
+    PlayResult,
+    pip_version,
+    remove_host,
+    run_playbook,
+    start_host,
+    write_inventory,
+)
+from support.ansible_envs import ANSIBLE_ENDS
+from support.debian_source import vision_archive_sha256, vision_source_archive
+from support.hosts import (
+    CACHE,
+    HOSTS,
+    VENV,
+    BuildContext,
+    Host,
+    HostImage,
+    _ensure_image,
+    short_hash,
+)
+
+pytestmark = pytest.mark.hosts
+
+# One end of the Ansible range is enough here: the playbook tests run both.
+NEWEST = ANSIBLE_ENDS["newest"]
+VISION = "0.14.1"
+OTHER_VISION = "0.21.0"  # a real archive of another version, for the mismatch test
+DEBIAN_TORCH = "1.13.1+dfsg-4"
+DEBIAN_TORCH_PACKAGES = (f"python3-torch={DEBIAN_TORCH}", f"libtorch-dev={DEBIAN_TORCH}")
+# The build's apt packages: the compiler, ninja (parallel jobs), Python's headers, and the
+# image libraries torchvision's setup.py looks for.
+BUILD_APT_PACKAGES = [
+    "g++",
+    "ninja-build",
+    "python3-dev",
+    "libjpeg-dev",
+    "libpng-dev",
+    "zlib1g-dev",
+]
+ROLES_OFF = (
+    "cuda_env",
+    "python_base",
+    "torch",
+    "pycuda",
+    "tensorrt",
+    "torch2trt",
+    "docker_runtime",
+)
+# Every input the built wheel depends on; its hash names the wheel cache's folder.
+BUILD_INPUTS = {
+    "archive_sha256": vision_archive_sha256(VISION),
+    "torch": DEBIAN_TORCH,
+    "python": "cp311",
+    "arch": "x86_64",
+    "apt": BUILD_APT_PACKAGES,
+    "env": {"FORCE_CUDA": None, "TORCH_CUDA_ARCH_LIST": None},
+}
+BUILD_DIR = "/var/cache/jetson-env/build/torchvision"  # the role's default, removed after a build
+WHEEL_CACHE = CACHE / "torchvision-upstream" / short_hash(json.dumps(BUILD_INPUTS, sort_keys=True))
+
+
+def cached_wheels() -> list[Path]:
+    return sorted(WHEEL_CACHE.rglob("torchvision-*.whl"))
+
+
+WHEEL_WAS_CACHED = bool(cached_wheels())
+
+
+def slow_until_cached(test: Callable) -> Callable:
+    """The `slow` tier while the wheel must be built; the default tier once it is cached."""
+    return test if WHEEL_WAS_CACHED else pytest.mark.slow(test)
+
+
+def debian_torch_image() -> str:
+    """The x86 host image plus Debian's torch, built once (tagged with its Dockerfile's hash)."""
+    base = HostImage(HOSTS["x86-debian12"]).ensure()
+    install = shlex.join(
+        ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_TORCH_PACKAGES]
+    )
+    # The package lists stay: the role's apt task trusts their age (cache_valid_time).
+    context = BuildContext(
+        f"FROM {base}\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive {install}\n"
+    )
+    tag = f"jetson-env-host:x86-debian12-debian-torch-{context.digest}"
+    return _ensure_image(tag, lambda: context.build(tag))
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("torchvision-upstream")
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[Host]:
+    host = start_host("x86-debian12", "playbook-x86-vision", image=debian_torch_image())
+    yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def inventory(work: Path, host: Host) -> Path:
+    only_torchvision = {
+        **{f"{role}_enabled": False for role in ROLES_OFF},
+        "torchvision_version": VISION,
+        "torchvision_source_archive": str(vision_source_archive(VISION)),
+        "torchvision_wheel_cache": str(WHEEL_CACHE),
+        "torchvision_apt_packages": BUILD_APT_PACKAGES,
+    }
+    return write_inventory(
+        work / "inventory.yml", {"vision": {"ansible_host": host.container}}, only_torchvision
+    )
+
+
+def assert_nothing_changed(result: PlayResult, host: Host) -> None:
+    assert result.rc != 0
+    assert result.changed("vision") == 0
+    assert pip_version(host, "torchvision") is None
+    assert host.exec(["test", "-e", BUILD_DIR], check=False).returncode
+
+
+def test_archive_of_another_version_stops_before_any_change(inventory: Path, host: Host):
+    other = vision_source_archive(OTHER_VISION)
+
+    result = run_playbook(
+        NEWEST.ensure(), inventory, extra_vars={"torchvision_source_archive": str(other)}
+    )
+
+    assert_nothing_changed(result, host)
+    message = result.messages()
+    assert f"{other} is not torchvision {VISION} (torchvision_version)" in message
+    assert f"its version.txt says {OTHER_VISION}" in message
+    assert f"Give the source archive of v{VISION}" in message
+
+
+def test_archive_with_another_sha256_stops_before_any_change(inventory: Path, host: Host):
+    result = run_playbook(
+        NEWEST.ensure(), inventory, extra_vars={"torchvision_source_sha256": "0" * 64}
+    )
+
+    assert_nothing_changed(result, host)
+    message = result.messages()
+    assert f"sha256 mismatch for {vision_source_archive(VISION)}: expected {'0' * 64}" in message
+    assert f"got {vision_archive_sha256(VISION)}. Nothing was changed." in message
+
+
+def task_seconds(result: PlayResult, name_part: str) -> float:
+    """How long the task whose name contains `name_part` ran, from the json callback's times."""
+    for task in result.tasks():
+        if name_part in task["task"]["name"] and not task["hosts"]["vision"].get("skipped"):
+            duration = task["task"]["duration"]
+            start, end = (datetime.fromisoformat(duration[k].rstrip("Z")) for k in ("start", "end"))
+            return (end - start).total_seconds()
+    raise AssertionError(f"no task '{name_part}' ran")
+
+
+@slow_until_cached
+def test_provision_builds_the_release_source(inventory: Path, host: Host):
+    result = run_playbook(NEWEST.ensure(), inventory)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert pip_version(host, "torchvision") == VISION
+    built = result.task_hosts("Build the torchvision wheel")
+    if WHEEL_WAS_CACHED:
+        assert built == set()
+    else:
+        assert built == {"vision"}
+        build = next(
+            t for t in result.tasks() if "Build the torchvision wheel" in t["task"]["name"]
+        )
+        # torch's extension builder says so on stderr when ninja runs the build's jobs.
+        output = build["hosts"]["vision"]["stderr"]
+        jobs = re.search(r"Using envvar MAX_JOBS \((\d+)\)", output)
+        assert jobs and int(jobs.group(1)) >= 1, output[-2000:]
+        seconds = task_seconds(result, "Build the torchvision wheel")
+        print(f"\ntorchvision {VISION} built in {seconds:.0f} s")
+    (wheel,) = cached_wheels()
+    assert wheel.name.startswith(f"torchvision-{VISION}-cp311-cp311-linux_x86_64")
+    assert wheel.parent.name == f"x86_64-x86-cp311-torch1.13.0a0-torchvision{VISION}"
+    assert host.exec(["test", "-e", BUILD_DIR], check=False).returncode
+
+
+RUN_FROM_A_NEUTRAL_FOLDER = """
+import os
+os.chdir("/")
+import torch, torchvision
+from torchvision.ops import nms, roi_align
+boxes = torch.tensor([[0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 11.0, 11.0], [20.0, 20.0, 30.0, 30.0]])
+scores = torch.tensor([0.9, 0.8, 0.7])
+features = torch.arange(64.0).reshape(1, 1, 8, 8)
+pooled = roi_align(features, [torch.tensor([[0.0, 0.0, 4.0, 4.0]])], output_size=2)
+model = torchvision.models.resnet18().eval()
+with torch.no_grad():
+    logits = model(torch.rand(1, 3, 64, 64))
+print(torchvision.__version__, torchvision.__file__, getattr(torchvision.version, "cuda", None))
+print(nms(boxes, scores, 0.5).tolist())
+print(list(pooled.shape), list(logits.shape), bool(torch.isfinite(logits).all()))
+"""
+
+
+@slow_until_cached
+def test_release_runs_its_ops_and_a_model(host: Host):
+    out = host.exec(["python3", "-c", RUN_FROM_A_NEUTRAL_FOLDER]).stdout.splitlines()
+
+    version, location, cuda = out[0].split()
+    assert version == VISION
+    assert location == "/usr/local/lib/python3.11/dist-packages/torchvision/__init__.py"
+    assert cuda == "None"  # no CUDA on the test host: FORCE_CUDA was not set
+    assert out[1] == "[0, 2]"
+    assert out[2] == "[1, 1, 2, 2] [1, 1000] True"
+
+
+@slow_until_cached
+def test_second_run_changes_nothing(inventory: Path):
+    result = run_playbook(NEWEST.ensure(), inventory)
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("vision") == 0, result.changed_tasks("vision")
+
+
+@slow_until_cached
+def test_doctor_reports_torchvision_paired(host: Host):
+    host.install_project()
+    result = host.exec(
+        [f"{VENV}/bin/jetson-env", "doctor", "--json", "--python", "/usr/bin/python3",
+         "--check", "torchvision"],
+        check=False,
+    )  # fmt: skip
+    findings = {f["check"]: f for f in json.loads(result.stdout)["findings"]}
+
+    assert findings["torchvision"]["status"] == "ok", findings
+    assert findings["torchvision"]["summary"] == (
+        f"torchvision {VISION} (pairs with torch 1.13.0a0); ops.nms works on CPU"
+    )
