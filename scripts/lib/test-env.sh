@@ -3,8 +3,10 @@
 # Docker engine and aarch64 emulation. Sourced by scripts/test (and by any later
 # script that needs the test hosts); every step is a no-op when already done.
 
-# gcc-aarch64-linux-gnu: stand-ins of NVIDIA's shared libraries for the emulated Jetsons.
-TEST_ENV_PACKAGES=(docker.io debootstrap qemu-user-static binfmt-support shellcheck gnupg gcc-aarch64-linux-gnu)
+# gcc-aarch64-linux-gnu: stand-ins of NVIDIA's shared libraries for the emulated Jetsons;
+# chromium: the fleet report page opened in a headless browser.
+TEST_ENV_PACKAGES=(docker.io debootstrap qemu-user-static binfmt-support shellcheck gnupg gcc-aarch64-linux-gnu
+    chromium)
 TEST_ENV_DOCKER_TIMEOUT_S=60
 
 test_env_install_packages() {
