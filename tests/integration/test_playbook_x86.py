@@ -217,6 +217,31 @@ def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
     assert result.changed("x86") == 0, result.stats
 
 
+@pytest.mark.parametrize(
+    ("extra", "plugins"),
+    [
+        ({}, f"both (auto: TensorRT headers found in {TRT_HOME}/include)"),
+        ({"torch2trt_tensorrt_include_dir": "/nonexistent"},
+         "none (auto: TensorRT headers missing in /nonexistent)"),
+        ({"torch2trt_plugins": "legacy"}, "legacy (torch2trt_plugins=legacy)"),
+    ],
+    ids=["headers", "no-headers", "chosen"],
+)  # fmt: skip
+def test_torch2trt_plugins_follow_tensorrts_headers(
+    ansible: AnsibleEnd, inventory: Path, extra: dict, plugins: str
+):
+    """Both plugin kinds (the --plugins extension and the CMake library) where NvInfer.h is;
+    --check, so nothing is built (the stand-in TensorRT could not back it)."""
+    newest_only(ansible)
+    result = run_playbook(
+        ansible, inventory, check=True, extra_vars={"torch2trt_enabled": True, **extra}
+    )
+
+    assert result.rc == 0, result.messages() or result.stderr
+    said = result.task_result("Say which plugins are built", "x86")["msg"]
+    assert said == f"torch2trt plugins on x86: {plugins}"
+
+
 def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
     x86_a.install_project()
     checks = ["libnvinfer", "tensorrt-python", "termcolor"]

@@ -109,6 +109,10 @@ def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:
             for name, value in zip(("MAJOR", "MINOR", "PATCH"), version.split("."), strict=False)
         )
     )
+    # What torch2trt's plugins are compiled against (the role looks for it).
+    (root / "include" / "NvInfer.h").write_text(
+        '/* STAND-IN header (jetson-env tests) */\n#include "NvInferVersion.h"\n'
+    )
     build_bindings_wheel(version, python_tag, root / "python")
     tarball = dest / f"{root_name}.Linux.x86_64-gnu.STANDIN.tar.gz"
     with tarfile.open(tarball, "w:gz") as archive:
