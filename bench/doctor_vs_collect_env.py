@@ -1,38 +1,107 @@
-"""Compare `jetson-env doctor --no-smoke` with `python -m torch.utils.collect_env`.
+"""Compare `jetson-env doctor` (with smoke, --no-smoke, --quick) with
+`python -m torch.utils.collect_env`: wall time and peak memory, side by side in one run.
 
-collect_env is what people paste into PyTorch bug reports. Both run here, in one
-run, on the same machine, against the same interpreter (and so the same torch);
-each is timed over a few rounds (median wall time), and what each checks is
-counted two ways: facts read (collect_env's fields with a value; the non-null
-values in the doctor's probe results) and verdicts (collect_env gives none; the
-doctor's findings, each judged against the matrix, most with a remedy). Prints
-the ratios; asserts nothing.
+collect_env is what people paste into PyTorch bug reports. All four run here, on the
+same machine, against the same interpreter (and so the same torch), in interleaved
+rounds (each round runs every command once, in a rotating order, so that a busy
+moment hits them alike); each is summarised by its median wall time. Memory is
+sampled from /proc every 20 ms while a command runs: the peak RSS of its largest
+process (VmHWM: exact for every process seen alive) and the peak sum over all its
+processes at one moment (what a 4 GB Nano must hold). What each checks is counted
+too: facts read (collect_env's fields with a value; the non-null values in the
+doctor's probe results) and verdicts (collect_env gives none). Prints the ratios and
+the goals of issue 14; asserts nothing.
 
     python bench/doctor_vs_collect_env.py --python /path/to/python-with-torch
 
-jetson-env must be importable by the interpreter running this script.
+jetson-env must be importable by --doctor-python (default: the interpreter running this).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass, field
+
+SAMPLE_SECONDS = 0.02
+GOALS = {  # issue 14: doctor / collect_env
+    "doctor --no-smoke": 1.0,
+    "doctor": 1.3,
+    "doctor --quick": 0.25,
+}
+RSS_GOAL = 1.1
 
 
-def timed(argv: list[str], rounds: int) -> tuple[float, str]:
-    times, output = [], ""
-    for _ in range(rounds):
-        start = time.perf_counter()
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-        times.append(time.perf_counter() - start)
-        output = proc.stdout
-        if not output:
-            sys.exit(f"{' '.join(argv)} printed nothing (exit {proc.returncode}): {proc.stderr}")
-    return statistics.median(times), output
+@dataclass
+class Runs:
+    seconds: list[float] = field(default_factory=list)
+    largest_mb: list[float] = field(default_factory=list)  # peak RSS of its largest process
+    total_mb: list[float] = field(default_factory=list)  # peak RSS of all its processes at once
+    output: str = ""
+
+    def median(self, values: list[float]) -> float:
+        return statistics.median(values)
+
+
+def descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, []))
+    return found
+
+
+def memory_kb(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) in kB; (0, 0) for a process that is gone."""
+    values = {"VmRSS:": 0, "VmHWM:": 0}
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                key = line.split(None, 1)[0]
+                if key in values:
+                    values[key] = int(line.split()[1])
+    except OSError:
+        pass
+    return values["VmRSS:"], values["VmHWM:"]
+
+
+def measured(argv: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, peak RSS of the largest process and of all processes (MB), stdout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    peaks = {"largest": 0, "total": 0}
+
+    def sample() -> None:
+        while proc.poll() is None:
+            rows = [memory_kb(pid) for pid in descendants(proc.pid)]
+            peaks["total"] = max(peaks["total"], sum(rss for rss, _ in rows))
+            peaks["largest"] = max([peaks["largest"], *(hwm for _, hwm in rows)])
+            time.sleep(SAMPLE_SECONDS)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    output = proc.communicate()[0]
+    seconds = time.perf_counter() - start
+    sampler.join()
+    if not output:
+        sys.exit(f"{' '.join(argv)} printed nothing (exit {proc.returncode})")
+    return seconds, peaks["largest"] / 1024, peaks["total"] / 1024, output
 
 
 def collect_env_fields(output: str) -> list[tuple[str, str]]:
@@ -57,49 +126,69 @@ def collect_env_fields(output: str) -> list[tuple[str, str]]:
     return fields
 
 
-def doctor_facts(python: str) -> int:
-    """Non-null scalar values in the probes' JSON (what the doctor read), run once, untimed."""
-    from jetson_env import doctor
-    from jetson_env.targets import LocalTarget, run_probe
-
-    names = sorted({p for c in doctor.select(None, smoke=False) for p in c.probes})
-    target = LocalTarget(python)
-
-    def leaves(value) -> int:
-        if isinstance(value, dict):
-            return sum(leaves(v) for k, v in value.items() if k not in ("unknown", "seconds"))
-        if isinstance(value, list):
-            return sum(leaves(v) for v in value)
-        return 0 if value in (None, "") else 1
-
-    return sum(leaves(run_probe(target, name, 120).data or {}) for name in names)
+def leaves(value) -> int:
+    """Non-null scalar values in a probe's JSON (what the doctor read)."""
+    if isinstance(value, dict):
+        return sum(leaves(v) for k, v in value.items() if k not in ("unknown", "seconds"))
+    if isinstance(value, list):
+        return sum(leaves(v) for v in value)
+    return 0 if value in (None, "") else 1
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python", default=sys.executable, help="interpreter with torch")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--python", default=sys.executable, help="target interpreter with torch")
+    parser.add_argument("--doctor-python", default=sys.executable, help="runs jetson-env")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
-    collect_s, collect_out = timed([args.python, "-m", "torch.utils.collect_env"], args.rounds)
-    doctor_argv = [sys.executable, "-m", "jetson_env.cli", "doctor", "--no-smoke", "--json",
-                   "--python", args.python]  # fmt: skip
-    doctor_s, doctor_out = timed(doctor_argv, args.rounds)
-    report = json.loads(doctor_out)
-    fields = collect_env_fields(collect_out)
-    known = sum(1 for _, value in fields if value not in ("N/A", "None", "Could not collect", ""))
-    findings = len(report["findings"])
-    checks = len({f["check"] for f in report["findings"]})
+    doctor = [args.doctor_python, "-m", "jetson_env.cli", "doctor", "--json",
+              "--python", args.python]  # fmt: skip
+    commands = {
+        "collect_env": [args.python, "-m", "torch.utils.collect_env"],
+        "doctor": doctor,
+        "doctor --no-smoke": [*doctor, "--no-smoke"],
+        "doctor --quick": [*doctor, "--quick"],
+    }
+    runs = {name: Runs() for name in commands}
+    names = list(commands)
+    for round_index in range(args.rounds):
+        order = names[round_index % len(names) :] + names[: round_index % len(names)]
+        for name in order:
+            seconds, largest, total, output = measured(commands[name])
+            run = runs[name]
+            run.seconds.append(seconds)
+            run.largest_mb.append(largest)
+            run.total_mb.append(total)
+            run.output = output
 
-    print(f"interpreter: {args.python}  (median of {args.rounds} rounds)")
-    print(f"torch.utils.collect_env : {collect_s:6.2f} s, {len(fields)} fields reported")
-    print(f"jetson-env doctor       : {doctor_s:6.2f} s, {findings} findings from {checks} checks,"
-          f" {sum(1 for f in report['findings'] if f['remedy'])} with a remedy")  # fmt: skip
-    facts = doctor_facts(args.python)
-    print(f"facts read: collect_env {known} fields with a value, doctor {facts} probe values")
-    print(f"wall-time ratio doctor/collect_env: {doctor_s / collect_s:.2f}")
-    print(f"facts ratio doctor/collect_env: {facts / known:.2f}")
-    print(f"verdicts: collect_env 0, doctor {findings}")
+    base = runs["collect_env"]
+    print(f"target interpreter: {args.python}; {args.rounds} interleaved rounds, medians")
+    print(f"{'command':<20} {'wall s':>8} {'largest MB':>11} {'all MB':>8} {'time x':>7}"
+          f" {'goal':>6} {'largest x':>10} {'all x':>6}")  # fmt: skip
+    for name, run in runs.items():
+        seconds, largest, total = (statistics.median(v) for v in
+                                   (run.seconds, run.largest_mb, run.total_mb))  # fmt: skip
+        ratio = seconds / statistics.median(base.seconds)
+        goal = f"<={GOALS[name]:g}" if name in GOALS else ""
+        print(f"{name:<20} {seconds:>8.2f} {largest:>11.0f} {total:>8.0f} {ratio:>7.2f} {goal:>6}"
+              f" {largest / statistics.median(base.largest_mb):>10.2f}"
+              f" {total / statistics.median(base.total_mb):>6.2f}")  # fmt: skip
+    print(f"peak RSS goal: <= {RSS_GOAL:g}x collect_env")
+    report = json.loads(runs["doctor --no-smoke"].output)
+    fields = collect_env_fields(base.output)
+    known = sum(1 for _, value in fields if value not in ("N/A", "None", "Could not collect", ""))
+    full = json.loads(runs["doctor"].output)
+    facts = sum(leaves(finding) for finding in [full.get("platform"), full.get("smoke")])
+    print(f"facts read: collect_env {known} of {len(fields)} fields with a value; doctor "
+          f"{len(report['findings'])} findings from "
+          f"{len({f['check'] for f in report['findings']})} checks "
+          f"({sum(1 for f in report['findings'] if f['remedy'])} with a remedy), "
+          f"{facts} platform and smoke values")  # fmt: skip
+    for name in ("doctor", "doctor --no-smoke", "doctor --quick"):
+        last = json.loads(runs[name].output)
+        seconds = {probe: run["seconds"] for probe, run in last["probes"].items()}
+        print(f"{name}: {last['counts']}; probe seconds (last round): {seconds}")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
 """The `jetson-env` command line.
 
 Exit codes: 0 ok, 1 a check failed (or crashed), 2 usage or input error, 3 the target
-could not be reached (doctor --host).
+could not be reached or its interpreter cannot run the probes, 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM); every probe process is ended before it exits.
 """
 
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
+import math
+import shlex
+import signal
 import sys
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,42 @@ from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
-from jetson_env.targets import LocalTarget
+from jetson_env.targets import LocalTarget, cancel_all
 from jetson_env.terminal import Terminal
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+SHOW_PROBE_ERROR = (
+    "`jetson-env doctor --check platform -v --python {python}` shows the probe's output"
+)
+
+
+class VersionAction(argparse.Action):
+    """--version, reading the package metadata only when asked (importlib.metadata is slow)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import version
+
+        sys.stdout.write(f"{parser.prog} {version('jetson-env')}\n")
+        parser.exit()
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that the probes are ended as for Ctrl-C."""
+
+
+def seconds(text: str) -> float:
+    """--timeout: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def release_as_dict(release: Release, matrix: Matrix) -> dict[str, Any]:
@@ -47,6 +81,9 @@ def release_as_dict(release: Release, matrix: Matrix) -> dict[str, Any]:
 
 
 def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    if args.l4t is not None and not args.l4t.strip():
+        term.error("--l4t needs a release, e.g. R36.4.3", hint="`jetson-env matrix` lists them")
+        return EXIT_USAGE
     releases = [matrix.release(args.l4t)] if args.l4t else list(matrix.releases.values())
     if args.json:
         data = {"schema": 1, "releases": [release_as_dict(r, matrix) for r in releases]}
@@ -95,10 +132,9 @@ def cmd_info(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.json(data)
     if data["errors"]:
         for name, error in data["errors"].items():
-            term.error(
-                error, hint=f"run the probe by hand: {args.python} -m jetson_env.probes.{name}"
-            )
-        return EXIT_FAILED
+            term.error(error, hint=data["remedies"].get(name) or SHOW_PROBE_ERROR.format(
+                python=shlex.quote(args.python)))  # fmt: skip
+        return EXIT_UNREACHABLE if "interpreter" in data["errors"] else EXIT_FAILED
     if args.json:
         return EXIT_OK
     p = data["platform"]
@@ -133,53 +169,33 @@ def cmd_info(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
 def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     term.verbosity = max(term.verbosity, args.doctor_verbose)
     try:
-        checks = doctor_mod.select(args.check, smoke=not args.no_smoke)
+        checks = doctor_mod.select(args.check, smoke=not args.no_smoke, quick=args.quick)
     except doctor_mod.UnknownCheck as exc:
         term.error(str(exc), hint="`jetson-env doctor --list` lists the checks")
         return EXIT_USAGE
     if args.list:
-        if args.json:
-            term.json(
-                {
-                    "schema": doctor_mod.SCHEMA,
-                    "checks": [
-                        {
-                            "name": c.name,
-                            "area": c.area,
-                            "summary": c.summary,
-                            "probes": list(c.probes),
-                        }
-                        for c in checks
-                    ],
-                }
-            )
-        else:
-            term.table(
-                ("Check", "Area", "What it checks"), [(c.name, c.area, c.summary) for c in checks]
-            )
+        show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
         return EXIT_OK
     if args.host:
         from jetson_env import remote
 
         try:
-            address = remote.parse_address(args.host)
-        except ValueError as exc:
-            term.error(str(exc))
+            target = remote.open_target(
+                args.host,
+                args.python,
+                identity=args.identity,
+                ask_for_password=args.password,
+                accept_new_host_key=args.accept_new_host_key,
+            )
+        except remote.UsageError as exc:
+            term.error(str(exc), hint=exc.hint)
             return EXIT_USAGE
-        password = getpass.getpass(f"password for {address}: ") if args.password else None
-        target = remote.SSHTarget(
-            address,
-            args.python,
-            password=password,
-            identity=args.identity,
-            accept_new_host_key=args.accept_new_host_key,
-        )
-        try:
-            target.connect()
         except remote.ConnectError as exc:
-            report = doctor_mod.unreachable(str(address), str(exc), exc.remedy)
+            report = doctor_mod.unreachable(exc.target, str(exc), exc.remedy)
             show_report(args, term, report)
             return report.exit_code
+        for note in target.notes:
+            term.note(note)
     else:
         target = LocalTarget(args.python)
     try:
@@ -191,6 +207,15 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             close()
     show_report(args, term, report)
     return report.exit_code
+
+
+def show_checks(args: argparse.Namespace, term: Terminal, checks: list) -> None:
+    if args.json:
+        term.json({"schema": doctor_mod.SCHEMA, "checks": [c.as_dict() for c in checks]})
+    else:
+        term.table(
+            ("Check", "Area", "What it checks"), [(c.name, c.area, c.summary) for c in checks]
+        )
 
 
 def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Report) -> None:
@@ -237,7 +262,11 @@ def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         else:
             term.line(images_mod.tag(image, repo))
         return EXIT_OK
-    image = images_mod.find(args.name, matrix)
+    try:
+        image = images_mod.find(args.name, matrix)
+    except UnknownRelease as exc:
+        term.error(str(exc), hint="`jetson-env images list` lists the images")
+        return EXIT_USAGE
     try:
         playbook_vars = json.loads(args.playbook_vars) if args.playbook_vars else None
     except json.JSONDecodeError as exc:
@@ -272,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="From a freshly flashed Jetson or x86 GPU host to working PyTorch -> "
         "TensorRT conversion, and proof that it works.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version('jetson-env')}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--no-color", action="store_true", help="plain output (also NO_COLOR)")
     parser.add_argument("-v", "--verbose", action="count", default=0)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -285,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="what this machine is (model, L4T, JetPack, GPU, CUDA)")
     info.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     info.add_argument("--python", default="python3", help="target interpreter (default python3)")
-    info.add_argument("--timeout", type=float, default=30, help="seconds per probe")
+    info.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
     info.set_defaults(func=cmd_info)
 
     doctor = sub.add_parser(
@@ -293,7 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="what is broken and the command that fixes it; then a model converted and run",
         description="Checks this machine (or --host) for PyTorch -> TensorRT conversion and "
         "runs a smoke conversion. Exit codes: 0 healthy (ok, warn, skip), 1 a check failed "
-        "or crashed, 2 usage error, 3 the target could not be reached. See docs/doctor.md.",
+        "or crashed, 2 usage error, 3 the target could not be reached or its Python cannot run "
+        "the probes, 130 interrupted. See docs/doctor.md.",
     )
     doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     doctor.add_argument("--python", default="python3", help="target interpreter (default python3)")
@@ -308,12 +338,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="accept and record an unknown host key (ssh's StrictHostKeyChecking=accept-new)",
     )
     doctor.add_argument("--no-smoke", action="store_true", help="skip the smoke conversion")
+    doctor.add_argument(
+        "--quick",
+        action="store_true",
+        help="import no framework: platform, loader and file checks, versions from package "
+        "metadata (no smoke)",
+    )
     doctor.add_argument("--list", action="store_true", help="list the checks and exit")
     doctor.add_argument(
         "--check", action="append", metavar="NAME", help="run only this check (repeatable)"
     )
     doctor.add_argument(
-        "--timeout", type=float, help="seconds per probe (default: per probe, see docs/doctor.md)"
+        "--timeout", type=seconds, help="seconds per probe (default: per probe, see docs/doctor.md)"
     )
     doctor.add_argument(
         "-v", "--verbose", dest="doctor_verbose", action="count", default=0, help="details"
@@ -346,12 +382,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a path the locale cannot encode is still shown
+        stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     term = Terminal(
         as_json=getattr(args, "json", False),
         color=not args.no_color or None,
         verbosity=args.verbose,
     )
+    signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         matrix = load()
         return args.func(args, term, matrix)
@@ -361,6 +400,18 @@ def main(argv: list[str] | None = None) -> int:
     except MatrixError as exc:
         term.error(str(exc), hint="fix the named row of the matrix file")
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        cancel_all()
+        term.error("interrupted: every probe process was ended")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        cancel_all()
+        term.error("terminated: every probe process was ended")
+        return EXIT_TERMINATED
+
+
+def _raise_terminated(_signum, _frame) -> None:
+    raise Terminated()
 
 
 if __name__ == "__main__":

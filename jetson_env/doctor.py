@@ -1,9 +1,11 @@
-"""`jetson-env doctor`: run the probes concurrently in the target, then the checks, in order.
+"""`jetson-env doctor`: run the probes in the target, then the checks, in order.
 
-Every probe has a timeout; one that crashes, segfaults, hangs or prints garbage becomes
-a `crash` finding for the checks that needed it, while the others finish. The smoke
-conversion runs after the other probes (it needs the GPU to itself and memory a Nano
-does not have twice) and reports its stages as it goes.
+The light probes run concurrently, each in a process of its own; the probes that import
+frameworks share one process (jetson_env.probing). Every probe has a timeout; one that
+crashes, segfaults, hangs or prints garbage becomes one `crash` finding, while the
+others finish. A target whose interpreter cannot run probes at all is one finding,
+found early (exit code 3). `--quick` imports no framework: versions come from package
+metadata.
 """
 
 from __future__ import annotations
@@ -11,50 +13,49 @@ from __future__ import annotations
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from jetson_env import info
 from jetson_env.checks import BY_NAME, CHECKS, Check
 from jetson_env.checks.context import Facts
-from jetson_env.findings import CRASH, FAIL, UNHEALTHY, Finding, worst
+from jetson_env.findings import CRASH, FAIL, SKIP, UNHEALTHY, Finding, worst
 from jetson_env.matrix import Matrix
-from jetson_env.targets import ProbeResult, Target, run_probe
+from jetson_env.probing import BY_NAME as PROBES
+from jetson_env.probing import ProbeResult, Unusable, probe_all
+from jetson_env.targets import Target
 
 SCHEMA = 1
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-# Seconds per probe; importing torch takes seconds on a Nano, the smoke builds engines.
-PROBE_TIMEOUTS = {
-    "platform": 30,
-    "cuda": 60,
-    "tensorrt": 90,
-    "cudnn": 30,
-    "pymodules": 60,
-    "pycuda": 90,
-    "torch": 240,
-    "torch2trt": 240,
-    "docker": 45,
-    "smoke": 900,
-}
-STAGE_PREFIX = "@@stage "
 
 
 class UnknownCheck(LookupError):
     """A --check name that is not a check; the message lists the names."""
 
 
-def select(names: Iterable[str] | None, smoke: bool = True) -> list[Check]:
+def needs_framework(check: Check) -> bool:
+    return any(PROBES[probe].framework for probe in check.probes)
+
+
+def select(names: Iterable[str] | None, smoke: bool = True, quick: bool = False) -> list[Check]:
+    """The checks to run, in CHECKS order. --quick leaves out those that import frameworks
+    and adds the package-metadata check that stands in for them (only there)."""
     names = list(names or [])
     unknown = [n for n in names if n not in BY_NAME]
     if unknown:
         raise UnknownCheck(
             f"unknown check {', '.join(map(repr, unknown))}; checks: {', '.join(BY_NAME)}"
         )
-    chosen = [c for c in CHECKS if not names or c.name in names]
-    if not smoke and not names:
-        chosen = [c for c in chosen if c.name != "smoke"]
-    return chosen
+    if quick and (heavy := [n for n in names if needs_framework(BY_NAME[n])]):
+        raise UnknownCheck(
+            f"--quick imports no framework: {', '.join(heavy)} cannot run with it; "
+            f"quick checks: {', '.join(c.name for c in CHECKS if not needs_framework(c))}"
+        )
+    if names:
+        return [c for c in CHECKS if c.name in names]
+    if quick:
+        return [c for c in CHECKS if not needs_framework(c)]
+    return [c for c in CHECKS if not c.quick_only and (smoke or c.name != "smoke")]
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,14 @@ class Report:
             return EXIT_UNREACHABLE
         return EXIT_FAILED if any(f.status in UNHEALTHY for f in self.findings) else EXIT_OK
 
+    @property
+    def fixes(self) -> list[str]:
+        """Every remedy once, in the order to apply them (the checks' order)."""
+        return list(dict.fromkeys(f.remedy for f in self.findings if f.remedy))
+
     def as_dict(self) -> dict[str, Any]:
         counts = Counter(f.status for f in self.findings)
+        fixes = self.fixes
         return {
             "schema": SCHEMA,
             "target": self.target,
@@ -85,6 +92,16 @@ class Report:
             "counts": {s: counts.get(s, 0) for s in ("ok", "warn", "fail", "skip", "crash")},
             "platform": self.platform,
             "findings": [f.as_dict() for f in self.findings],
+            "fixes": [
+                {
+                    "number": number,
+                    "checks": list(
+                        dict.fromkeys(f.check for f in self.findings if f.remedy == command)
+                    ),
+                    "command": command,
+                }
+                for number, command in enumerate(fixes, 1)
+            ],
             "probes": {
                 name: {"seconds": round(r.seconds, 3), "error": r.error}
                 for name, r in sorted(self.results.items())
@@ -93,10 +110,14 @@ class Report:
         }
 
 
-def unreachable(target: str, error: str, remedy: str | None) -> Report:
-    """The report for a target that could not be reached (exit code 3)."""
-    finding = Finding("connection", "target", FAIL, f"cannot reach {target}: {error}", (), remedy)
+def not_reached(target: str, check: str, summary: str, remedy: str | None) -> Report:
+    """The report for a target that could not be reached or cannot run probes (exit code 3)."""
+    finding = Finding(check, "target", FAIL, summary, (), remedy)
     return Report(target, None, [finding], {}, reached=False)
+
+
+def unreachable(target: str, error: str, remedy: str | None) -> Report:
+    return not_reached(target, "connection", f"cannot reach {target}: {error}", remedy)
 
 
 def crash_finding(check: Check, result: ProbeResult) -> Finding:
@@ -105,11 +126,21 @@ def crash_finding(check: Check, result: ProbeResult) -> Finding:
 
 
 def run_checks(checks: list[Check], facts: Facts) -> list[Finding]:
+    """Each check on the facts; a failed probe is one crash finding, under the first check
+    that reads it: the later ones say where it is reported."""
     findings: list[Finding] = []
+    reported: dict[str, str] = {}  # failed probe -> the check its crash is reported under
     for check in checks:
-        failed = [facts.results[p] for p in check.probes if not facts.results[p].ok]
+        failed = [p for p in check.probes if not facts.results[p].ok]
         if failed:
-            findings.append(crash_finding(check, failed[0]))
+            probe = failed[0]
+            if probe in reported:
+                findings.append(
+                    check.finding(SKIP, f"not checked: see {reported[probe]} (probe '{probe}')")
+                )
+            else:
+                reported[probe] = check.name
+                findings.append(crash_finding(check, facts.results[probe]))
             continue
         try:
             findings.extend(check.run(facts))
@@ -133,27 +164,21 @@ def run(
     timeout: float | None = None,
     progress: Callable[[str], None] = lambda _text: None,
 ) -> Report:
-    """Probes (concurrently, each with its timeout), then checks; findings in CHECKS order."""
-    probes = {"platform", "cuda"} | {p for check in checks for p in check.probes}
-    parallel = sorted(probes - {"smoke"})
-
-    def probe(name: str, on_stderr=None) -> ProbeResult:
-        limit = timeout if timeout is not None else PROBE_TIMEOUTS[name]
-        return run_probe(target, name, limit, on_stderr=on_stderr)
-
-    progress(f"probing {target.description}: {', '.join(parallel)}")
-    with ThreadPoolExecutor(max_workers=len(parallel)) as pool:
-        results = dict(zip(parallel, pool.map(probe, parallel), strict=True))
-    if "smoke" in probes:
-
-        def on_stage(line: str) -> None:
-            if line.startswith(STAGE_PREFIX):
-                progress("smoke: " + line[len(STAGE_PREFIX) :])
-
-        results["smoke"] = probe("smoke", on_stage)
+    """Probes, then checks; findings in CHECKS order. Cancelled (Ctrl-C) propagates."""
+    needed = {"platform", "cuda"} | {p for check in checks for p in check.probes}
+    try:
+        results = probe_all(target, needed, timeout, progress)
+    except Unusable as exc:
+        return not_reached(target.description, "interpreter", str(exc), exc.remedy)
     platform = None
     if results["platform"].ok:
         cuda = results["cuda"].data if results["cuda"].ok else {}
-        platform = info.describe(results["platform"].data, cuda, matrix)
+        try:
+            platform = info.describe(results["platform"].data, cuda, matrix)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            error = (
+                f"probe 'platform' printed facts of the wrong shape ({type(exc).__name__}: {exc})"
+            )
+            results["platform"] = ProbeResult("platform", None, error, results["platform"].seconds)
     facts = Facts(results, matrix, platform)
     return Report(target.description, platform, run_checks(checks, facts), results)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from jetson_env.matrix import Matrix, UnknownRelease
-from jetson_env.targets import Target, run_probe
+from jetson_env.probing import Unusable, probe_all
+from jetson_env.targets import Target
 
 SCHEMA = 1
 PROBES = ("platform", "cuda")
@@ -61,14 +61,26 @@ def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> 
     }
 
 
-def gather(target: Target, matrix: Matrix, timeout: float = 30) -> dict[str, Any]:
-    """Run the info probes concurrently; a failed probe is reported, not raised."""
-    with ThreadPoolExecutor(len(PROBES)) as pool:
-        results = dict(
-            zip(PROBES, pool.map(lambda n: run_probe(target, n, timeout), PROBES), strict=True)
-        )
+def gather(target: Target, matrix: Matrix, timeout: float | None = None) -> dict[str, Any]:
+    """Run the info probes; a failed probe is reported under `errors`, not raised.
+
+    An interpreter that cannot run probes at all is one error, `interpreter`, with
+    what to do under `remedies`."""
+    try:
+        results = probe_all(target, PROBES, timeout)
+    except Unusable as exc:
+        return {
+            "schema": SCHEMA,
+            "platform": None,
+            "errors": {"interpreter": str(exc)},
+            "remedies": {"interpreter": exc.remedy},
+        }
     failed = {name: r.error for name, r in results.items() if not r.ok}
+    if not failed:
+        try:
+            platform = describe(results["platform"].data, results["cuda"].data, matrix)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            failed = {"platform": f"probe 'platform' printed facts of another shape: {exc!r}"}
     if failed:
-        return {"schema": SCHEMA, "platform": None, "errors": failed}
-    platform = describe(results["platform"].data, results["cuda"].data, matrix)
-    return {"schema": SCHEMA, "platform": platform, "errors": {}}
+        return {"schema": SCHEMA, "platform": None, "errors": failed, "remedies": {}}
+    return {"schema": SCHEMA, "platform": platform, "errors": {}, "remedies": {}}

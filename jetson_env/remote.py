@@ -11,9 +11,14 @@ Authentication: keys and the agent by default; a password only when asked for.
 from __future__ import annotations
 
 import base64
+import contextlib
+import getpass
 import hashlib
+import ipaddress
+import logging
 import re
 import shlex
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -21,19 +26,44 @@ from pathlib import Path
 
 import paramiko
 
-from jetson_env.targets import Completed, LineCallback
+from jetson_env.targets import (
+    BOOTSTRAP,
+    CANCELLATION,
+    POLL_SECONDS,
+    Cancelled,
+    Completed,
+    Deadline,
+    LineCallback,
+    StreamCollector,
+    framed,
+)
 
 DEFAULT_PORT = 22
+EXIT_RECORD = "@@jetson-env exit"
 CONNECT_TIMEOUT = 15
-_HOST = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<host>\[[^\]]+\]|[^:\s]+)(?::(?P<port>\d+))?$")
+SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
+_HOST = re.compile(r"^(?:(?P<user>[^@]*)@)?(?P<host>\[[^\]]*\]|[^:\[\]]*)(?::(?P<port>\d+))?$")
+_LABEL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
+_UNPRINTABLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+# paramiko logs a failed negotiation (a garbage banner) with a traceback: we report it once.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+
+
+class UsageError(ValueError):
+    """--host, --identity or --password cannot be used as given (exit code 2)."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
 
 class ConnectError(Exception):
     """The target could not be reached or refused us; the message says why, `remedy` how."""
 
-    def __init__(self, message: str, remedy: str | None = None):
+    def __init__(self, message: str, remedy: str | None = None, target: str = ""):
         super().__init__(message)
         self.remedy = remedy
+        self.target = target
 
 
 class UnknownHostKey(ConnectError):
@@ -48,18 +78,73 @@ class Address:
 
     def __str__(self) -> str:
         user = f"{self.user}@" if self.user else ""
-        return f"{user}{self.host}" + (f":{self.port}" if self.port != DEFAULT_PORT else "")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{user}{host}" + (f":{self.port}" if self.port != DEFAULT_PORT else "")
+
+    @property
+    def login(self) -> str:
+        """What ssh takes: user@host, or host."""
+        return f"{self.user}@{self.host}" if self.user else self.host
 
 
 def parse_address(text: str) -> Address:
-    """'user@host[:port]' -> Address; ValueError with the expected form otherwise."""
+    """'user@host[:port]' -> Address; UsageError naming what is wrong otherwise."""
+    form = f"--host {text!r} is not user@host[:port]"
     match = _HOST.match(text.strip())
     if not match:
-        raise ValueError(f"--host {text!r} is not user@host[:port]")
+        raise UsageError(form)
+    user, host = match.group("user"), match.group("host")
+    if user is not None and (not user or _UNPRINTABLE.search(user)):
+        raise UsageError(f"{form}: the user name is empty or has blanks or control characters")
     port = int(match.group("port") or DEFAULT_PORT)
     if not 0 < port < 65536:
-        raise ValueError(f"--host {text!r}: port {port} is out of range")
-    return Address(match.group("user"), match.group("host").strip("[]"), port)
+        raise UsageError(f"--host {text!r}: port {port} is out of range")
+    return Address(user, _checked_host(host, form), port)
+
+
+def _checked_host(host: str, form: str) -> str:
+    if host.startswith("["):
+        host = host[1:-1]
+        try:
+            return str(ipaddress.IPv6Address(host))
+        except ValueError:
+            raise UsageError(f"{form}: [{host}] is not an IPv6 address") from None
+    with contextlib.suppress(ValueError):
+        return str(ipaddress.IPv4Address(host))
+    labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
+    if not host or len(host) > 253 or not all(_LABEL.match(label) for label in labels):
+        raise UsageError(
+            f"{form}: {host!r} is not a host name (letters, digits and '-', labels of 1 to 63 "
+            "characters between dots) or an IP address"
+        )
+    return host
+
+
+def check_identity(path: str) -> None:
+    """--identity must be a private key paramiko can read (a passphrase is asked for later)."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        what = "is a directory" if file.is_dir() else "does not exist"
+        raise UsageError(f"--identity {path} {what}", hint="give the private key's file")
+    try:
+        paramiko.PKey.from_path(file)
+    except paramiko.PasswordRequiredException:
+        return
+    except (paramiko.SSHException, OSError, ValueError) as exc:
+        raise UsageError(
+            f"--identity {path} is not a private key: {exc}",
+            hint="give the private key (not the .pub); make one with ssh-keygen -t ed25519",
+        ) from None
+
+
+def ask_password(address: Address) -> str:
+    try:
+        return getpass.getpass(f"password for {address}: ")
+    except EOFError:
+        raise UsageError(
+            "--password: no terminal to ask on and no password on stdin",
+            hint="run it in a terminal, or use a key (--identity, ssh-agent)",
+        ) from None
 
 
 def fingerprint(key: paramiko.PKey) -> str:
@@ -70,6 +155,30 @@ def fingerprint(key: paramiko.PKey) -> str:
 
 def known_hosts_name(address: Address) -> str:
     return address.host if address.port == DEFAULT_PORT else f"[{address.host}]:{address.port}"
+
+
+def load_known_hosts(keys: paramiko.HostKeys, path: Path) -> list[str]:
+    """Add path's entries to keys, skipping what ssh would skip; returns what was skipped."""
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        return [f"{path} was not read: {exc.strerror or exc}"]
+    skipped = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            entry = paramiko.hostkeys.HostKeyEntry.from_line(line, number)
+        except Exception:  # bad base64, a key paramiko cannot parse: ssh skips the line too
+            entry = None
+        if entry is None or entry.key is None:
+            skipped.append(f"{path} line {number} is not a host key entry: skipped")
+            continue
+        for name in entry.hostnames:
+            keys.add(name, entry.key.get_name(), entry.key)
+    return skipped
 
 
 class _RefuseUnknown(paramiko.MissingHostKeyPolicy):
@@ -88,10 +197,17 @@ class _AcceptNew(paramiko.MissingHostKeyPolicy):
         self.known_hosts = known_hosts
 
     def missing_host_key(self, client, hostname, key):
-        self.known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            self.known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with self.known_hosts.open("a") as handle:
+                handle.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        except OSError as exc:
+            raise ConnectError(
+                f"the new host key of {hostname} ({key.get_name()} {fingerprint(key)}) cannot "
+                f"be recorded in {self.known_hosts}: {exc.strerror or exc}",
+                remedy=f"make {self.known_hosts} a file you can write to",
+            ) from None
         client.get_host_keys().add(hostname, key.get_name(), key)
-        with self.known_hosts.open("a") as handle:
-            handle.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
 
 
 def _reason(exc: Exception) -> str:
@@ -104,8 +220,39 @@ def _reason(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
+def open_target(
+    host: str,
+    python: str,
+    *,
+    identity: str | None = None,
+    ask_for_password: bool = False,
+    accept_new_host_key: bool = False,
+) -> SSHTarget:
+    """A connected SSHTarget; UsageError for what the user must change in the command,
+    ConnectError (with .target) when the host cannot be reached or refuses us."""
+    address = parse_address(host)
+    if identity:
+        check_identity(identity)
+    password = ask_password(address) if ask_for_password else None
+    target = SSHTarget(
+        address,
+        python,
+        password=password,
+        identity=identity,
+        accept_new_host_key=accept_new_host_key,
+    )
+    try:
+        target.connect()
+    except ConnectError as exc:
+        exc.target = str(address)
+        raise
+    return target
+
+
 class SSHTarget:
-    """targets.Target over SSH: `python - args` runs in the remote interpreter."""
+    """targets.Target over SSH: the probe script runs in the remote interpreter."""
+
+    remote = True
 
     def __init__(
         self,
@@ -119,19 +266,23 @@ class SSHTarget:
     ):
         self.address = address
         self.python = python
+        self.user = address.user
         self.description = f"{address} ({python})"
         self._password = password
         self._identity = identity
         self._accept_new = accept_new_host_key
         self._known_hosts = known_hosts or Path.home() / ".ssh" / "known_hosts"
         self._client: paramiko.SSHClient | None = None
+        self.notes: list[str] = []  # known_hosts lines skipped, files not read
         self._lock = threading.Lock()
 
     def connect(self) -> None:
         client = paramiko.SSHClient()
-        client.load_system_host_keys()
-        if self._known_hosts.exists():
-            client.load_host_keys(str(self._known_hosts))
+        self.notes = [
+            note
+            for path in (SYSTEM_KNOWN_HOSTS, self._known_hosts)
+            for note in load_known_hosts(client.get_host_keys(), path)
+        ]
         policy = _AcceptNew(self._known_hosts) if self._accept_new else _RefuseUnknown()
         client.set_missing_host_key_policy(policy)
         where = f"{self.address.host}:{self.address.port}"
@@ -148,7 +299,7 @@ class SSHTarget:
                 banner_timeout=CONNECT_TIMEOUT,
                 auth_timeout=CONNECT_TIMEOUT,
             )
-        except UnknownHostKey:
+        except ConnectError:
             client.close()
             raise
         except paramiko.BadHostKeyException as exc:
@@ -168,12 +319,9 @@ class SSHTarget:
             ) from None
         except (OSError, paramiko.SSHException) as exc:
             client.close()
-            reason = _reason(exc)
-            login = f"{self.address.user}@{self.address.host}" if self.address.user else where
+            command = shlex.join(["ssh", "-p", str(self.address.port), self.address.login, "true"])
             raise ConnectError(
-                reason,
-                remedy="check that the host is up and sshd listens: "
-                f"ssh -p {self.address.port} {login} true",
+                _reason(exc), remedy=f"check that the host is up and sshd listens: {command}"
             ) from None
         self._client = client
 
@@ -183,57 +331,69 @@ class SSHTarget:
             self._client = None
 
     def run_python(
-        self, source: str, args: list[str], timeout: float, on_stderr: LineCallback | None = None
+        self, script: str, deadline: Deadline, on_line: LineCallback, budget: float
     ) -> Completed:
         if self._client is None:
             self.connect()
-        # `timeout` ends the remote interpreter too, not only our wait for it.
-        command = shlex.join(["timeout", "-s", "KILL", f"{timeout:g}", self.python, "-", *args])
+        # `timeout` ends the remote interpreter at the latest after `budget`; the shell then
+        # says how it ended (paramiko drops SSH's exit-signal: a signal would read as -1).
+        interpreter = shlex.join(
+            ["timeout", "-s", "KILL", f"{budget:g}", self.python, "-c", BOOTSTRAP]
+        )
+        command = shlex.join(["sh", "-c", f'{interpreter}; echo "{EXIT_RECORD} $?" >&2'])
         with self._lock:  # opening channels concurrently on one transport is safe; be gentle
             transport = self._client.get_transport()
             if transport is None or not transport.is_active():
                 raise OSError(f"the SSH connection to {self.address} is closed")
             channel = transport.open_session(timeout=CONNECT_TIMEOUT)
+        status: list[int] = []
+
+        def on_output(stream: str, line: str) -> None:
+            if stream == "stderr" and line.startswith(EXIT_RECORD):
+                status.append(int(line[len(EXIT_RECORD) :].strip() or 0))
+            else:
+                on_line(stream, line)
+
         try:
             channel.exec_command(command)
-            channel.sendall(source.encode())
-            channel.shutdown_write()
-            return self._collect(channel, timeout, on_stderr)
+            channel.sendall(framed(script))  # the channel stays open: the probe's lifeline
+            return self._collect(channel, deadline, on_output, status)
         finally:
-            channel.close()
+            channel.close()  # ends the remote process group if it still runs (BOOTSTRAP)
 
     @staticmethod
-    def _collect(channel, timeout: float, on_stderr: LineCallback | None) -> Completed:
-        start = time.monotonic()
-        deadline = start + timeout
-        stdout, stderr = bytearray(), bytearray()
-        pending = ""
+    def _collect(channel, deadline: Deadline, on_line: LineCallback, status: list[int]):
+        collectors = {"stdout": StreamCollector("stdout", on_line),
+                      "stderr": StreamCollector("stderr", on_line)}  # fmt: skip
+        receivers = {"stdout": (channel.recv_ready, channel.recv),
+                     "stderr": (channel.recv_stderr_ready, channel.recv_stderr)}  # fmt: skip
         while True:
             progressed = False
-            while channel.recv_ready():
-                stdout += channel.recv(65536)
-                progressed = True
-            while channel.recv_stderr_ready():
-                chunk = channel.recv_stderr(65536)
-                stderr += chunk
-                progressed = True
-                if on_stderr is not None:
-                    pending += chunk.decode(errors="replace")
-                    *lines, pending = pending.split("\n")
-                    for line in lines:
-                        on_stderr(line)
+            for name, (ready, receive) in receivers.items():
+                while ready():
+                    collectors[name].feed(receive(65536))
+                    progressed = True
+            if deadline.finished or any(c.overflow for c in collectors.values()):
+                break
             if channel.exit_status_ready() and not (
                 channel.recv_ready() or channel.recv_stderr_ready()
             ):
                 break
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"timed out after {timeout:g}s")
+            if CANCELLATION.event.is_set():
+                raise Cancelled()
+            if deadline.expired():
+                raise TimeoutError(f"timed out after {deadline.seconds:g}s")
             if not progressed:
-                time.sleep(0.02)
-        status = channel.recv_exit_status()
-        if status == 137 and time.monotonic() - start >= timeout - 1:
-            # `timeout -s KILL` ended the remote interpreter at its limit.
-            raise TimeoutError(f"timed out after {timeout:g}s")
-        if status > 128:  # the remote shell reports death by signal N as 128 + N
-            status = -(status - 128)
-        return Completed(status, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
+                time.sleep(POLL_SECONDS)
+        for collector in collectors.values():
+            collector.finish()
+        overflow = next((c.name for c in collectors.values() if c.overflow), None)
+        if status:
+            code = status[-1]
+        elif channel.exit_status_ready():
+            code = channel.recv_exit_status()
+        else:  # output complete or capped: closing the channel ends the remote process group
+            code = -signal.SIGKILL
+        if code > 128:  # the shell reports death by signal N as 128 + N
+            code = -(code - 128)
+        return Completed(code, collectors["stdout"].text, collectors["stderr"].text, overflow)

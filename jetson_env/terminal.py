@@ -1,13 +1,16 @@
 """The one place that writes to the terminal: rich for people, JSON for programs.
 
 Data goes to stdout (so `--json | jq` works); diagnostics and progress to stderr.
-Commands build plain data and hand it here; they never print themselves.
+Commands build plain data and hand it here; they never print themselves. Text can come
+from a target (a hostile one too): control characters, escape sequences included, are
+shown as escapes, never sent to the terminal raw.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -17,6 +20,10 @@ from rich.table import Table
 
 STATUS_LABELS = {"ok": "ok", "warn": "warn", "fail": "FAIL", "skip": "skip", "crash": "CRASH"}
 STATUS_STYLES = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim", "crash": "bold red"}
+MIN_WIDTH = 40
+# C0 and C1 control characters (ESC starts every escape sequence), DEL, and the bidi
+# overrides that reorder what a terminal shows; tab is shown as a space.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 SUMMARY_WORDS = (
     ("crash", "crashed"),
     ("fail", "failed"),
@@ -26,15 +33,32 @@ SUMMARY_WORDS = (
 )
 
 
+def clean(text: object) -> str:
+    """Text safe for a terminal: control characters as visible escapes (\\x1b), tab a space."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), str(text)).replace(
+        "\t", " "
+    )
+
+
+def _width() -> int | None:
+    """COLUMNS when it is a usable number; a fixed, wide layout when piped (tables don't fold
+    at rich's default 80); otherwise the terminal's own."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return max(int(columns), MIN_WIDTH)
+    return None if sys.stdout.isatty() else 120
+
+
 class Terminal:
     def __init__(self, *, as_json: bool = False, color: bool | None = None, verbosity: int = 0):
         no_color = color is False or "NO_COLOR" in os.environ
         self.as_json = as_json
         self.verbosity = verbosity
-        # Piped output gets a fixed, wide layout so tables don't fold at rich's default 80.
-        width = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
+        width = _width()
         self.out = Console(markup=False, highlight=False, no_color=no_color, width=width)
-        self.err = Console(stderr=True, markup=False, highlight=False, no_color=no_color)
+        self.err = Console(
+            stderr=True, markup=False, highlight=False, no_color=no_color, width=width
+        )
 
     def json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
@@ -51,15 +75,15 @@ class Terminal:
             table.add_column(column, overflow="fold")
         for index, row in enumerate(rows):
             style = styles[index] if styles else None
-            table.add_row(*("" if cell is None else str(cell) for cell in row), style=style)
+            table.add_row(*("" if cell is None else clean(cell) for cell in row), style=style)
         self.out.print(table)
 
     def line(self, text: str = "", style: str | None = None) -> None:
-        self.out.print(text, style=style, soft_wrap=True)
+        self.out.print(clean(text), style=style, soft_wrap=True)
 
     def status(self, text: str):
         """A spinner on stderr while long work runs (silent when stderr is not a terminal)."""
-        return self.err.status(text)
+        return self.err.status(clean(text))
 
     def progress(self):
         """A context giving a callable that shows progress on stderr: a spinner on a terminal,
@@ -67,30 +91,35 @@ class Terminal:
         return _Progress(self)
 
     def findings(self, report: dict[str, Any]) -> None:
-        """The doctor's report: findings grouped by area, remedies under problems, a summary."""
-        table = Table(title=f"jetson-env doctor: {report['target']}", title_justify="left")
-        for column in ("Area", "Check", "Status", "Finding"):
+        """The doctor's report: findings grouped by area with short statuses, then every fix
+        whole, numbered in the order to apply them (no borders: nothing to type is split)."""
+        table = Table(title=f"jetson-env doctor: {clean(report['target'])}", title_justify="left")
+        for column in ("Area", "Check", "Status", "Finding", "Fix"):
             table.add_column(column, overflow="fold")
+        numbers = {fix["command"]: str(fix["number"]) for fix in report["fixes"]}
         area = None
         for finding in report["findings"]:
             if area is not None and finding["area"] != area:
                 table.add_section()
-            label = STATUS_LABELS[finding["status"]]
             table.add_row(
                 finding["area"] if finding["area"] != area else "",
                 finding["check"],
-                label,
-                finding["summary"],
+                STATUS_LABELS[finding["status"]],
+                clean(finding["summary"]),
+                numbers.get(finding["remedy"], ""),
                 style=STATUS_STYLES[finding["status"]],
             )
             area = finding["area"]
             if self.verbosity > 0:
                 for line in finding["details"]:
                     if line:
-                        table.add_row("", "", "", f"  {line}", style="dim")
-            if finding["remedy"]:
-                table.add_row("", "", "", f"fix: {finding['remedy']}", style="bold")
+                        table.add_row("", "", "", f"  {clean(line)}", "", style="dim")
         self.out.print(table)
+        if report["fixes"]:
+            self.out.print("Fixes, in the order to apply them:", style="bold")
+            for fix in report["fixes"]:
+                self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
+                self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
         counts = report["counts"]
         parts = [f"{counts[s]} {name}" for s, name in SUMMARY_WORDS if counts[s]]
         self.out.print(
@@ -99,13 +128,13 @@ class Terminal:
         )
 
     def error(self, message: str, hint: str | None = None) -> None:
-        self.err.print(f"error: {message}", style="bold red")
+        self.err.print(f"error: {clean(message)}", style="bold red", soft_wrap=True)
         if hint:
-            self.err.print(f"  -> {hint}")
+            self.err.print(f"  -> {clean(hint)}", soft_wrap=True)
 
     def note(self, message: str) -> None:
         if self.verbosity >= 0:
-            self.err.print(message, style="dim")
+            self.err.print(clean(message), style="dim", soft_wrap=True)
 
 
 class _Progress:
@@ -119,8 +148,8 @@ class _Progress:
         if self.term.err.is_terminal:
             self.status = self.term.err.status("starting")
             self.status.__enter__()
-            return self.status.update
-        return lambda text: self.term.err.print(text, style="dim")
+            return lambda text: self.status.update(clean(text))
+        return lambda text: self.term.err.print(clean(text), style="dim", soft_wrap=True)
 
     def __exit__(self, *exc_info):
         if self.status is not None:

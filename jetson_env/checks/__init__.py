@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from jetson_env.checks.context import Facts
 from jetson_env.findings import Finding
@@ -22,6 +23,11 @@ class Check:
     summary: str
     probes: tuple[str, ...]
     run: Callable[[Facts], list[Finding]]
+    quick_only: bool = False  # stands in for the framework checks under --quick
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "area": self.area, "summary": self.summary,
+                "probes": list(self.probes)}  # fmt: skip
 
     def finding(self, status: str, summary: str, details=(), remedy: str | None = None) -> Finding:
         return Finding(self.name, self.area, status, summary, tuple(details), remedy)
@@ -33,6 +39,7 @@ def _registry() -> tuple[Check, ...]:
         cudnn,
         docker,
         libnvinfer,
+        packages,
         platform,
         portability,
         pycuda,
@@ -55,6 +62,7 @@ def _registry() -> tuple[Check, ...]:
         torch,
         torchvision,
         torch2trt,
+        packages,
         docker,
         portability,
         smoke,

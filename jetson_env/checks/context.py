@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jetson_env.matrix import Matrix, Release, UnknownRelease
-from jetson_env.targets import ProbeResult
+from jetson_env.probing import ProbeResult
 
 
 @dataclass(frozen=True)

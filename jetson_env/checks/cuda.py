@@ -73,7 +73,7 @@ def run(facts: Facts) -> list[Finding]:
                 CHECK.finding(
                     WARN,
                     "the C compiler does not find cuda.h: building pycuda fails with "
-                    '"cuda.h: No such file or directory" (seed 000)',
+                    '"cuda.h: No such file or directory"',
                     [unknown.get("cuda_h_reachable", ""), f"cuda.h at {data.get('cuda_h')}"],
                     remedy=facts.shell_setting(
                         "CPATH", include, data.get("profile_d", {}).get("CPATH", [])

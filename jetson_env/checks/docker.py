@@ -4,6 +4,8 @@ file present (seed 002)."""
 
 from __future__ import annotations
 
+import shlex
+
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
@@ -12,6 +14,20 @@ DEFAULT_RUNTIME_REMEDY = (
     'merge \'"default-runtime": "nvidia"\' into /etc/docker/daemon.json (keep its other keys), '
     "then {restart}"
 )
+
+
+def engine_command(facts: Facts, action: str) -> str:
+    """Start or restart dockerd the way this host starts services: systemctl only where
+    systemd runs, the init script where there is one, else dockerd itself (a container)."""
+    manager = facts.data("docker").get("service_manager")
+    if manager == "systemd":
+        return facts.sudo(f"systemctl {action} docker")
+    if manager == "service":
+        return facts.sudo(f"service docker {action}")
+    start = "nohup dockerd >/var/log/dockerd.log 2>&1 &"
+    if action == "restart":
+        start = f"kill $(cat /var/run/docker.pid); sleep 3; {start}"
+    return facts.sudo(f"sh -c {shlex.quote(start)}")
 
 
 def csv_findings(facts: Facts, lists: list[dict] | None) -> list[Finding]:
@@ -84,14 +100,14 @@ def run(facts: Facts) -> list[Finding]:
         remedy = (
             facts.sudo("usermod -aG docker $USER") + " (then log in again)"
             if "permission denied" in error
-            else facts.sudo("systemctl start docker")
+            else engine_command(facts, "start")
         )
         findings.append(CHECK.finding(WARN, "the Docker engine does not answer", [error], remedy))
     else:
         runtimes = engine.get("runtimes") or []
         default = engine.get("default_runtime")
         summary = f"Docker {engine.get('server_version')}, runtimes {', '.join(runtimes)}"
-        restart = facts.sudo("systemctl restart docker")
+        restart = engine_command(facts, "restart")
         if "nvidia" not in runtimes:
             findings.append(
                 CHECK.finding(

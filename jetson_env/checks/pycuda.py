@@ -60,7 +60,10 @@ def run(facts: Facts) -> list[Finding]:
     without = data.get("without_context") or ""
     details = [f"without a context: {without}"]
     if "explicit_context_dependent" in without or "invalid device context" in without:
-        details.append("that is the seed 000/003 error: " + CONTEXT_HINT)
+        details.append(
+            'that is the "explicit_context_dependent failed: invalid device context" error: '
+            + CONTEXT_HINT
+        )
     if data.get("round_trip") is True:
         return [
             CHECK.finding(

@@ -26,13 +26,27 @@ def install_remedy(facts: Facts) -> str:
     matching = [w for w in wheels if f"-{python_tag}-" in w]
     if matching:
         return facts.pip_install(matching[0])
-    cuda = (facts.cuda_version or "12").split(".")[0]
-    return facts.pip_install(f"tensorrt-cu{cuda}")
+    return facts.pip_install(pip_requirement(facts))
+
+
+def pip_requirement(facts: Facts) -> str:
+    """The bindings of libnvinfer's own release: PyPI has `tensorrt` up to 8.x and
+    `tensorrt-cuXX` (per CUDA major) from 10 on; unpinned, pip picks the newest release."""
+    data = facts.data("tensorrt")
+    library = (data.get("loaded") or {}).get("version") or next(
+        (f["version"] for f in data.get("files", []) if f.get("version")), None
+    )
+    if library is None:
+        return f"tensorrt-cu{(facts.cuda_version or '12').split('.')[0]}"
+    release = ".".join(library.split(".")[:3])
+    if int(release.split(".")[0]) < 10:
+        return f"tensorrt=={release}.*"
+    return f"tensorrt-cu{(facts.cuda_version or '12').split('.')[0]}=={release}.*"
 
 
 def run(facts: Facts) -> list[Finding]:
     data = facts.data("tensorrt")
-    bindings = data.get("bindings") or {}
+    bindings = facts.data("tensorrt_bindings")
     library = (data.get("loaded") or {}).get("version")
     if bindings.get("imported"):
         version = bindings.get("version")
@@ -59,7 +73,8 @@ def run(facts: Facts) -> list[Finding]:
         return [
             CHECK.finding(
                 FAIL,
-                "tensorrt is installed but cannot load libnvinfer (seed 001)",
+                "tensorrt is installed but cannot load libnvinfer: "
+                '"libnvinfer.so.N: cannot open shared object file"',
                 [error],
                 remedy=remedy,
             )
@@ -88,6 +103,6 @@ CHECK = Check(
     name="tensorrt-python",
     area="tensorrt",
     summary="the TensorRT Python bindings import in the target Python, same version as libnvinfer",
-    probes=("tensorrt",),
+    probes=("tensorrt", "tensorrt_bindings"),
     run=run,
 )

@@ -1,6 +1,6 @@
 """CUDA toolkit facts: version, root, nvcc on PATH, cuda.h reachable, libcudart loadable.
 
-Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
 pycuda's build needs `cuda.h` (seed 000): this probe asks the real C compiler, the
 same way the build will, instead of guessing from paths.
 """
@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 DEFAULT_ROOT = "/usr/local/cuda"
 
@@ -223,7 +222,3 @@ def collect():
         "profile_d": {var: profile_scripts_setting(var) for var in ("PATH", "CPATH")},
         "unknown": unknown,
     }
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

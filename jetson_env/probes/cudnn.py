@@ -1,12 +1,10 @@
 """cuDNN facts: the library the loader finds and its version from cudnnGetVersion().
 
-Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
 """
 
 import ctypes
 import ctypes.util
-import json
-import sys
 
 SONAMES = ("libcudnn.so.9", "libcudnn.so.8", "libcudnn.so.7", "libcudnn.so")
 
@@ -42,7 +40,3 @@ def collect():
         value = int(get_version())
         return {"library": name, "raw": value, "version": decode_version(value), "errors": errors}
     return {"library": None, "raw": None, "version": None, "errors": errors}
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

@@ -1,6 +1,6 @@
 """Docker facts: CLI, engine, runtimes, daemon.json, and the JetPack 4 CSV mount lists.
 
-Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
 
 On JetPack 4 the NVIDIA container runtime mounts CUDA, cuDNN and TensorRT from the
 host into containers as listed in /etc/nvidia-container-runtime/host-files-for-container.d/
@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 DAEMON_JSON = "/etc/docker/daemon.json"
 CSV_DIR = "/etc/nvidia-container-runtime/host-files-for-container.d"
@@ -98,6 +97,15 @@ def engine(cli):
     }
 
 
+def service_manager():
+    """What starts services here: systemd (running), an init script, or nothing (a container)."""
+    if os.path.isdir("/run/systemd/system"):
+        return "systemd"
+    if os.path.exists("/etc/init.d/docker") and shutil.which("service"):
+        return "service"
+    return None
+
+
 def collect():
     cli = shutil.which("docker")
     return {
@@ -107,8 +115,5 @@ def collect():
         "csv_dir": CSV_DIR,
         "csv_lists": csv_lists(),
         "nvidia_container_runtime": shutil.which("nvidia-container-runtime"),
+        "service_manager": service_manager(),
     }
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

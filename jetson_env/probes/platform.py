@@ -1,7 +1,7 @@
 """Platform facts: Jetson or not, architecture, L4T release, model, SoC, OS, Python, GPUs.
 
 Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+), locally,
-over SSH (sent on stdin) and as Ansible module_utils. Prints JSON when run.
+over SSH (sent on stdin) and as Ansible module_utils. collect() returns its facts.
 A fact that cannot be read is None, with the reason under "unknown".
 
 Overrides (documented in docs/probes.md): JETSON_ENV_DEVICE_TREE points at a
@@ -9,7 +9,6 @@ directory laid out like /proc/device-tree (files `model`, `compatible`), for
 containers, where the host's device tree is not visible.
 """
 
-import json
 import os
 import platform as _platform
 import re
@@ -220,7 +219,3 @@ def collect():
         "gpus": [] if is_jetson else detect_gpus(unknown),
         "unknown": unknown,
     }
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

@@ -1,6 +1,6 @@
 """pycuda facts: importable, devices, a context, a float32 host <-> device round trip.
 
-Read-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON. Importing
+Read-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict. Importing
 pycuda.driver loads libcuda (the driver); creating a context can hang on a broken
 driver, so this probe has its own timeout.
 
@@ -8,14 +8,6 @@ The errors of seeds 000 and 003 are reproduced on purpose where a GPU exists: an
 allocation without a current context ("explicit_context_dependent failed: invalid
 device context"), then the same with a context, which must work.
 """
-
-import json
-import sys
-
-
-def describe(exc):
-    text = str(exc).strip().splitlines()
-    return "%s: %s" % (type(exc).__name__, text[0] if text else "")
 
 
 def round_trip(cuda, numpy):
@@ -31,13 +23,7 @@ def round_trip(cuda, numpy):
 
 
 def collect():
-    try:
-        import importlib.util
-
-        installed = importlib.util.find_spec("pycuda") is not None
-    except (ImportError, ValueError):
-        installed = False
-    if not installed:
+    if not find_spec("pycuda"):
         return {"installed": False}
     info = {
         "installed": True,
@@ -75,7 +61,7 @@ def collect():
         info["without_context"] = describe(exc)
     context = None
     try:
-        context = cuda.Device(0).make_context()
+        context = own_context(cuda.Device(0))
         info["context"] = "created"
         info["round_trip"] = round_trip(cuda, numpy)
     except Exception as exc:
@@ -83,8 +69,15 @@ def collect():
     finally:
         if context is not None:
             context.pop()
+            context.detach()  # released: torch, next in this process, keeps the only context
     return info
 
 
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)
+def own_context(device):
+    """The device's primary context, made current: the one torch and TensorRT use too, so
+    that this process never holds two. pycuda older than 2017.1 can only make a new one."""
+    if hasattr(device, "retain_primary_context"):
+        context = device.retain_primary_context()
+        context.push()
+        return context
+    return device.make_context()

@@ -1,29 +1,18 @@
-"""Light Python packages the workflow imports: importable, version, where from.
+"""The target Python itself (venv, PEP 668) and the light package the workflow imports.
 
-Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
-termcolor: torch2trt <= 0.5.0 imports it in torch2trt.test and no requirements file
-lists it (seed 000: "No module named 'termcolor'"). Heavy packages (torch, pycuda,
-torch2trt) have probes of their own, with their own timeouts.
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect()
+returns a dict. termcolor: torch2trt <= 0.5.0 imports it in torch2trt.test and no
+requirements file lists it (seed 000: "No module named 'termcolor'"). numpy is not
+imported here (a third of a second, for no check); the packages probe reads its version.
+Heavy packages (torch, pycuda, torch2trt) have probes of their own.
 """
 
-import json
 import os
 import sys
 import sysconfig
 import warnings
 
-MODULES = ("termcolor", "numpy")
-
-
-def distribution_version(name):
-    try:
-        from importlib import metadata  # novermin (3.8+; older Pythons fall back to None)
-    except ImportError:
-        return None
-    try:
-        return metadata.version(name)
-    except Exception:  # PackageNotFoundError, or broken metadata: the version stays unknown
-        return None
+MODULES = ("termcolor",)
 
 
 def inspect(name):
@@ -59,7 +48,3 @@ def collect():
         },
         "modules": {name: inspect(name) for name in MODULES},
     }
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

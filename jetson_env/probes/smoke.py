@@ -1,7 +1,7 @@
 """Smoke test: a tiny model made in code, PyTorch reference, torch2trt conversion, inference.
 
 Runs in the TARGET interpreter (Python 3.6+); stdlib only at import time, then torch,
-tensorrt and torch2trt if they are there. Prints JSON; progress goes to stderr as
+tensorrt and torch2trt if they are there. collect() returns a dict; progress goes to stderr as
 "@@stage <text>" lines, one per stage, for the doctor to show while it runs.
 
 Everything that can run does (the PyTorch reference runs without TensorRT); a stage
@@ -11,7 +11,6 @@ capability). The engine is saved (TRTModule.state_dict) to a temporary file, loa
 into a new TRTModule and must give the same output; the file is removed.
 """
 
-import json
 import os
 import sys
 import tempfile
@@ -24,11 +23,6 @@ WARMUP, ITERATIONS = 5, 50
 def stage(text):
     sys.stderr.write("@@stage %s\n" % text)
     sys.stderr.flush()
-
-
-def describe(exc):
-    text = str(exc).strip().splitlines()
-    return "%s: %s" % (type(exc).__name__, text[0] if text else "")
 
 
 def tiny_model(torch):
@@ -198,7 +192,3 @@ def collect():
     if fp16:
         convert(torch, torch2trt, model, x, reference, "fp16", result)
     return result
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

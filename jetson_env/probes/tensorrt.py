@@ -1,20 +1,19 @@
 """TensorRT facts: where libnvinfer is, whether the loader finds it, its version, the bindings.
 
-Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON.
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
 
 libnvinfer is looked for the way the dynamic loader does (the ldconfig cache,
 LD_LIBRARY_PATH, ctypes.util.find_library) and in the places installs put it
 (JetPack's lib dir, TensorRT tarballs under /opt or /usr/local, the pip wheel's
 tensorrt_libs). A library found only outside the loader path is what makes
 `import tensorrt` fail with "libnvinfer.so.N: cannot open shared object file"
-(seed 001). The Python bindings are imported in a child interpreter so that a
-crash or hang there cannot take this probe with it.
+(seed 001). The Python bindings
+are imported by the tensorrt_bindings probe, in the process that imports frameworks.
 """
 
 import ctypes
 import ctypes.util
 import glob
-import json
 import os
 import re
 import subprocess
@@ -29,18 +28,6 @@ SYSTEM_DIRS = (
 )
 TARBALL_GLOBS = ("/opt/TensorRT-*/lib", "/usr/local/TensorRT*/lib", "/opt/tensorrt/lib")
 _SONAME = re.compile(r"^libnvinfer\.so\.(\d+)(?:\.[\d.]+)?$")
-BINDINGS_TIMEOUT = 60
-
-BINDINGS_CODE = """
-import json, sys
-try:
-    import tensorrt
-except BaseException as exc:
-    json.dump({"imported": False, "error": "%s: %s" % (type(exc).__name__, exc)}, sys.stdout)
-else:
-    json.dump({"imported": True, "version": getattr(tensorrt, "__version__", None),
-               "file": getattr(tensorrt, "__file__", None)}, sys.stdout)
-"""
 
 
 def decode_version(value):
@@ -133,30 +120,6 @@ def tarball_wheels(lib_dir):
     return sorted(glob.glob(os.path.join(python_dir, "tensorrt-*.whl")))
 
 
-def bindings():
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", BINDINGS_CODE],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=BINDINGS_TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:
-        return {"imported": False, "error": "import tensorrt hung for %ss" % BINDINGS_TIMEOUT}
-    except OSError as exc:
-        return {"imported": False, "error": "cannot start %s: %s" % (sys.executable, exc)}
-    try:
-        return json.loads(proc.stdout)
-    except ValueError:
-        lines = proc.stderr.strip().splitlines()
-        return {
-            "imported": False,
-            "error": "import tensorrt exited %d: %s"
-            % (proc.returncode, lines[-1] if lines else "no output"),
-        }
-
-
 def find_files():
     """Each libnvinfer found in a candidate dir, once per real file (links are followed)."""
     seen = set()
@@ -210,7 +173,6 @@ def collect():
         "files": files,
         "loaded": loaded,
         "load_errors": load_errors,
-        "bindings": bindings(),
         "python": sys.executable,
         "unknown": unknown,
     }
@@ -219,7 +181,3 @@ def collect():
 def _major(soname):
     match = _SONAME.match(soname)
     return int(match.group(1)) if match else None
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

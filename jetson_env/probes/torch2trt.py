@@ -1,6 +1,6 @@
 """torch2trt facts: importable, version, and its plugins.
 
-Read-only; runs in the TARGET interpreter (Python 3.6+). Prints JSON. torch2trt
+Read-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict. torch2trt
 imports torch and tensorrt, so the import only happens when it is installed.
 
 Plugins come in two builds: `setup.py install --plugins` (an extension module
@@ -12,26 +12,8 @@ under the "torch2trt" namespace in TensorRT's plugin registry.
 
 import ctypes.util
 import glob
-import json
 import os
-import sys
 import warnings
-
-
-def describe(exc):
-    text = str(exc).strip().splitlines()
-    return "%s: %s" % (type(exc).__name__, text[0] if text else "")
-
-
-def distribution_version(name):
-    try:
-        from importlib import metadata  # novermin (3.8+; older Pythons fall back to None)
-    except ImportError:
-        return None
-    try:
-        return metadata.version(name)
-    except Exception:  # PackageNotFoundError, or broken metadata: the version stays unknown
-        return None
 
 
 def collect():
@@ -84,7 +66,3 @@ def collect():
     except Exception as exc:
         info["error"] = "plugin registry: " + describe(exc)
     return info
-
-
-if __name__ == "__main__":
-    json.dump(collect(), sys.stdout)

@@ -9,11 +9,12 @@ in the container, so a report about it can only have come over SSH.
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,3 +158,108 @@ def test_changed_host_key_is_refused_even_with_accept_new(home: Path, sshd: SSHH
     (finding,) = json.loads(proc.stdout)["findings"]
     assert "CHANGED" in finding["summary"]
     assert finding["remedy"].endswith(f"ssh-keygen -R '[127.0.0.1]:{sshd.port}'")
+
+
+@pytest.fixture
+def known(home: Path, sshd: SSHHost) -> Path:
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {sshd.host_key}\n")
+    return home
+
+
+@pytest.fixture
+def remote_torch() -> Iterator[Callable[[str], None]]:
+    """Stage a `torch` package in the remote venv whose import does what the test says."""
+    site = docker("exec", CONTAINER, REMOTE_PYTHON, "-c",
+                  "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip()  # fmt: skip
+
+    def stage(body: str) -> None:
+        docker("exec", CONTAINER, "mkdir", "-p", f"{site}/torch")
+        docker(
+            "exec", CONTAINER, "sh", "-c", f"cat > {site}/torch/__init__.py <<'EOF'\n{body}\nEOF"
+        )
+
+    yield stage
+    docker("exec", CONTAINER, "rm", "-rf", f"{site}/torch")
+
+
+def remote_probe_processes() -> list[str]:
+    """Probe interpreters still running on the remote host (BOOTSTRAP is on their command line)."""
+    found = docker("exec", CONTAINER, "sh", "-c", "pgrep -af 'import os, sys' || true")
+    return [line for line in found.splitlines() if "pgrep" not in line]
+
+
+def test_a_remote_probe_that_segfaults_is_a_segfault(known: Path, sshd: SSHHost, remote_torch):
+    """paramiko drops SSH's exit-signal: the shell reports it (it read as 'SIGHUP' before)."""
+    remote_torch("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+    proc = doctor(known, "--host", sshd.address, "--python", REMOTE_PYTHON, "--check", "torch")
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["summary"] == "probe 'torch' was killed by SIGSEGV"
+    assert proc.returncode == 1
+
+
+def test_a_remote_hang_times_out_and_leaves_nothing(known: Path, sshd: SSHHost, remote_torch):
+    remote_torch("import time\ntime.sleep(600)")
+    proc = doctor(known, "--host", sshd.address, "--python", REMOTE_PYTHON, "--check", "torch",
+                  "--timeout", "3")  # fmt: skip
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["summary"] == "probe 'torch' timed out after 3s"
+    deadline = time.monotonic() + 10  # the lifeline closes with the channel
+    while remote_probe_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert remote_probe_processes() == []
+
+
+def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_torch):
+    remote_torch("import time\ntime.sleep(600)")
+    run = subprocess.Popen(
+        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", "--host", sshd.address,
+         "--python", REMOTE_PYTHON, "--check", "torch"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not remote_probe_processes():
+        assert time.monotonic() < deadline, "the remote probe never started"
+        time.sleep(0.2)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=10)
+    assert run.returncode == 130
+    assert "Traceback" not in stderr
+    deadline = time.monotonic() + 10
+    while remote_probe_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert remote_probe_processes() == []
+
+
+def test_a_missing_remote_python_is_one_interpreter_finding(known: Path, sshd: SSHHost):
+    proc = doctor(known, "--host", sshd.address, "--python", "/nonexistent/python3")
+    assert proc.returncode == 3
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["check"] == "interpreter"
+    assert "/nonexistent/python3 did not run the probes: it exited 127" in finding["summary"]
+    assert "--python" in finding["remedy"]
+
+
+def test_a_login_shell_that_refuses_commands_is_named(known: Path, sshd: SSHHost):
+    docker("exec", CONTAINER, "sh", "-c",
+           "id nologin-user >/dev/null 2>&1 || useradd --create-home --shell /bin/false "
+           "nologin-user; mkdir -p ~nologin-user/.ssh && cp /root/.ssh/authorized_keys "
+           "~nologin-user/.ssh/ && chown -R nologin-user ~nologin-user/.ssh")  # fmt: skip
+    proc = doctor(known, "--host", f"nologin-user@127.0.0.1:{sshd.port}", "--check", "platform")
+    assert proc.returncode == 3
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["check"] == "interpreter"
+    assert "the login shell of nologin-user" in finding["summary"]
+    assert "refuses commands" in finding["summary"]
+    assert finding["remedy"].endswith("sudo usermod --shell /bin/bash nologin-user")
+
+
+def test_quick_over_ssh_imports_no_framework(known: Path, sshd: SSHHost, remote_torch):
+    remote_torch("import time\ntime.sleep(600)")  # importing it would hang
+    proc = doctor(known, "--host", sshd.address, "--python", REMOTE_PYTHON, "--quick")
+    report = json.loads(proc.stdout)
+    assert "torch" not in report["probes"] and "packages" in report["probes"]
+    (torch, *_) = [f for f in report["findings"] if f["check"] == "packages"]
+    assert torch["summary"] == "torch (version unknown) (package metadata; not imported (--quick))"
+    assert report["counts"]["crash"] == 0
+    assert remote_probe_processes() == []

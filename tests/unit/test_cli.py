@@ -87,8 +87,9 @@ def test_info_json_on_this_machine():
 
 def test_info_reports_a_broken_interpreter(tmp_path):
     proc = jetson_env("info", "--python", str(tmp_path / "missing-python"))
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     assert "cannot start" in proc.stderr
+    assert "-m jetson_env.probes" not in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

@@ -61,7 +61,10 @@ def test_json_report_follows_the_documented_schema(bare_python):
         (f["check"] for f in report["findings"]),
         key=[c.name for c in CHECKS].index,
     )
-    assert {f["check"] for f in report["findings"]} == {c.name for c in CHECKS} - {"smoke"}
+    assert {f["check"] for f in report["findings"]} == {c.name for c in CHECKS} - {
+        "smoke",
+        "packages",  # --quick only
+    }
     assert "smoke" not in report["probes"]
     for finding in report["findings"]:
         if finding["status"] in ("warn", "fail"):
@@ -134,11 +137,26 @@ def test_a_segfaulting_import_is_a_crash_finding(tmp_path):
 def test_table_shows_remedies_and_details_only_with_verbose(bare_python):
     quiet = doctor("--check", "termcolor", "--python", bare_python)
     verbose = doctor("--check", "termcolor", "--python", bare_python, "-v")
-    assert "fix: " in quiet.stdout and "fix: " in verbose.stdout
+    fix = "Fixes, in the order to apply them:\n1. termcolor:\n"
+    fix += f"{bare_python} -m pip install termcolor\n"
+    assert fix in quiet.stdout and fix in verbose.stdout
     # The raw import error is a detail: shown once more with -v (the summary quotes it too).
     error = "No module named 'termcolor'"
     assert verbose.stdout.count(error) == quiet.stdout.count(error) + 1
     assert "FAIL: 1 failed (exit code 1)" in quiet.stdout
+
+
+def test_at_80_columns_every_fix_is_printed_whole_on_a_line(bare_python):
+    as_json = doctor("--json", "--no-smoke", "--python", bare_python)
+    table = doctor("--no-smoke", "--python", bare_python, env={"COLUMNS": "80"})
+    fixes = json.loads(as_json.stdout)["fixes"]
+    assert len(fixes) >= 5
+    lines = table.stdout.splitlines()
+    for fix in fixes:
+        assert fix["command"] in lines
+        heading = lines[lines.index(fix["command"]) - 1]
+        assert heading == f"{fix['number']}. {', '.join(fix['checks'])}:"
+    assert max(len(line) for line in lines if "│" in line) <= 80
 
 
 def test_list_names_every_check_in_order():

@@ -1,0 +1,69 @@
+"""--quick: the frameworks' versions from package metadata, judged without importing them.
+
+Stands in for the torch, torchvision, tensorrt-python, torch2trt and pycuda checks, which
+import what they check: torch and torchvision paired per the matrix, the TensorRT
+bindings the same release as libnvinfer, with the same remedies as the full checks.
+"""
+
+from __future__ import annotations
+
+from jetson_env.checks import Check, pycuda, tensorrt_python, torch, torch2trt, torchvision
+from jetson_env.checks.context import Facts
+from jetson_env.findings import FAIL, OK, WARN, Finding
+
+NOT_IMPORTED = "package metadata; not imported (--quick)"
+
+
+def run(facts: Facts) -> list[Finding]:
+    packages = facts.data("packages").get("packages", {})
+
+    def version(module: str) -> str | None:
+        entry = packages.get(module) or {}
+        return (entry.get("version") or "(version unknown)") if entry.get("installed") else None
+
+    def judged(module: str, problem: str | None, remedy: str, missing=FAIL) -> Finding:
+        if version(module) is None:
+            what = "the TensorRT Python bindings" if module == "tensorrt" else module
+            return CHECK.finding(
+                missing, f"{what} is not installed for {facts.python}", remedy=remedy
+            )
+        if problem:
+            return CHECK.finding(FAIL, problem, remedy=remedy)
+        return CHECK.finding(OK, f"{module} {version(module)} ({NOT_IMPORTED})")
+
+    torch_version, vision_version = version("torch"), version("torchvision")
+    paired = facts.matrix.torchvision_for(torch_version) if torch_version else None
+    unpaired = (
+        f"torchvision {vision_version} does not pair with torch {torch_version} "
+        f"(torch {torch_version} needs torchvision {paired}.x)"
+        if paired and vision_version and not vision_version.startswith(paired)
+        else None
+    )
+    library = (facts.data("tensorrt").get("loaded") or {}).get("version")
+    bindings = version("tensorrt")
+    mismatch = (
+        f"tensorrt {bindings} is installed, but libnvinfer is {library}: bindings and "
+        "library must be the same release"
+        if library and bindings and bindings.split(".")[:3] != library.split(".")[:3]
+        else None
+    )
+    return [
+        judged("torch", None, torch.install_remedy(facts)),
+        judged(
+            "torchvision", unpaired, torchvision.install_remedy(facts, {"version": torch_version})
+        ),
+        judged("tensorrt", mismatch, tensorrt_python.install_remedy(facts)),
+        judged("torch2trt", None, torch2trt.install_remedy(facts)),
+        judged("pycuda", None, pycuda.install_remedy(facts), missing=WARN),
+    ]
+
+
+CHECK = Check(
+    name="packages",
+    area="python",
+    summary="--quick only: torch, torchvision, tensorrt, torch2trt, pycuda versions from "
+    "package metadata (not imported)",
+    probes=("packages", "tensorrt", "cuda"),
+    run=run,
+    quick_only=True,
+)

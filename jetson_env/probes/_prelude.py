@@ -1,0 +1,114 @@
+"""What every probe process starts with: the helpers probes share, and the loop that runs them.
+
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). The doctor
+sends this file once per process, followed by the probes that process runs (each a
+module with a collect() function, as source text) and a call of run_probes().
+
+Records go to stdout, one line each, starting with RECORD at the start of a line so
+that an import that prints a banner cannot hide them:
+
+    @@jetson-env begin NAME             the probe NAME starts (its timeout starts now)
+    @@jetson-env result NAME {...}      what collect() returned
+    @@jetson-env error NAME {...}       collect() raised: {"error": ..., "traceback": [...]}
+"""
+
+import json
+import sys
+import traceback
+
+RECORD = "@@jetson-env"
+
+
+def describe(exc):
+    """'ImportError: libnvinfer.so.8: cannot open shared object file' (first line only)."""
+    text = str(exc).strip().splitlines()
+    return "%s: %s" % (type(exc).__name__, text[0] if text else "")
+
+
+def distribution_version(name):
+    """The installed version from package metadata, without importing the package."""
+    try:
+        from importlib import metadata  # novermin (3.8+; older Pythons fall back to site dirs)
+    except ImportError:
+        return _dist_info_version(name)
+    try:
+        return metadata.version(name)
+    except Exception:  # PackageNotFoundError, or broken metadata: the version stays unknown
+        return None
+
+
+def _dist_info_version(name):
+    """Python 3.6/3.7: NAME-VERSION.dist-info or .egg-info folders on sys.path."""
+    import glob
+    import os
+
+    wanted = name.lower().replace("-", "_")
+    for entry in sys.path:
+        for pattern in ("*.dist-info", "*.egg-info"):
+            for path in glob.glob(os.path.join(entry or ".", pattern)):
+                stem = os.path.basename(path).rsplit(".", 1)[0]
+                project, _, version = stem.partition("-")
+                if project.lower().replace("-", "_") == wanted and version:
+                    return version.split("-")[0]
+    return None
+
+
+def find_spec(name):
+    """Whether `import name` would find something, without importing it."""
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _record(kind, name, data=None):
+    line = "\n%s %s %s" % (RECORD, kind, name)
+    if data is not None:
+        line += " " + json.dumps(data)
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def warm_cuda():
+    """Create the GPU's primary CUDA context (seconds on a cold GPU) while torch imports
+    (seconds too): torch, TensorRT and pycuda then all use this one context. Nothing
+    happens where there is no driver or no device."""
+    import ctypes
+
+    for name in ("libcuda.so.1", "libcuda.so"):
+        try:
+            driver = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return
+    device, context = ctypes.c_int(), ctypes.c_void_p()
+    if driver.cuInit(0) == 0 and driver.cuDeviceGet(ctypes.byref(device), 0) == 0:
+        driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+
+
+def run_probes(probes, warm=False):
+    """probes: [(name, source)]; each runs in a namespace of its own that has these helpers.
+    warm: start warm_cuda() beside them (the process that imports frameworks)."""
+    if warm:
+        import threading
+
+        threading.Thread(target=warm_cuda, name="warm_cuda", daemon=True).start()
+    helpers = {
+        "describe": describe,
+        "distribution_version": distribution_version,
+        "find_spec": find_spec,
+    }
+    for name, source in probes:
+        _record("begin", name)
+        namespace = dict(helpers, __name__="jetson_env_probe_" + name)
+        try:
+            exec(compile(source, name + ".py", "exec"), namespace)
+            data = namespace["collect"]()
+        except BaseException as exc:  # a probe that raises is reported, the next one still runs
+            _record("error", name, {"error": describe(exc), "traceback": traceback.format_exc()})
+            continue
+        _record("result", name, data)

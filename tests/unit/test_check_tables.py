@@ -1,0 +1,113 @@
+"""Checks in-process, as tables: captured probe facts in, findings out."""
+
+import pytest
+
+from jetson_env import doctor
+from jetson_env.checks import BY_NAME, docker, packages, tensorrt_python
+from jetson_env.checks.context import Facts
+from jetson_env.matrix import load
+from jetson_env.probing import ProbeResult
+
+MATRIX = load()
+X86_PLATFORM = {
+    "is_jetson": False, "machine": "x86_64", "l4t": None, "l4t_source": None, "board": None,
+    "model": None, "soc": None, "gpus": [{"name": "NVIDIA H100", "compute_capability": "9.0"}],
+    "os": {"id": "ubuntu", "version_id": "24.04", "pretty_name": "Ubuntu 24.04"},
+    "python": {"version": "3.12.3", "executable": "/opt/venv/bin/python3"}, "uid": 0,
+    "unknown": {},
+}  # fmt: skip
+
+
+def facts(**data) -> Facts:
+    results = {"platform": ProbeResult("platform", X86_PLATFORM, None, 0.1)}
+    results |= {name: ProbeResult(name, value, None, 0.1) for name, value in data.items()}
+    platform = {**X86_PLATFORM, "compute_capability": "9.0", "jetpack": None, "supported": True}
+    return Facts(results, MATRIX, platform)
+
+
+@pytest.mark.parametrize(
+    "manager, start, restart",
+    [
+        ("systemd", "systemctl start docker", "systemctl restart docker"),
+        ("service", "service docker start", "service docker restart"),
+        (None, "sh -c 'nohup dockerd >/var/log/dockerd.log 2>&1 &'",
+         "sh -c 'kill $(cat /var/run/docker.pid); sleep 3; nohup dockerd >/var/log/dockerd.log"
+         " 2>&1 &'"),
+    ],
+    ids=["systemd", "init-script", "no-service-manager"],
+)  # fmt: skip
+def test_docker_remedies_use_the_service_manager_that_runs_there(manager, start, restart):
+    down = {"cli": "/usr/bin/docker", "engine": {"reachable": False, "error": "no socket"},
+            "csv_lists": [], "service_manager": manager}  # fmt: skip
+    (finding,) = docker.run(facts(docker=down))
+    assert finding.remedy == start
+    no_runtime = {**down, "engine": {"reachable": True, "runtimes": ["runc"]}}
+    (finding,) = docker.run(facts(docker=no_runtime))
+    assert finding.remedy.endswith(f" && {restart}")
+
+
+@pytest.mark.parametrize(
+    "library, cuda, requirement",
+    [
+        ("8.5.3", "11.4", "'tensorrt==8.5.3.*'"),
+        ("10.3.0", "12.6", "'tensorrt-cu12==10.3.0.*'"),
+        ("10.13.2", "13.0", "'tensorrt-cu13==10.13.2.*'"),
+        (None, "13.0", "tensorrt-cu13"),
+    ],
+)
+def test_tensorrt_bindings_remedy_is_pinned_to_libnvinfer(library, cuda, requirement):
+    loaded = {"name": "libnvinfer.so", "version": library} if library else None
+    found = facts(
+        tensorrt={"files": [], "loaded": loaded},
+        tensorrt_bindings={"imported": True, "version": "8.6.1", "file": "/x/tensorrt"},
+        cuda={"version": cuda, "root": "/usr/local/cuda"},
+    )
+    assert tensorrt_python.install_remedy(found) == (
+        f"/opt/venv/bin/python3 -m pip install {requirement}"
+    )
+    if library == "8.5.3":
+        (finding,) = tensorrt_python.run(found)
+        assert finding.summary.startswith("tensorrt 8.6.1 imports, but libnvinfer is 8.5.3")
+
+
+def test_quick_packages_pairs_torch_and_torchvision_from_metadata():
+    metadata = {"packages": {
+        "torch": {"installed": True, "version": "2.11.0"},
+        "torchvision": {"installed": True, "version": "0.25.0"},
+        "tensorrt": {"installed": True, "version": "10.3.0"},
+        "torch2trt": {"installed": False, "version": None},
+        "pycuda": {"installed": True, "version": None},
+    }}  # fmt: skip
+    found = facts(packages=metadata, tensorrt={"files": [], "loaded": {"version": "10.3.0"}},
+                  cuda={"version": "13.0", "root": "/usr/local/cuda"})  # fmt: skip
+    rows = [(f.status, f.summary) for f in packages.run(found)]
+    assert rows == [
+        ("ok", "torch 2.11.0 (package metadata; not imported (--quick))"),
+        ("fail", "torchvision 0.25.0 does not pair with torch 2.11.0 "
+                 "(torch 2.11.0 needs torchvision 0.26.x)"),
+        ("ok", "tensorrt 10.3.0 (package metadata; not imported (--quick))"),
+        ("fail", "torch2trt is not installed for /opt/venv/bin/python3"),
+        ("ok", "pycuda (version unknown) (package metadata; not imported (--quick))"),
+    ]  # fmt: skip
+
+
+def test_a_failed_probe_shared_by_checks_is_one_crash():
+    found = facts()
+    found.results["torch"] = ProbeResult("torch", None, "probe 'torch' was killed by SIGSEGV", 1)
+    rows = [(f.check, f.status, f.summary) for f in
+            doctor.run_checks([BY_NAME["torch"], BY_NAME["torchvision"]], found)]  # fmt: skip
+    assert rows == [
+        ("torch", "crash", "probe 'torch' was killed by SIGSEGV"),
+        ("torchvision", "skip", "not checked: see torch (probe 'torch')"),
+    ]
+
+
+def test_fixes_are_each_remedy_once_in_order():
+    found = facts(pymodules={"python": {}, "modules": {"termcolor": {"importable": False}}})
+    findings = doctor.run_checks([BY_NAME["termcolor"]], found)
+    twice = [*findings, findings[0]]
+    report = doctor.Report("local", None, twice, found.results).as_dict()
+    assert report["fixes"] == [
+        {"number": 1, "checks": ["termcolor"],
+         "command": "/opt/venv/bin/python3 -m pip install termcolor"},
+    ]  # fmt: skip

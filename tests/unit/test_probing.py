@@ -1,0 +1,144 @@
+"""Probes running for real: every probe in this interpreter and in JetPack 4's Python 3.6,
+the shared framework process, and how a probe that goes wrong is reported."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jetson_env import probing
+from jetson_env.probing import PROBES, Unusable, run_probe, run_probes
+from jetson_env.targets import LocalTarget
+
+PYENV_ROOT = Path(
+    subprocess.run(["pyenv", "root"], capture_output=True, text=True, check=False).stdout.strip()
+    or Path.home() / ".pyenv"
+)
+PYTHON36 = PYENV_ROOT / "versions" / "3.6.15" / "bin" / "python3.6"
+PYTHON27 = PYENV_ROOT / "versions" / "2.7.18" / "bin" / "python2.7"
+LIGHT = [p.name for p in PROBES if not p.framework]
+FRAMEWORK = [p.name for p in PROBES if p.framework]
+TIMEOUTS = {p.name: 60 for p in PROBES}
+
+
+def stand_in(tmp_path: Path, body: str, name: str = "python3") -> str:
+    """An interpreter that misbehaves the way a real one can (a shell script)."""
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture(params=[sys.executable, str(PYTHON36)], ids=["this-python", "python3.6"])
+def isolated_python(request, tmp_path) -> str:
+    """-S -I: no site-packages, no user paths; the probes must work with the stdlib alone."""
+    if not Path(request.param).exists():
+        pytest.fail(f"{request.param} is missing: pyenv's 3.6.15 is part of this machine")
+    return stand_in(tmp_path, f'exec {request.param} -S -I "$@"')
+
+
+@pytest.mark.parametrize("name", LIGHT)
+def test_each_light_probe_returns_an_object(isolated_python, name):
+    result = run_probe(LocalTarget(isolated_python), name, timeout=60)
+    assert result.ok, (result.error, result.stderr)
+    assert isinstance(result.data, dict)
+
+
+def test_framework_probes_share_one_process(isolated_python):
+    """One process for all of them (one READY): none installed here, each still reports."""
+    results = run_probes(LocalTarget(isolated_python), FRAMEWORK, TIMEOUTS)
+    assert {name: r.error for name, r in results.items()} == dict.fromkeys(FRAMEWORK)
+    assert results["torch"].data["torch"] == {"installed": False}
+    assert results["tensorrt_bindings"].data["imported"] is False
+    assert results["smoke"].data["skipped"].startswith("torch is not importable")
+
+
+def test_python_2_is_named_with_what_is_needed():
+    with pytest.raises(Unusable) as caught:
+        run_probe(LocalTarget(str(PYTHON27)), "platform", timeout=30)
+    assert str(caught.value) == f"{PYTHON27} is Python 2.7.18: the probes need Python 3.6 or newer"
+    assert "--python" in caught.value.remedy
+
+
+def test_a_crash_in_the_shared_process_is_that_probes_and_the_rest_still_run(tmp_path):
+    """torch's import segfaults: torch is the crash, the probes after it run in a fresh process."""
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("import os, signal\nos.kill(os.getpid(), 11)\n")
+    python = stand_in(tmp_path, f'PYTHONPATH={site} exec {sys.executable} "$@"')
+
+    results = run_probes(LocalTarget(python), FRAMEWORK, TIMEOUTS)
+
+    assert results["torch"].error == "probe 'torch' was killed by SIGSEGV"
+    assert results["pycuda"].ok and results["torch2trt"].ok
+    assert results["smoke"].error == "probe 'smoke' was killed by SIGSEGV"  # imports torch too
+
+
+def test_a_hang_is_that_probes_timeout(tmp_path):
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("import time\ntime.sleep(60)\n")
+    python = stand_in(tmp_path, f'PYTHONPATH={site} exec {sys.executable} "$@"')
+
+    results = run_probes(LocalTarget(python), ["pycuda", "torch", "torch2trt"],
+                         {"pycuda": 30, "torch": 1, "torch2trt": 30})  # fmt: skip
+
+    assert results["torch"].error == "probe 'torch' timed out after 1s"
+    assert results["pycuda"].ok and results["torch2trt"].ok
+
+
+def test_a_probe_that_raises_is_reported_with_its_traceback(tmp_path, monkeypatch):
+    source = probing.source
+
+    def broken(name):
+        raising = "def collect():\n    raise RuntimeError('boom')\n"
+        return raising if name == "cudnn" else source(name)
+
+    monkeypatch.setattr(probing, "source", broken)
+    result = run_probe(LocalTarget(sys.executable), "cudnn", timeout=30)
+    assert result.error == "probe 'cudnn' raised RuntimeError: boom"
+    assert "Traceback" in result.stderr
+
+
+def test_the_result_is_found_after_an_import_banner(tmp_path):
+    """A sitecustomize that prints on stdout (and bytes that are not UTF-8) at startup."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\nsys.stdout.write('Welcome! {\"x\": 1}')\nsys.stdout.flush()\n"
+        "sys.stdout.buffer.write(b'\\xff\\xfe\\n')\nsys.stderr.buffer.write(b'\\xff\\n')\n"
+    )
+    python = stand_in(tmp_path, f'PYTHONPATH={site} exec {sys.executable} "$@"')
+    result = run_probe(LocalTarget(python), "platform", timeout=30)
+    assert result.ok, result.error
+    assert result.data["python"]["executable"] == sys.executable
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("exit 0", "did not run the probes: it exited 0, printing nothing"),
+        ("echo '{\"x\": 1}'", 'did not run the probes: it exited 0: {"x": 1}'),
+        ("exec yes", "printed more than 4 MiB without running the probes"),
+        ("kill -SEGV $$", "did not run the probes: it was killed by SIGSEGV"),
+    ],
+)
+def test_an_interpreter_that_does_not_run_the_probes_is_unusable(tmp_path, body, message):
+    python = stand_in(tmp_path, body)
+    with pytest.raises(Unusable) as caught:
+        run_probe(LocalTarget(python), "platform", timeout=30)
+    assert message in str(caught.value)
+
+
+def test_an_interpreter_that_hangs_is_unusable_after_the_startup_limit(tmp_path):
+    python = stand_in(tmp_path, "exec sleep 60")
+    with pytest.raises(Unusable) as caught:
+        run_probe(LocalTarget(python), "platform", timeout=1)
+    assert str(caught.value) == f"{python} did not start within 1s"
+
+
+def test_a_missing_interpreter_is_unusable(tmp_path):
+    with pytest.raises(Unusable) as caught:
+        run_probe(LocalTarget(str(tmp_path / "nope")), "platform", timeout=10)
+    assert str(caught.value) == f"cannot start {tmp_path / 'nope'}: No such file or directory"
