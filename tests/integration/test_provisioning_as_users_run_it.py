@@ -213,8 +213,9 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
     findings = {f["check"]: f for f in report["findings"]}
     statuses = {name: finding["status"] for name, finding in findings.items()}
     # All ok but torch: the CPU wheel on a host without a GPU is a warning, not a failure.
-    assert statuses == {"termcolor": "ok", "torch": "warn", "torchvision": "ok",
-                        "libnvinfer": "ok", "tensorrt-python": "ok"}, report["findings"]  # fmt: skip
+    expected = {"termcolor": "ok", "torch": "warn", "torchvision": "ok",
+                "libnvinfer": "ok", "tensorrt-python": "ok"}  # fmt: skip
+    assert statuses == expected, report["findings"]
     assert findings["torch"]["summary"].startswith("torch 2.13.0+cpu is a CPU-only build")
     assert doctor.returncode == 0, doctor.stderr  # warnings only: healthy (docs/doctor.md)
 
