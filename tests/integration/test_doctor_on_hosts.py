@@ -21,6 +21,7 @@ pytestmark = pytest.mark.hosts
 PYTHON = f"{VENV}/bin/python"
 TRT_VERSION = "8.6.1"
 TRT_DIR = f"/opt/TensorRT-{TRT_VERSION}"
+TRT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"  # the tensorrt role's
 WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 TORCH_VENV = "/opt/torch-venv"
@@ -69,7 +70,7 @@ def tensorrt_tarball_in_opt(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
     x86_host.exec([f"{VENV}/bin/pip", "install", "--quiet", "--no-deps", wheel])
     yield x86_host
     x86_host.exec([f"{VENV}/bin/pip", "uninstall", "--quiet", "--yes", "tensorrt"])
-    x86_host.exec(["rm", "-rf", TRT_DIR, "/etc/ld.so.conf.d/tensorrt.conf", f"/tmp/{tarball.name}"])
+    x86_host.exec(["rm", "-rf", TRT_DIR, TRT_LD_CONF, f"/tmp/{tarball.name}"])
     x86_host.exec(["ldconfig"])
 
 
@@ -84,8 +85,9 @@ def test_libnvinfer_outside_the_loader_path_and_its_remedy(tensorrt_tarball_in_o
     assert library["status"] == "fail"
     assert f"libnvinfer {TRT_VERSION} is in {TRT_DIR}/lib" in library["summary"]
     assert "libnvinfer.so.8: cannot open shared object file" in library["summary"]
-    remedy = f"echo {TRT_DIR}/lib | tee /etc/ld.so.conf.d/tensorrt.conf && ldconfig"
+    remedy = f"echo {TRT_DIR}/lib | tee {TRT_LD_CONF} && ldconfig"
     assert library["remedy"] == remedy
+    assert library["playbook"] == {"role": "tensorrt", "tags": ["tensorrt"], "vars": {}}
     bindings = one(before, "tensorrt-python")
     assert bindings["status"] == "fail"
     assert "cannot open shared object file" in bindings["details"][0]
@@ -258,7 +260,7 @@ def cuda_toolkit_in_usr_local(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
     x86_host.exec(["ldconfig"])
 
 
-CUDA_CONF = "/etc/ld.so.conf.d/cuda.conf"
+CUDA_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"  # the cuda_env role's
 
 
 def cudart_finding(host: Host) -> dict:
@@ -278,6 +280,7 @@ def test_libcudart_the_loader_misses_and_each_remedy(cuda_toolkit_in_usr_local: 
     unlisted = cudart_finding(host)
     assert unlisted["summary"] == f"libcudart is in {lib}, which the loader does not search"
     assert unlisted["remedy"] == f"echo {lib} | tee {CUDA_CONF} && ldconfig"
+    assert unlisted["playbook"]["vars"] == {"cuda_env_root": "/usr/local/cuda"}
     apply(host, unlisted["remedy"])
     loads = cudart_finding(host)
     assert loads["status"] == "ok"
