@@ -265,11 +265,13 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
         term.line(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
     connection = fixing.Connection(args.host, args.identity)
     platform = before.results.get("platform")
-    ask_become_pass = bool(
-        platform and platform.data and platform.data.get("uid") != 0 and sys.stdin.isatty()
-    )
-    # The doctor's interpreter, the roles' variables, then the user's, which win.
-    variables = {"ansible_python_interpreter": args.python, **the_plan.variables, **variables}
+    as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
+    ask_become_pass = not as_root and sys.stdin.isatty()
+    # The doctor's interpreter (and no sudo for a root login), the roles' variables, then
+    # the user's, which win.
+    variables = {"ansible_python_interpreter": args.python,
+                 **({"ansible_become": False} if as_root else {}),
+                 **the_plan.variables, **variables}  # fmt: skip
 
     def playbook_run(check: bool) -> tuple[int, int | None]:
         cmd = fixing.command(ansible_playbook, playbook, connection, the_plan, variables,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -108,8 +109,9 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None) 
 
 @dataclass(frozen=True)
 class Connection:
-    """How ansible-playbook reaches the target: this machine, or USER@HOST[:PORT] over ssh
-    (ssh's own host key checking stays on)."""
+    """How ansible-playbook reaches the target: this machine, or USER@HOST[:PORT] over ssh,
+    its host key checked against the known_hosts the doctor's SSH used ($HOME's, where
+    ssh alone would read the passwd entry's home)."""
 
     host: str | None = None
     identity: str | None = None
@@ -119,7 +121,9 @@ class Connection:
             return ["-i", "localhost,", "-l", "localhost", "-c", "local"]
         user, _, address = self.host.rpartition("@")
         name, _, port = address.partition(":")
-        args = ["-i", f"{name},", "-l", name, "-c", "ssh"]
+        known_hosts = shlex.quote(str(Path.home() / ".ssh" / "known_hosts"))
+        args = ["-i", f"{name},", "-l", name, "-c", "ssh",
+                "--ssh-common-args", f"-o UserKnownHostsFile={known_hosts}"]  # fmt: skip
         if user:
             args += ["-u", user]
         if port:
