@@ -116,10 +116,16 @@ class Terminal:
                         table.add_row("", "", "", f"  {clean(line)}", "", style="dim")
         self.out.print(table)
         if report["fixes"]:
+            roles = {f["remedy"]: f["playbook"]["role"] for f in report["findings"]
+                     if f.get("playbook")}  # fmt: skip
             self.out.print("Fixes, in the order to apply them:", style="bold")
             for fix in report["fixes"]:
                 self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
                 self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+                if fix["command"] in roles:
+                    role = roles[fix["command"]]
+                    self.out.print(f"   or the playbook's role {role}: jetson-env doctor --fix "
+                                   f"{role}", soft_wrap=True, style="dim")  # fmt: skip
         counts = report["counts"]
         parts = [f"{counts[s]} {name}" for s, name in SUMMARY_WORDS if counts[s]]
         self.out.print(

@@ -75,16 +75,18 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         remove_host(host)
 
 
-def fix(fleet: Fleet, *args: str) -> subprocess.CompletedProcess:
-    """jetson-env doctor --fix --yes on this machine, ansible-playbook from PATH."""
+def fix(fleet: Fleet, *args: str, yes: bool = True) -> subprocess.CompletedProcess:
+    """jetson-env doctor --fix [--yes] on this machine (stdin not a terminal), ansible-playbook
+    from PATH."""
     ansible = ANSIBLE_ENDS["newest"].ensure()
     path = f"{ansible.bin('ansible-playbook').parent}:{os.environ['PATH']}"
     return subprocess.run(
-        [sys.executable, "-m", "jetson_env.cli", "--no-color", "doctor", "--fix", "--yes",
+        [sys.executable, "-m", "jetson_env.cli", "--no-color", "doctor", "--fix",
+         *(["--yes"] if yes else []),
          "--host", fleet.address, "-i", str(fleet.home / ".ssh" / "id_ed25519"),
          "--python", PYTHON, "--playbook-vars", json.dumps(fleet.playbook_vars), *CHECKS,
          *args],
-        capture_output=True, text=True, timeout=1200, check=False,
+        capture_output=True, text=True, timeout=1200, check=False, stdin=subprocess.DEVNULL,
         env={**os.environ, "HOME": str(fleet.home), "SSH_AUTH_SOCK": "", "PATH": path},
     )  # fmt: skip
 
@@ -104,6 +106,13 @@ def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
                "termcolor"])  # fmt: skip
     host.exec(["sh", "-c", f"rm {TRT_LD_CONF} && ldconfig"])
     host.exec(["touch", "/tmp/before-fix"])
+
+    unasked = fix(fleet, yes=False)
+
+    assert unasked.returncode == 2, unasked.stdout + unasked.stderr
+    assert "no terminal to ask" in unasked.stderr and "--yes" in unasked.stderr
+    assert "--check --diff" in unasked.stderr  # the plan was shown
+    assert pip_version(host, "termcolor") is None
 
     fixed = fix(fleet)
 
