@@ -1,5 +1,6 @@
 """`jetson-env doctor --fix --host` for real: a host provisioned by the playbook, broken in
-ways the doctor knows, fixed by the playbook's roles that the findings name.
+ways the doctor knows (termcolor uninstalled, the stand-in TensorRT's and the stand-in
+CUDA's folders dropped from ld.so.conf.d), fixed by the roles that the findings name.
 
 The host is a container of its own from the x86 test host's image, with an sshd on
 loopback: the doctor (paramiko) and ansible-playbook (ssh, host key checked against a
@@ -27,14 +28,15 @@ from playbook_support import (
 )
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import Host, free_port, wait_for_port
-from support.standins import build_tensorrt_tarball
+from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
 
 pytestmark = pytest.mark.hosts
 
 PYTHON = "/usr/bin/python3"
 TRT_VERSION = "10.3.0"
 TRT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"
-CHECKS = ("--check", "termcolor", "--check", "libnvinfer", "--no-smoke")
+CUDA_LD_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"
+CHECKS = ("--check", "termcolor", "--check", "libnvinfer", "--check", "cuda", "--no-smoke")
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         host_key = host.exec(["cat", "/etc/ssh/ssh_host_ed25519_key.pub"]).stdout.split()[:2]
         (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {' '.join(host_key)}\n")
         wait_for_port(port)
+        host.copy_in(build_cuda_toolkit_archive(work), "/tmp/cuda.tar")
+        host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
+        host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
         tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
         playbook_vars = {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
         yield Fleet(host, home, f"root@127.0.0.1:{port}", playbook_vars)
@@ -91,20 +96,31 @@ def fix(fleet: Fleet, *args: str, yes: bool = True) -> subprocess.CompletedProce
     )  # fmt: skip
 
 
+def report(fleet: Fleet) -> dict:
+    """The doctor's JSON report over SSH, without --fix."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", "--host", fleet.address,
+         "-i", str(fleet.home / ".ssh" / "id_ed25519"), "--python", PYTHON, *CHECKS],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "HOME": str(fleet.home), "SSH_AUTH_SOCK": ""},
+    )  # fmt: skip
+    return json.loads(proc.stdout)
+
+
 def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
     host = fleet.host
     inventory = write_inventory(
         tmp_path / "inventory.yml", {"fix": {"ansible_host": host.container}}, fleet.playbook_vars
     )
     provisioned = run_playbook(
-        ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", "python_base,tensorrt"
+        ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", "cuda_env,python_base,tensorrt"
     )
     assert provisioned.rc == 0, provisioned.messages() or provisioned.stderr
     assert pip_version(host, "termcolor")
 
     host.exec([PYTHON, "-m", "pip", "uninstall", "--quiet", "--yes", "--break-system-packages",
                "termcolor"])  # fmt: skip
-    host.exec(["sh", "-c", f"rm {TRT_LD_CONF} && ldconfig"])
+    host.exec(["sh", "-c", f"rm {TRT_LD_CONF} {CUDA_LD_CONF} && ldconfig"])
     host.exec(["touch", "/tmp/before-fix"])
 
     unasked = fix(fleet, yes=False)
@@ -119,11 +135,15 @@ def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "--fix: role python_base on root@127.0.0.1" in fixed.stdout
     assert "--fix: role tensorrt on root@127.0.0.1" in fixed.stdout
+    assert "--fix: role cuda_env on root@127.0.0.1" in fixed.stdout
     assert "termcolor: fail -> ok" in fixed.stdout
     assert "libnvinfer: fail -> ok" in fixed.stdout
     assert "--check --diff" in fixed.stderr  # the plan ran first
     assert pip_version(host, "termcolor")
     assert f"/opt/TensorRT-{TRT_VERSION}/lib" in host.exec(["cat", TRT_LD_CONF]).stdout
+    assert "/usr/local/cuda/lib64" in host.exec(["cat", CUDA_LD_CONF]).stdout
+    cudart = [f for f in report(fleet)["findings"] if "libcudart" in f["summary"]]
+    assert [f["status"] for f in cudart] == ["ok"], cudart
     changed = paths_changed_since(host, "/tmp/before-fix")
     expected = ("/etc/ld.so.c", "/usr/local/lib/python3", "/var/log", "/root/.cache",
                 "/var/cache/ldconfig", "/run")  # fmt: skip

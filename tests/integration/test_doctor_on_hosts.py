@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
-from support.standins import build_libcudart, build_tensorrt_tarball
+from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
 
 pytestmark = pytest.mark.hosts
 
@@ -242,15 +242,7 @@ def test_nano_without_torch_gets_nvidias_wheel_for_jetpacks_python(nano_host: Ho
 @pytest.fixture
 def cuda_toolkit_in_usr_local(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
     """The Orin's staged CUDA 12.6 tree, plus a stand-in libcudart in its lib64."""
-    tree = tmp_path / "cuda-12.6"
-    (tree / "lib64").mkdir(parents=True)
-    (tree / "version.json").write_bytes(
-        (FIXTURES / "orin-r36.4.3" / "usr" / "local" / "cuda-12.6" / "version.json").read_bytes()
-    )
-    build_libcudart("12.6.68", tree / "lib64")
-    archive = tmp_path / "cuda.tar"
-    subprocess.run(["tar", "-C", str(tmp_path), "-cf", str(archive), "cuda-12.6"], check=True)
-    x86_host.copy_in(archive, "/tmp/cuda.tar")
+    x86_host.copy_in(build_cuda_toolkit_archive(tmp_path), "/tmp/cuda.tar")
     x86_host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
     x86_host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
     yield x86_host
