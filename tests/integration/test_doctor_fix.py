@@ -5,7 +5,8 @@ CUDA's folders dropped from ld.so.conf.d), fixed by the roles that the findings 
 The host is a container of its own from the x86 test host's image, with an sshd on
 loopback: the doctor (paramiko) and ansible-playbook (ssh, host key checked against a
 known_hosts written here) both reach it as `root@127.0.0.1:PORT`, as they reach a
-Jetson. ansible-playbook is the newest end's, found on PATH.
+Jetson. --fix runs the ansible-playbook beside this interpreter (the provision extra's,
+as `pip install '.[provision]'` installs it); the host is provisioned with the newest end's.
 """
 
 import json
@@ -81,10 +82,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
 
 
 def fix(fleet: Fleet, *args: str, yes: bool = True) -> subprocess.CompletedProcess:
-    """jetson-env doctor --fix [--yes] on this machine (stdin not a terminal), ansible-playbook
-    from PATH."""
-    ansible = ANSIBLE_ENDS["newest"].ensure()
-    path = f"{ansible.bin('ansible-playbook').parent}:{os.environ['PATH']}"
+    """jetson-env doctor --fix [--yes] on this machine (stdin not a terminal)."""
     return subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "--no-color", "doctor", "--fix",
          *(["--yes"] if yes else []),
@@ -92,7 +90,7 @@ def fix(fleet: Fleet, *args: str, yes: bool = True) -> subprocess.CompletedProce
          "--python", PYTHON, "--playbook-vars", json.dumps(fleet.playbook_vars), *CHECKS,
          *args],
         capture_output=True, text=True, timeout=1200, check=False, stdin=subprocess.DEVNULL,
-        env={**os.environ, "HOME": str(fleet.home), "SSH_AUTH_SOCK": "", "PATH": path},
+        env={**os.environ, "HOME": str(fleet.home), "SSH_AUTH_SOCK": ""},
     )  # fmt: skip
 
 
@@ -139,6 +137,7 @@ def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
     assert "termcolor: fail -> ok" in fixed.stdout
     assert "libnvinfer: fail -> ok" in fixed.stdout
     assert "--check --diff" in fixed.stderr  # the plan ran first
+    assert f"running: {Path(sys.executable).parent}/ansible-playbook " in fixed.stderr
     assert pip_version(host, "termcolor")
     assert f"/opt/TensorRT-{TRT_VERSION}/lib" in host.exec(["cat", TRT_LD_CONF]).stdout
     assert "/usr/local/cuda/lib64" in host.exec(["cat", CUDA_LD_CONF]).stdout
