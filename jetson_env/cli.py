@@ -177,10 +177,27 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
         return EXIT_OK
     if args.inventory is not None:
+        if args.fix is not None:
+            term.error("--fix works on this machine or one --host, not yet on an inventory",
+                       hint="run `jetson-env doctor --fix --host HOST` for each failing host")
+            return EXIT_USAGE
         return fleet_doctor(args, term, matrix, checks)
     if args.limit or args.forks or args.report:
         term.error("--limit, --forks and --report go with --inventory")
         return EXIT_USAGE
+    if args.fix is not None:
+        return cmd_doctor_fix(args, term, matrix, checks)
+    report = doctor_report(args, term, matrix, checks)
+    if isinstance(report, int):
+        return report
+    show_report(args, term, report)
+    return report.exit_code
+
+
+def doctor_report(
+    args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list
+) -> doctor_mod.Report | int:
+    """The doctor's report for this machine or --host, or an exit code for a usage error."""
     if args.host:
         from jetson_env import remote
 
@@ -196,22 +213,106 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             term.error(str(exc), hint=exc.hint)
             return EXIT_USAGE
         except remote.ConnectError as exc:
-            report = doctor_mod.unreachable(exc.target, str(exc), exc.remedy)
-            show_report(args, term, report)
-            return report.exit_code
+            return doctor_mod.unreachable(exc.target, str(exc), exc.remedy)
         for note in target.notes:
             term.note(note)
     else:
         target = LocalTarget(args.python)
     try:
         with term.progress() as progress:
-            report = doctor_mod.run(target, matrix, checks, args.timeout, progress)
+            return doctor_mod.run(target, matrix, checks, args.timeout, progress)
     finally:
         close = getattr(target, "close", None)
         if close is not None:
             close()
-    show_report(args, term, report)
-    return report.exit_code
+
+
+def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
+    """Plan (the playbook's --check --diff), ask, apply, then the doctor again: before -> after.
+    Every refusal comes before the first change."""
+    from jetson_env import fixing
+
+    if args.json:
+        term.error("--fix prints its plan and progress for a person; it has no --json")
+        return EXIT_USAGE
+    try:
+        playbook = fixing.find_playbook()
+        known = fixing.playbook_roles(playbook)
+        only = [role for part in args.fix for role in part.split(",") if role] or None
+        unknown = sorted(set(only or ()) - set(known))
+        if unknown:
+            raise fixing.FixError(
+                f"no role {', '.join(unknown)} in {playbook.name}",
+                hint="--fix takes the playbook's roles (tags): " + ", ".join(known),
+            )
+        ansible_playbook = fixing.find_ansible_playbook()
+    except fixing.FixError as exc:
+        term.error(str(exc), hint=exc.hint)
+        return EXIT_USAGE
+    try:
+        variables = json.loads(args.playbook_vars) if args.playbook_vars else {}
+    except json.JSONDecodeError as exc:
+        term.error(f"--playbook-vars is not JSON: {exc}")
+        return EXIT_USAGE
+    if not isinstance(variables, dict):
+        term.error("--playbook-vars must be a JSON object")
+        return EXIT_USAGE
+    before = doctor_report(args, term, matrix, checks)
+    if isinstance(before, int):
+        return before
+    show_report(args, term, before)
+    if not before.reached:
+        return before.exit_code
+    the_plan = fixing.plan(before, known, only)
+    for finding in the_plan.manual:
+        term.line(f"no automatic fix for {finding.check}: {finding.summary}")
+    if not the_plan.roles:
+        term.line("--fix: nothing to do (no finding that a role of the playbook fixes)")
+        return before.exit_code
+    host = args.host or "localhost"
+    for role in the_plan.roles:
+        term.line(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
+    connection = fixing.Connection(args.host, args.identity)
+    platform = before.results.get("platform")
+    as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
+    ask_become_pass = not as_root and sys.stdin.isatty()
+    # The doctor's interpreter (and no sudo for a root login), the roles' variables, then
+    # the user's, which win.
+    variables = {"ansible_python_interpreter": args.python,
+                 **({"ansible_become": False} if as_root else {}),
+                 **the_plan.variables, **variables}  # fmt: skip
+
+    def playbook_run(check: bool) -> tuple[int, int | None]:
+        cmd = fixing.command(ansible_playbook, playbook, connection, the_plan, variables,
+                             check=check, ask_become_pass=ask_become_pass)  # fmt: skip
+        term.note("running: " + shlex.join(cmd))
+        return fixing.run_playbook(cmd, playbook)
+
+    code, _ = playbook_run(check=True)
+    if code != 0:
+        term.error(f"the plan (ansible-playbook --check) failed with exit code {code}",
+                   hint="its output is above; nothing was changed")  # fmt: skip
+        return EXIT_FAILED
+    if not args.yes:
+        if not sys.stdin.isatty():
+            term.error("--fix asks before changing anything and there is no terminal to ask",
+                       hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
+            return EXIT_USAGE
+        answer = input(f"Apply roles {', '.join(the_plan.roles)} on {host}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            term.line("--fix: nothing was changed")
+            return before.exit_code
+    code, changed = playbook_run(check=False)
+    if code != 0:
+        term.error(f"ansible-playbook failed with exit code {code}", hint="its output is above")
+    term.line(f"--fix: changed={changed if changed is not None else 'unknown'}")
+    after = doctor_report(args, term, matrix, checks)
+    if isinstance(after, int):
+        return after
+    show_report(args, term, after)
+    for check, old, new in fixing.before_after(before, after):
+        term.line(f"{check}: {old} -> {new}")
+    return after.exit_code
 
 
 def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
@@ -411,6 +512,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="import no framework: platform, loader and file checks, versions from package "
         "metadata (no smoke)",
+    )
+    doctor.add_argument(
+        "--fix",
+        nargs="?",
+        const=[],
+        type=lambda text: [text],
+        metavar="ROLE[,ROLE]",
+        help="apply the playbook's roles that fix the findings (only these roles, if given): "
+        "show the plan (--check --diff), ask, apply, check again; needs Ansible",
+    )
+    doctor.add_argument("--yes", action="store_true", help="--fix without asking")
+    doctor.add_argument(
+        "--playbook-vars", metavar="JSON", help="--fix: more variables for the playbook"
     )
     doctor.add_argument("--list", action="store_true", help="list the checks and exit")
     doctor.add_argument(

@@ -19,7 +19,7 @@ from typing import Any
 from jetson_env import info
 from jetson_env.checks import BY_NAME, CHECKS, Check
 from jetson_env.checks.context import Facts
-from jetson_env.findings import CRASH, FAIL, SKIP, UNHEALTHY, Finding, worst
+from jetson_env.findings import CRASH, FAIL, SKIP, UNHEALTHY, Finding, Remedy, worst
 from jetson_env.matrix import Matrix
 from jetson_env.probing import BY_NAME as PROBES
 from jetson_env.probing import ProbeResult, Unusable, probe_all
@@ -79,7 +79,7 @@ class Report:
     @property
     def fixes(self) -> list[str]:
         """Every remedy once, in the order to apply them (the checks' order)."""
-        return list(dict.fromkeys(f.remedy for f in self.findings if f.remedy))
+        return list(dict.fromkeys(f.remedy.shell for f in self.findings if f.remedy))
 
     def as_dict(self) -> dict[str, Any]:
         counts = Counter(f.status for f in self.findings)
@@ -96,7 +96,9 @@ class Report:
                 {
                     "number": number,
                     "checks": list(
-                        dict.fromkeys(f.check for f in self.findings if f.remedy == command)
+                        dict.fromkeys(
+                            f.check for f in self.findings if f.remedy and f.remedy.shell == command
+                        )
                     ),
                     "command": command,
                 }
@@ -112,7 +114,7 @@ class Report:
 
 def not_reached(target: str, check: str, summary: str, remedy: str | None) -> Report:
     """The report for a target that could not be reached or cannot run probes (exit code 3)."""
-    finding = Finding(check, "target", FAIL, summary, (), remedy)
+    finding = Finding(check, "target", FAIL, summary, (), Remedy(remedy) if remedy else None)
     return Report(target, None, [finding], {}, reached=False)
 
 

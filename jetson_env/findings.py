@@ -15,12 +15,30 @@ UNHEALTHY = frozenset({FAIL, CRASH})
 
 
 @dataclass(frozen=True)
+class Remedy:
+    """How to fix a finding: the shell command for this target and, where the playbook
+    applies the same fix, its role (also the role's tag in playbooks/jetson.yml) with the
+    variables that make it fix this host. Both are rendered from the same role defaults.
+    """
+
+    shell: str
+    role: str | None = None
+    variables: tuple[tuple[str, Any], ...] = ()
+
+    def as_dict(self) -> dict[str, Any] | None:
+        """The playbook part for JSON (`null` where no role applies the fix)."""
+        if self.role is None:
+            return None
+        return {"role": self.role, "tags": [self.role], "vars": dict(self.variables)}
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing the doctor looked at.
 
     summary: what was seen, one line. details: supporting lines (paths, versions, the
-    raw error). remedy: the exact command(s) that fix it on this platform, for every
-    warn/fail; None when there is nothing to do.
+    raw error). remedy: the exact command(s) that fix it on this platform (and the role that
+    does the same), for every warn/fail; None when there is nothing to do.
     """
 
     check: str
@@ -28,7 +46,7 @@ class Finding:
     status: str
     summary: str
     details: tuple[str, ...] = ()
-    remedy: str | None = None
+    remedy: Remedy | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -41,7 +59,8 @@ class Finding:
             "status": self.status,
             "summary": self.summary,
             "details": list(self.details),
-            "remedy": self.remedy,
+            "remedy": self.remedy.shell if self.remedy else None,
+            "playbook": self.remedy.as_dict() if self.remedy else None,
         }
 
 

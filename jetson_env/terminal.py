@@ -119,7 +119,9 @@ class Terminal:
                         table.add_row("", "", "", f"  {clean(line)}", "", style="dim")
         self.out.print(table)
         if report["fixes"]:
-            self.fixes("Fixes, in the order to apply them:", report["fixes"])
+            roles = {f["remedy"]: f["playbook"]["role"] for f in report["findings"]
+                     if f.get("playbook")}  # fmt: skip
+            self.fixes("Fixes, in the order to apply them:", report["fixes"], roles)
         counts = report["counts"]
         parts = [f"{counts[s]} {name}" for s, name in SUMMARY_WORDS if counts[s]]
         self.out.print(
@@ -127,12 +129,19 @@ class Terminal:
             style=STATUS_STYLES[report["status"]],
         )
 
-    def fixes(self, title: str, fixes: list[dict[str, Any]]) -> None:
-        """Each fix whole, numbered, after the checks it fixes (nothing to type is split)."""
+    def fixes(
+        self, title: str, fixes: list[dict[str, Any]], roles: dict[str, str] | None = None
+    ) -> None:
+        """Each fix whole, numbered, after the checks it fixes (nothing to type is split);
+        where a role applies the same fix (`roles`: command -> role), how to run it."""
         self.out.print(title, style="bold")
         for fix in fixes:
             self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
             self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+            role = (roles or {}).get(fix["command"])
+            if role:
+                self.out.print(f"   or the playbook's role {role}: jetson-env doctor --fix "
+                               f"{role}", soft_wrap=True, style="dim")  # fmt: skip
 
     def fleet(self, fleet: dict[str, Any]) -> None:
         """`doctor --inventory`: one row per host, worst first, then each host's fixes."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jetson_env.checks.context import Facts
-from jetson_env.findings import Finding
+from jetson_env.findings import Finding, Remedy
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,12 @@ class Check:
         return {"name": self.name, "area": self.area, "summary": self.summary,
                 "probes": list(self.probes)}  # fmt: skip
 
-    def finding(self, status: str, summary: str, details=(), remedy: str | None = None) -> Finding:
+    def finding(
+        self, status: str, summary: str, details=(), remedy: str | Remedy | None = None
+    ) -> Finding:
+        """A finding of this check; a plain-text remedy is one no role applies."""
+        if isinstance(remedy, str):
+            remedy = Remedy(remedy)
         return Finding(self.name, self.area, status, summary, tuple(details), remedy)
 
 

@@ -3,6 +3,8 @@
 A remedy is the exact command for THIS target: `sudo` only when the probes ran as
 a user other than root, the target interpreter's own path for pip, apt for the
 system Python where pip is refused (PEP 668) or where JetPack ships the package.
+Where a role of the playbook applies the same fix, the remedy names the role and is
+rendered from its defaults (jetson_env.roles): the same files, the same installer.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from jetson_env import roles
+from jetson_env.findings import Remedy
 from jetson_env.matrix import Matrix, Release, UnknownRelease
 from jetson_env.probing import ProbeResult
 
@@ -86,14 +90,30 @@ class Facts:
             command += " --user"
         return command
 
-    def shell_setting(self, variable: str, value: str, login_scripts: list[str]) -> str:
+    def shell_setting(self, variable: str, value: str, login_scripts: list[str]) -> Remedy:
         """Make `variable` include `value` for every user: a new shell if a login script already
-        sets it (this session did not read it), else a system-wide /etc/profile.d script."""
+        sets it (this session did not read it), else the cuda_env role's profile.d script."""
         line = f"export {variable}={value}${{{variable}:+:${variable}}}"
         if login_scripts:
-            return f". {login_scripts[0]}  # or log in again: login shells read it"
-        script = "/etc/profile.d/cuda.sh"
-        return f"echo {shlex.quote(line)} | {self.sudo(f'tee -a {script}')} && . {script}"
+            return Remedy(
+                f". {shlex.quote(login_scripts[0])}  # or log in again: login shells read it"
+            )
+        script = shlex.quote(roles.default("cuda_env", "profile_file"))
+        shell = f"echo {shlex.quote(line)} | {self.sudo(f'tee -a {script}')} && . {script}"
+        return self.cuda_env_remedy(shell)
+
+    def cuda_env_remedy(self, shell: str, extra_lib_dirs: tuple[str, ...] = ()) -> Remedy:
+        variables = [("cuda_env_root", self.cuda_root)]
+        if extra_lib_dirs:
+            variables.append(("cuda_env_extra_lib_dirs", list(extra_lib_dirs)))
+        return Remedy(shell, "cuda_env", tuple(variables))
+
+    def loader_conf(self, role: str, directory: str) -> str:
+        """List `directory` for the loader in the role's ld.so.conf.d file, then ldconfig."""
+        conf = shlex.quote(roles.default(role, "ldconfig_file"))
+        return f"echo {shlex.quote(directory)} | {self.sudo(f'tee {conf}')} && " + self.sudo(
+            "ldconfig"
+        )
 
     def apt_install(self, *packages: str) -> str:
         return self.sudo(f"apt-get install -y {' '.join(packages)}")
@@ -104,11 +124,15 @@ class Facts:
         packages = self.release.jetpack_packages["build"] if self.release else ("nvidia-jetpack",)
         return self.sudo("apt-get update") + " && " + self.apt_install(*packages)
 
-    def python_package(self, requirement: str, apt_package: str | None) -> str:
-        """apt for the system Python where it has the package (pip may be refused), else pip."""
-        if apt_package and self.system_python and (self.externally_managed or self.is_jetson):
-            return self.apt_install(apt_package)
-        return self.pip_install(requirement)
+    def python_base_install(self, requirement: str) -> Remedy:
+        """pip, as the python_base role installs its packages: as root for the system Python,
+        past PEP 668's refusal (the role sets PIP_BREAK_SYSTEM_PACKAGES)."""
+        command = f"{shlex.quote(self.python)} -m pip install {shlex.quote(requirement)}"
+        if self.system_python:
+            if self.externally_managed:
+                command = f"env PIP_BREAK_SYSTEM_PACKAGES=1 {command}"
+            command = self.sudo(command)
+        return Remedy(command, "python_base", (("ansible_python_interpreter", self.python),))
 
     @property
     def cuda_root(self) -> str:

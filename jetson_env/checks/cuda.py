@@ -122,12 +122,12 @@ def _cudart_not_loaded(facts: Facts, data: dict, root: str) -> Finding:
             details,
             remedy=facts.sudo("ldconfig"),
         )
+    extra = () if folder == f"{root}/lib64" else (folder,)
     return CHECK.finding(
         WARN,
         f"libcudart is in {folder}, which the loader does not search",
         details,
-        remedy=f"echo {folder} | {facts.sudo('tee /etc/ld.so.conf.d/cuda.conf')} && "
-        + facts.sudo("ldconfig"),
+        remedy=facts.cuda_env_remedy(facts.loader_conf("cuda_env", folder), extra),
     )
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import shlex
 
+from jetson_env import roles
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 DEFAULT_RUNTIME_REMEDY = (
-    'merge \'"default-runtime": "nvidia"\' into /etc/docker/daemon.json (keep its other keys), '
-    "then {restart}"
+    'merge \'"default-runtime": "nvidia"\' into {daemon_json} (keep its other keys), then {restart}'
 )
 
 
@@ -39,10 +39,10 @@ def csv_findings(facts: Facts, lists: list[dict] | None) -> list[Finding]:
             CHECK.finding(
                 FAIL,
                 "JetPack 4: no CSV mount lists: containers will not see CUDA, cuDNN or TensorRT",
-                remedy=facts.apt_install(
+                remedy=Remedy(facts.apt_install(
                     "nvidia-container-csv-cuda", "nvidia-container-csv-cudnn",
                     "nvidia-container-csv-tensorrt",
-                ),
+                ), "docker_runtime"),
             )
         ]  # fmt: skip
     findings = []
@@ -113,10 +113,13 @@ def run(facts: Facts) -> list[Finding]:
                 CHECK.finding(
                     FAIL if facts.is_jetson else WARN,
                     f"{summary}: the nvidia runtime is not registered",
-                    remedy=facts.apt_install("nvidia-container-toolkit")
-                    + " && "
-                    + facts.sudo("nvidia-ctk runtime configure --runtime=docker")
-                    + f" && {restart}",
+                    remedy=Remedy(
+                        facts.apt_install("nvidia-container-toolkit")
+                        + " && "
+                        + facts.sudo("nvidia-ctk runtime configure --runtime=docker")
+                        + f" && {restart}",
+                        "docker_runtime",
+                    ),
                 )
             )
         elif facts.is_jetson and default != "nvidia":
@@ -124,7 +127,14 @@ def run(facts: Facts) -> list[Finding]:
                 CHECK.finding(
                     WARN,
                     f"{summary}; default runtime {default}: `docker build` will not see CUDA",
-                    remedy=DEFAULT_RUNTIME_REMEDY.format(restart=restart),
+                    remedy=Remedy(
+                        DEFAULT_RUNTIME_REMEDY.format(
+                            daemon_json=roles.default("docker_runtime", "daemon_json"),
+                            restart=restart,
+                        ),
+                        "docker_runtime",
+                        (("docker_runtime_default_nvidia", True),),
+                    ),
                 )
             )
         else:

@@ -8,35 +8,43 @@ home directory.
 
 from __future__ import annotations
 
+import re
 import shlex
 
+from jetson_env import roles
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, version_matches
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 
 USER_DIRS = ("/home/", "/root/")
 
 
-def loader_remedy(facts: Facts, directory: str) -> str:
-    """Register a library directory with the dynamic loader, the way this install needs."""
+def loader_remedy(facts: Facts, directory: str) -> Remedy:
+    """Register a library directory with the dynamic loader, the way this install needs: the
+    tensorrt role's ld.so.conf.d file; the role itself for a tarball it unpacks (its
+    `tensorrt_tarball` comes from the inventory: the doctor cannot know it)."""
     if directory.startswith(USER_DIRS) and not facts.is_root:
         line = f"export LD_LIBRARY_PATH={shlex.quote(directory)}:$LD_LIBRARY_PATH"
-        return f"echo {shlex.quote(line)} >> ~/.bashrc && {line}"
-    conf = "/etc/ld.so.conf.d/tensorrt.conf"
-    tee = facts.sudo(f"tee {conf}")
-    return f"echo {shlex.quote(directory)} | {tee} && {facts.sudo('ldconfig')}"
+        return Remedy(f"echo {shlex.quote(line)} >> ~/.bashrc && {line}")
+    shell = facts.loader_conf("tensorrt", directory)
+    install_dir = roles.default("tensorrt", "install_dir").rstrip("/")
+    if re.fullmatch(rf"{re.escape(install_dir)}/TensorRT-[^/]+/lib", directory):
+        return Remedy(shell, "tensorrt")
+    return Remedy(shell)
 
 
 def install_remedy(facts: Facts) -> str:
     if facts.is_jetson:
         return facts.sudo("apt-get update") + " && " + facts.apt_install("nvidia-jetpack")
     cuda = (facts.cuda_version or "12").split(".")[0]
+    install_dir = shlex.quote(roles.default("tensorrt", "install_dir"))
     return (
         "download the TensorRT tar package for CUDA "
-        f"{cuda}.x from https://developer.nvidia.com/tensorrt, then: "
-        + facts.sudo("tar -C /opt -xzf TensorRT-*.tar.gz")
+        f"{cuda}.x from https://developer.nvidia.com/tensorrt (behind NVIDIA's login: "
+        "no automatic fix), then: "
+        + facts.sudo(f"tar -C {install_dir} -xzf TensorRT-*.tar.gz")
         + " && "
-        + loader_remedy(facts, "/opt/TensorRT-<version>/lib")
+        + loader_remedy(facts, f"{install_dir}/TensorRT-<version>/lib").shell
     )
 
 

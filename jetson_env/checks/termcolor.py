@@ -18,7 +18,7 @@ def run(facts: Facts) -> list[Finding]:
             f"termcolor is not importable in {facts.python}: torch2trt's tests fail with "
             "\"No module named 'termcolor'\"",
             [module.get("error") or ""],
-            remedy=facts.python_package("termcolor", "python3-termcolor"),
+            remedy=facts.python_base_install("termcolor"),
         )
     ]
 

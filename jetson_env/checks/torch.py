@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import shlex
 
+from jetson_env import roles
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 
 
 def install_remedy(facts: Facts) -> str:
@@ -32,10 +33,6 @@ def install_remedy(facts: Facts) -> str:
 
 
 MISSING_LIBRARY = re.compile(r"(lib[\w.+-]+?\.so[\w.]*): cannot open shared object file")
-# Where the torch role puts cuSPARSELt (its defaults torch_cusparselt_prefix and
-# torch_cusparselt_ld_conf; tests/unit/test_check_torch.py keeps them equal).
-CUSPARSELT_PREFIX = "/opt/nvidia/cusparselt"
-CUSPARSELT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-cusparselt.conf"
 
 
 def missing_library_remedy(facts: Facts, library: str) -> str:
@@ -44,14 +41,15 @@ def missing_library_remedy(facts: Facts, library: str) -> str:
     cusparselt = facts.release.cusparselt if facts.release else None
     if library.startswith("libcusparseLt") and cusparselt:
         archive = cusparselt.url.rsplit("/", 1)[1]
-        folder = f"{CUSPARSELT_PREFIX}-{cusparselt.version}"
-        return " && ".join([
+        folder = shlex.quote(f"{roles.default('torch', 'cusparselt_prefix')}-{cusparselt.version}")
+        conf = shlex.quote(roles.default("torch", "cusparselt_ld_conf"))
+        return Remedy(" && ".join([
             f"curl -fsSLO {shlex.quote(cusparselt.url)}",
             facts.sudo(f"mkdir -p {folder}"),
             facts.sudo(f"tar -xJf {shlex.quote(archive)} -C {folder} --strip-components=1"),
-            f"echo {folder}/lib | " + facts.sudo(f"tee {CUSPARSELT_LD_CONF}"),
+            f"echo {folder}/lib | " + facts.sudo(f"tee {conf}"),
             facts.sudo("ldconfig"),
-        ])  # fmt: skip
+        ]), "torch")  # fmt: skip
     if facts.is_jetson and library.startswith(("libcu", "libnv")):
         return facts.jetpack_install()
     return install_remedy(facts)

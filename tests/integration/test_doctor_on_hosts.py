@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
-from support.standins import build_libcudart, build_tensorrt_tarball
+from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
 
 pytestmark = pytest.mark.hosts
 
 PYTHON = f"{VENV}/bin/python"
 TRT_VERSION = "8.6.1"
 TRT_DIR = f"/opt/TensorRT-{TRT_VERSION}"
+TRT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"  # the tensorrt role's
 WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 TORCH_VENV = "/opt/torch-venv"
@@ -69,7 +70,7 @@ def tensorrt_tarball_in_opt(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
     x86_host.exec([f"{VENV}/bin/pip", "install", "--quiet", "--no-deps", wheel])
     yield x86_host
     x86_host.exec([f"{VENV}/bin/pip", "uninstall", "--quiet", "--yes", "tensorrt"])
-    x86_host.exec(["rm", "-rf", TRT_DIR, "/etc/ld.so.conf.d/tensorrt.conf", f"/tmp/{tarball.name}"])
+    x86_host.exec(["rm", "-rf", TRT_DIR, TRT_LD_CONF, f"/tmp/{tarball.name}"])
     x86_host.exec(["ldconfig"])
 
 
@@ -84,8 +85,9 @@ def test_libnvinfer_outside_the_loader_path_and_its_remedy(tensorrt_tarball_in_o
     assert library["status"] == "fail"
     assert f"libnvinfer {TRT_VERSION} is in {TRT_DIR}/lib" in library["summary"]
     assert "libnvinfer.so.8: cannot open shared object file" in library["summary"]
-    remedy = f"echo {TRT_DIR}/lib | tee /etc/ld.so.conf.d/tensorrt.conf && ldconfig"
+    remedy = f"echo {TRT_DIR}/lib | tee {TRT_LD_CONF} && ldconfig"
     assert library["remedy"] == remedy
+    assert library["playbook"] == {"role": "tensorrt", "tags": ["tensorrt"], "vars": {}}
     bindings = one(before, "tensorrt-python")
     assert bindings["status"] == "fail"
     assert "cannot open shared object file" in bindings["details"][0]
@@ -240,15 +242,7 @@ def test_nano_without_torch_gets_nvidias_wheel_for_jetpacks_python(nano_host: Ho
 @pytest.fixture
 def cuda_toolkit_in_usr_local(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
     """The Orin's staged CUDA 12.6 tree, plus a stand-in libcudart in its lib64."""
-    tree = tmp_path / "cuda-12.6"
-    (tree / "lib64").mkdir(parents=True)
-    (tree / "version.json").write_bytes(
-        (FIXTURES / "orin-r36.4.3" / "usr" / "local" / "cuda-12.6" / "version.json").read_bytes()
-    )
-    build_libcudart("12.6.68", tree / "lib64")
-    archive = tmp_path / "cuda.tar"
-    subprocess.run(["tar", "-C", str(tmp_path), "-cf", str(archive), "cuda-12.6"], check=True)
-    x86_host.copy_in(archive, "/tmp/cuda.tar")
+    x86_host.copy_in(build_cuda_toolkit_archive(tmp_path), "/tmp/cuda.tar")
     x86_host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
     x86_host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
     yield x86_host
@@ -258,7 +252,7 @@ def cuda_toolkit_in_usr_local(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
     x86_host.exec(["ldconfig"])
 
 
-CUDA_CONF = "/etc/ld.so.conf.d/cuda.conf"
+CUDA_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"  # the cuda_env role's
 
 
 def cudart_finding(host: Host) -> dict:
@@ -278,6 +272,7 @@ def test_libcudart_the_loader_misses_and_each_remedy(cuda_toolkit_in_usr_local: 
     unlisted = cudart_finding(host)
     assert unlisted["summary"] == f"libcudart is in {lib}, which the loader does not search"
     assert unlisted["remedy"] == f"echo {lib} | tee {CUDA_CONF} && ldconfig"
+    assert unlisted["playbook"]["vars"] == {"cuda_env_root": "/usr/local/cuda"}
     apply(host, unlisted["remedy"])
     loads = cudart_finding(host)
     assert loads["status"] == "ok"

@@ -10,7 +10,6 @@ in the container, so a report about it can only have come over SSH.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.hosts import VENV, Host
+from support.hosts import VENV, Host, free_port, wait_for_port
 
 pytestmark = pytest.mark.hosts
 
@@ -47,12 +46,6 @@ def docker(*args: str, timeout: float = 600) -> str:
     return result.stdout
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def sshd(x86_host: Host) -> Iterator[SSHHost]:
     image = docker("inspect", "--format", "{{.Config.Image}}", x86_host.container).strip()
@@ -72,12 +65,7 @@ def sshd(x86_host: Host) -> Iterator[SSHHost]:
         fingerprint = docker(
             "exec", CONTAINER, "ssh-keygen", "-lf", "/etc/ssh/ssh_host_ed25519_key.pub"
         ).split()[1]
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
+        wait_for_port(port)
         yield SSHHost(port, f"{key[0]} {key[1]}", fingerprint)
     finally:
         docker("rm", "--force", CONTAINER)

@@ -19,6 +19,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -616,3 +617,20 @@ class HostPool:
         if self._session_lock is not None:
             self._session_lock.close()
             self._session_lock = None
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, seconds: float = 30) -> None:
+    """Until something (a test host's sshd) accepts connections on loopback's `port`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)

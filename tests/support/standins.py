@@ -128,6 +128,23 @@ def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
     return _shared_library("cudart", version, major * 1000 + minor * 10, source, dest, cc)
 
 
+def build_cuda_toolkit_archive(dest: Path) -> Path:
+    """cuda.tar: cuda-12.6/ with the Orin's staged version.json, a stand-in libcudart in
+    lib64 and a stand-in bin/nvcc that prints `nvcc --version`'s release line."""
+    tree = dest / "cuda-12.6"
+    (tree / "lib64").mkdir(parents=True)
+    (tree / "bin").mkdir()
+    staged = FIXTURES / "hosts" / "orin-r36.4.3" / "usr" / "local" / "cuda-12.6" / "version.json"
+    (tree / "version.json").write_bytes(staged.read_bytes())
+    build_libcudart("12.6.68", tree / "lib64")
+    nvcc = tree / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.6, V12.6.68'\n")
+    nvcc.chmod(0o755)
+    archive = dest / "cuda.tar"
+    subprocess.run(["tar", "-C", str(dest), "-cf", str(archive), "cuda-12.6"], check=True)
+    return archive
+
+
 def build_cusparselt_archive(version: str, machine: str, dest: Path) -> Path:
     """libcusparse_lt-linux-<sbsa|x86_64>-<version>-archive.tar.xz laid out like NVIDIA's:
     include/cusparseLt.h, lib/libcusparseLt.so.<version> (soname libcusparseLt.so.0) and

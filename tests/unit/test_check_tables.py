@@ -40,10 +40,10 @@ def test_docker_remedies_use_the_service_manager_that_runs_there(manager, start,
     down = {"cli": "/usr/bin/docker", "engine": {"reachable": False, "error": "no socket"},
             "csv_lists": [], "service_manager": manager}  # fmt: skip
     (finding,) = docker.run(facts(docker=down))
-    assert finding.remedy == start
+    assert finding.remedy.shell == start
     no_runtime = {**down, "engine": {"reachable": True, "runtimes": ["runc"]}}
     (finding,) = docker.run(facts(docker=no_runtime))
-    assert finding.remedy.endswith(f" && {restart}")
+    assert finding.remedy.shell.endswith(f" && {restart}")
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,6 @@
 """The platform and torch checks on a Jetson, in-process: captured facts in, findings out."""
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from jetson_env.checks import platform, torch
 from jetson_env.checks.context import Facts
@@ -12,9 +9,6 @@ from jetson_env.matrix import load
 from jetson_env.probing import ProbeResult
 
 MATRIX = load()
-ROLE_DEFAULTS = (
-    Path(__file__).parents[2] / "playbooks" / "roles" / "torch" / "defaults" / "main.yml"
-)
 CUSPARSELT_ERROR = (
     "OSError: libcusparseLt.so.0: cannot open shared object file: No such file or directory"
 )
@@ -41,7 +35,7 @@ def test_an_unseen_point_release_is_checked_against_its_lines_newest_row():
     assert f"L4T R36.4.99 has no row in the matrix; checked against R{newest.l4t}'s" in (
         finding.summary
     )
-    assert "jetson_facts_allow_newer_point_release=true" in finding.remedy
+    assert "jetson_facts_allow_newer_point_release=true" in finding.remedy.shell
     assert orin("36.4.99").release == newest  # what every other check reads
 
 
@@ -60,11 +54,13 @@ def test_torch_missing_cusparselt_names_it_and_installs_it_as_the_role_does(uid,
     assert finding.summary.endswith("does not import: libcusparseLt.so.0 is missing")
     cusparselt = MATRIX.release("36.4.3").cusparselt
     folder = f"/opt/nvidia/cusparselt-{cusparselt.version}"
-    assert finding.remedy.startswith(f"curl -fsSLO {cusparselt.url} && {sudo}mkdir -p {folder}")
+    remedy = finding.remedy
+    assert remedy.shell.startswith(f"curl -fsSLO {cusparselt.url} && {sudo}mkdir -p {folder}")
     assert f"echo {folder}/lib | {sudo}tee /etc/ld.so.conf.d/jetson-env-cusparselt.conf" in (
-        finding.remedy
+        remedy.shell
     )
-    assert finding.remedy.endswith(f"{sudo}ldconfig")
+    assert remedy.shell.endswith(f"{sudo}ldconfig")
+    assert remedy.role == "torch"
 
 
 def test_a_missing_cuda_library_points_at_jetpacks_packages():
@@ -78,12 +74,6 @@ def test_a_missing_cuda_library_points_at_jetpacks_packages():
     }
     (finding,) = torch.run(orin("36.4.3", uid=0, torch=broken))  # fmt: skip
     assert "libcudnn.so.9 is missing" in finding.summary
-    assert finding.remedy == "apt-get update && apt-get install -y " + " ".join(
+    assert finding.remedy.shell == "apt-get update && apt-get install -y " + " ".join(
         MATRIX.release("36.4.3").jetpack_packages["build"]
     )
-
-
-def test_the_cusparselt_paths_are_the_torch_roles():
-    defaults = yaml.safe_load(ROLE_DEFAULTS.read_text())
-    assert defaults["torch_cusparselt_prefix"] == torch.CUSPARSELT_PREFIX
-    assert defaults["torch_cusparselt_ld_conf"] == torch.CUSPARSELT_LD_CONF

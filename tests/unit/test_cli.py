@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import sysconfig
 
 import pytest
 from test_image_tags import EXPECTED as IMAGE_FOR_RELEASE  # one table of host L4T -> image
@@ -174,3 +175,32 @@ def test_images_build_rejects_bad_playbook_vars():
     proc = jetson_env("--no-color", "images", "build", "x86_64", "--playbook-vars", "{nope")
     assert proc.returncode == 2
     assert "--playbook-vars is not JSON" in proc.stderr
+
+
+def test_fix_with_an_unknown_role_is_a_usage_error_before_any_probe():
+    proc = jetson_env("doctor", "--fix", "cuda_env,no_such_role", "--python", "/nonexistent/py")
+    assert proc.returncode == 2, proc.stderr
+    assert "no role no_such_role in jetson.yml" in proc.stderr
+    assert "cuda_env, python_base" in proc.stderr  # the playbook's roles, listed
+    assert proc.stdout == ""  # no report: the (missing) interpreter was never started
+
+
+def test_fix_has_no_json():
+    proc = jetson_env("doctor", "--fix", "--json")
+    assert proc.returncode == 2
+    assert "--fix" in proc.stderr and proc.stdout == ""
+
+
+def test_fix_without_ansible_says_how_to_install_it(tmp_path):
+    """An interpreter whose environment has no ansible-playbook, and none on PATH."""
+    bare = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    site = sysconfig.get_path("purelib")  # this environment's packages, ansible's beside them
+    proc = subprocess.run(
+        [str(bare / "bin" / "python"), "-m", "jetson_env.cli", "doctor", "--fix"],
+        capture_output=True, text=True, env={"PATH": "/nonexistent", "PYTHONPATH": site},
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "needs Ansible" in proc.stderr
+    assert "pip install '.[provision]'" in proc.stderr
+    assert proc.stdout == ""

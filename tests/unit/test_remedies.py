@@ -1,0 +1,133 @@
+"""Remedies as data: the role (tag) that applies the same fix, and shell text rendered
+from that role's defaults, so the doctor and the playbook write the same files."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from jetson_env import roles
+from jetson_env.checks import cuda, docker, libnvinfer, termcolor
+from jetson_env.checks.context import Facts
+from jetson_env.matrix import load
+from jetson_env.probing import ProbeResult
+
+REPO = Path(__file__).parents[2]
+PLAYBOOK = REPO / "playbooks" / "jetson.yml"
+MATRIX = load()
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def facts(uid: int = 1000, python: str = SYSTEM_PYTHON, **data) -> Facts:
+    raw = {
+        "is_jetson": False, "machine": "x86_64", "l4t": None, "gpus": [], "uid": uid,
+        "os": {"pretty_name": "Debian 12"}, "unknown": {},
+        "python": {"version": "3.11.2", "executable": python},
+    }  # fmt: skip
+    results = {"platform": ProbeResult("platform", raw, None, 0.1)}
+    results |= {name: ProbeResult(name, value, None, 0.1) for name, value in data.items()}
+    platform = {**raw, "compute_capability": None, "jetpack": None, "supported": True}
+    return Facts(results, MATRIX, platform)
+
+
+CUDA_NOT_ON_PATHS = {
+    "root": "/usr/local/cuda-12.6", "version": "12.6", "version_source": "version.json",
+    "nvcc_on_path": None, "cuda_h_reachable": False, "profile_d": {}, "cudart": None,
+    "cudart_files": ["/usr/local/cuda-12.6/targets/x86_64-linux/lib/libcudart.so.12"],
+    "cudart_dir_listed_in": None,
+}  # fmt: skip
+NO_TERMCOLOR = {
+    "python": {"executable": SYSTEM_PYTHON, "in_venv": False, "externally_managed": True},
+    "modules": {"termcolor": {"importable": False, "error": "No module named 'termcolor'"}},
+}
+TRT_DIR = "/opt/TensorRT-10.3.0/lib"
+TRT_NOT_LISTED = {
+    "loaded": None,
+    "files": [{"path": f"{TRT_DIR}/libnvinfer.so.10", "dir": TRT_DIR, "kind": "tarball",
+               "version": "10.3.0", "major": "10", "in_ldconfig_cache": False}],
+}  # fmt: skip
+
+
+def tagged_roles() -> dict[str, list[str]]:
+    plays = yaml.safe_load(PLAYBOOK.read_text())
+    return {entry["role"]: entry.get("tags", []) for play in plays for entry in play["roles"]}
+
+
+def test_every_role_has_its_own_tag_and_the_facts_always_run():
+    tags = tagged_roles()
+    assert tags.pop("jetson_facts") == ["always"]
+    assert tags == {role: [role] for role in tags}
+
+
+def test_cuda_remedies_write_the_cuda_env_roles_files():
+    findings = cuda.run(facts(cuda=CUDA_NOT_ON_PATHS))
+    remedies = [f.remedy for f in findings if f.remedy]
+    assert len(remedies) == 3  # nvcc on PATH, cuda.h, libcudart
+    assert {r.role for r in remedies} == {"cuda_env"}
+    assert "sudo tee -a /etc/profile.d/jetson-env-cuda.sh" in remedies[0].shell
+    assert "sudo tee /etc/ld.so.conf.d/jetson-env-cuda.conf" in remedies[2].shell
+    # libcudart's folder is not <root>/lib64: the role lists it as an extra dir.
+    assert dict(remedies[2].variables) == {
+        "cuda_env_root": "/usr/local/cuda-12.6",
+        "cuda_env_extra_lib_dirs": ["/usr/local/cuda-12.6/targets/x86_64-linux/lib"],
+    }
+
+
+def test_termcolor_is_installed_with_pip_as_python_base_does():
+    (finding,) = termcolor.run(facts(pymodules=NO_TERMCOLOR))
+    assert finding.remedy.shell == (
+        f"sudo env PIP_BREAK_SYSTEM_PACKAGES=1 {SYSTEM_PYTHON} -m pip install termcolor"
+    )
+    assert finding.as_dict()["playbook"] == {
+        "role": "python_base", "tags": ["python_base"],
+        "vars": {"ansible_python_interpreter": SYSTEM_PYTHON},
+    }  # fmt: skip
+
+
+def test_a_tarball_tensorrt_is_listed_in_the_tensorrt_roles_file():
+    (finding,) = libnvinfer.run(facts(uid=0, tensorrt=TRT_NOT_LISTED))
+    assert finding.remedy.shell == (
+        f"echo {TRT_DIR} | tee /etc/ld.so.conf.d/jetson-env-tensorrt.conf && ldconfig"
+    )
+    assert finding.remedy.role == "tensorrt"
+
+
+def test_a_tensorrt_in_a_home_folder_has_no_role():
+    home = {"loaded": None, "files": [{**TRT_NOT_LISTED["files"][0], "dir": "/home/u/trt/lib"}]}
+    (finding,) = libnvinfer.run(facts(tensorrt=home))
+    assert finding.remedy.role is None
+    assert finding.as_dict()["playbook"] is None
+
+
+def test_the_nvidia_runtime_is_docker_runtimes():
+    no_runtime = {"cli": "/usr/bin/docker", "csv_lists": [], "service_manager": "systemd",
+                  "engine": {"reachable": True, "runtimes": ["runc"]}}  # fmt: skip
+    (finding,) = docker.run(facts(docker=no_runtime))
+    assert finding.remedy.role == "docker_runtime"
+
+
+@pytest.fixture
+def renamed_roles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the roles' defaults the test edits, read instead of the shipped ones."""
+    for link in roles.DEFAULTS_DIR.glob("*.yml"):
+        shutil.copy(link, tmp_path / link.name)
+    monkeypatch.setattr(roles, "DEFAULTS_DIR", tmp_path)
+    roles.defaults.cache_clear()
+    yield tmp_path
+    roles.defaults.cache_clear()
+
+
+def test_renaming_a_roles_file_renames_it_in_the_doctors_text(renamed_roles: Path):
+    defaults = renamed_roles / "tensorrt.yml"
+    defaults.write_text(
+        defaults.read_text().replace("jetson-env-tensorrt.conf", "site-tensorrt.conf")
+    )
+    (finding,) = libnvinfer.run(facts(uid=0, tensorrt=TRT_NOT_LISTED))
+    assert "tee /etc/ld.so.conf.d/site-tensorrt.conf" in finding.remedy.shell
+
+
+def test_the_shipped_defaults_are_the_roles_own():
+    for link in roles.DEFAULTS_DIR.glob("*.yml"):
+        role = link.stem
+        assert link.resolve() == REPO / "playbooks" / "roles" / role / "defaults" / "main.yml"
