@@ -178,8 +178,10 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         return EXIT_OK
     if args.inventory is not None:
         if args.fix is not None:
-            term.error("--fix works on this machine or one --host, not yet on an inventory",
-                       hint="run `jetson-env doctor --fix --host HOST` for each failing host")
+            term.error(
+                "--fix works on this machine or one --host, not yet on an inventory",
+                hint="run `jetson-env doctor --fix --host HOST` for each failing host",
+            )
             return EXIT_USAGE
         return fleet_doctor(args, term, matrix, checks)
     if args.limit or args.forks or args.report:
