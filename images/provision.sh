@@ -27,7 +27,7 @@ fi
 
 say "ansible-core in a throwaway venv ($ansible_venv): the README's provisioning install"
 "$python" -m venv "$ansible_venv"
-"$ansible_venv/bin/pip" install --quiet --no-cache-dir "$src[provision]"
+"$ansible_venv/bin/pip" install --quiet --no-cache-dir "${src}[provision]"
 
 # Stage-specific variables: where the wheels are kept (build) or found (install).
 if [ "$mode" = build ]; then
