@@ -277,7 +277,10 @@ def test_provision_orin(
     ]
     lock = yaml.safe_load((work / "jetson-env.lock.yml").read_text())
     assert lock == {
-        "sha256": {torch_wheel.name: hashlib.sha256(torch_wheel.read_bytes()).hexdigest()}
+        "sha256": {
+            torch_wheel.name: hashlib.sha256(torch_wheel.read_bytes()).hexdigest(),
+            archive.name: hashlib.sha256(archive.read_bytes()).hexdigest(),
+        }
     }
     for dependency in ("filelock", "typing-extensions", "networkx", "jinja2", "fsspec", "sympy"):
         assert pip_version(orin, dependency), dependency
