@@ -142,13 +142,19 @@ def test_checksum_mismatch_stops_before_any_change(
 
 
 def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
+    lock = work / "jetson-env.lock.yml"
+
+    def controller_files() -> tuple:
+        return sorted(work.rglob("*")), lock.read_bytes() if lock.exists() else None
+
+    before = controller_files()
+
     result = run_playbook(ansible, inventory, check=True)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert pip_version(x86_a, "torch") is None
-    # The controller does not change either: no lock file, no wheel cache.
-    assert not (work / "jetson-env.lock.yml").exists()
-    assert not (work / "cache").exists()
+    # The controller does not change either: lock file and caches as they were.
+    assert controller_files() == before
     assert json.loads(x86_a.exec(["cat", DAEMON_JSON]).stdout) == PRE_EXISTING_DAEMON_JSON
 
 

@@ -12,6 +12,7 @@
   way out, before any change; the probes run in that 3.6.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -168,6 +169,7 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
         # TensorRT's tarball (behind NVIDIA's login) and torchvision's source (GitHub).
         "tensorrt_tarball": str(trt),
         "torchvision_source_archive": str(vision),
+        "torchvision_source_sha256": hashlib.sha256(vision.read_bytes()).hexdigest(),
         "torch2trt_enabled": False,
         # A container: no systemd or Docker daemon, no sudo (we log in as root).
         "docker_runtime_container_build": True, "docker_runtime_install_packages": False,
