@@ -6,6 +6,7 @@ from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, WARN, Finding
 from jetson_env.matrix import UnknownRelease
+from jetson_env.provisioning import ALLOW_NEWER_POINT_RELEASE
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -71,7 +72,7 @@ def run(facts: Facts) -> list[Finding]:
                 ],
                 remedy="update jetson-env (a newer matrix may list this release): "
                 "pip install --upgrade jetson-env; the playbook provisions it with R"
-                f"{newest.l4t}'s row only with -e jetson_facts_allow_newer_point_release=true",
+                f"{newest.l4t}'s row only with -e {ALLOW_NEWER_POINT_RELEASE}=true",
             )
         ]
     summary = (

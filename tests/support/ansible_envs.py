@@ -36,14 +36,11 @@ def _python_version(python: str) -> tuple[int, int]:
 
 
 def newest_python() -> str:
-    """The newest CPython on this machine (pyenv's builds, python3.N on PATH, this one)."""
+    """The newest CPython on this machine: pyenv's builds or the one running the tests."""
     candidates = [sys.executable]
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
     candidates += sorted(str(p) for p in pyenv_root.glob("versions/3.*/bin/python3"))
-    found = {}
-    for python in candidates:
-        if re.search(r"/versions/3\.\d+\.\d+/", python) or python == sys.executable:
-            found[_python_version(python)] = python
+    found = {_python_version(python): python for python in candidates}
     return found[max(found)]
 
 

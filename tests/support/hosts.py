@@ -16,6 +16,7 @@ refilled by `docker import` in seconds.
 import ast
 import fcntl
 import hashlib
+import importlib.util
 import os
 import shlex
 import shutil
@@ -195,36 +196,37 @@ def _ensure_image(tag: str, build: Callable[[], None]) -> str:
     return tag
 
 
+@cache
+def apt_sources_parser():
+    """The apt source parsing of playbooks/library/apt_source_indexed.py (one implementation)."""
+    path = REPO_ROOT / "playbooks" / "library" / "apt_source_indexed.py"
+    spec = importlib.util.spec_from_file_location("apt_source_indexed", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def debian_mirror() -> str:
     """The Debian mirror this machine's apt uses for SUITE (deb822 or one-line sources)."""
     apt_dir = Path("/etc/apt")
-    for sources in sorted((apt_dir / "sources.list.d").glob("*.sources")):
-        for stanza in sources.read_text().split("\n\n"):
-            fields = {}
-            for line in stanza.splitlines():
-                key, colon, value = line.partition(":")
-                if colon and not line.startswith(("#", " ", "\t")):
-                    fields[key.strip().lower()] = value.split()
-            if "deb" in fields.get("types", []) and SUITE in fields.get("suites", []):
-                return fields["uris"][0].rstrip("/")
-    one_line_files = [
-        apt_dir / "sources.list",
-        *sorted((apt_dir / "sources.list.d").glob("*.list")),
+    parser = apt_sources_parser()
+    files = [
+        *(
+            (path, parser.deb822_entries)
+            for path in sorted((apt_dir / "sources.list.d").glob("*.sources"))
+        ),
+        (apt_dir / "sources.list", parser.one_line_entries),
+        *(
+            (path, parser.one_line_entries)
+            for path in sorted((apt_dir / "sources.list.d").glob("*.list"))
+        ),
     ]
-    for sources in one_line_files:
+    for sources, entries in files:
         if not sources.exists():
             continue
-        for line in sources.read_text().splitlines():
-            words = line.split("#", 1)[0].split()
-            if words[:1] != ["deb"]:
-                continue
-            words = words[1:]
-            if words and words[0].startswith("["):
-                while words and not words[0].endswith("]"):
-                    words.pop(0)
-                words = words[1:]
-            if len(words) >= 2 and words[1] == SUITE:
-                return words[0].rstrip("/")
+        for uri, suite in entries(sources.read_text()):
+            if suite == SUITE:
+                return uri.rstrip("/")
     raise HostSetupError(
         f"no 'deb' source for {SUITE} in {apt_dir}/sources.list(.d): the test hosts are "
         "bootstrapped from the mirror this machine's apt uses"
