@@ -26,9 +26,45 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash[_host_pool].close()
 
 
+# The longest groups of integration tests, longest first (a cold run on 2 cores,
+# tests/README.md): pytest-xdist hands groups to its workers in collection order, so
+# starting with these lets the workers finish at about the same time.
+LONGEST_GROUPS = (
+    "test_playbook_aarch64.py[newest]",
+    "test_playbook_aarch64.py[oldest]",
+    "test_playbook_x86.py[newest]",
+    "test_playbook_x86.py[oldest]",
+    "test_provisioning_as_users_run_it.py",
+    "test_torchvision_upstream.py",
+    "test_images.py",
+    "test_doctor_fleet.py",
+    "test_doctor_fix.py",
+    "test_doctor_hostile.py",
+)
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    """An integration test's group: its module, and the Ansible end for playbook modules
+    (their module-scoped fixtures set up hosts once per group); unit tests have none."""
+    path = item.path
+    if path.parent.name != "integration":
+        return None
+    end = getattr(getattr(item, "callspec", None), "params", {}).get("ansible")
+    return f"{path.name}[{end}]" if end else path.name
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The `slow` tier (emulated aarch64 image builds, real torchvision builds) runs with
+    """Group integration tests for pytest-xdist (`--dist loadgroup`), longest groups first.
+
+    The `slow` tier (emulated aarch64 image builds, real torchvision builds) runs with
     JETSON_ENV_SLOW=1 or -m slow."""
+    rank = {group: index for index, group in enumerate(LONGEST_GROUPS)}
+    for item in items:
+        group = _group_of(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: rank.get(_group_of(item), len(rank)))  # stable: order kept within
     if os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow tier: run with JETSON_ENV_SLOW=1 (tests/README.md)")

@@ -5,6 +5,7 @@ use their own containers (jetson-env-test-playbook-<name>) started from the shar
 host images, instead of the session hosts other tests expect unprovisioned.
 """
 
+import datetime
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from support.ansible_envs import AnsibleEnd
-from support.hosts import HOSTS, REPO_ROOT, Host, HostImage, HostSpec
+from support.hosts import HOSTS, REPO_ROOT, Host, HostImage, HostSpec, _file_lock
 
 PLAYBOOK = REPO_ROOT / "playbooks" / "jetson.yml"
 TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
@@ -56,16 +57,17 @@ def downloaded_wheel(name: str, version: str, platform: str, python_version: str
     """PyPI's wheel of name==version for a platform, in .cache/wheels (downloaded once)."""
     machine = next(m for m in ("x86_64", "aarch64") if platform.endswith(m))
     pattern = f"{name}-{version}-*{machine}.whl"
-    found = sorted(WHEELS.glob(pattern))
-    if not found:
+    with _file_lock(f"wheel-{name}-{version}-{machine}"):  # pytest-xdist workers share it
+        found = sorted(WHEELS.glob(pattern))
+        if found:
+            return found[-1]
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
              "--only-binary=:all:", "--platform", platform, "--python-version", python_version,
              "--dest", str(WHEELS), f"{name}=={version}"],
             check=True, capture_output=True, timeout=PLAYBOOK_TIMEOUT_S,
         )  # fmt: skip
-        found = sorted(WHEELS.glob(pattern))
-    return found[-1]
+        return sorted(WHEELS.glob(pattern))[-1]
 
 
 def pip_version(host: Host, name: str) -> str | None:
@@ -221,11 +223,37 @@ def run_playbook(
         report = json.loads(result.stdout)
     except json.JSONDecodeError:
         report = {"unparsed": result.stdout}
+    _log_slowest_tasks(report, wall)
     for forbidden in FORBIDDEN_STDERR:
         assert forbidden not in result.stderr, (
             f"ansible-core {ansible.core_version} printed {forbidden!r}:\n{result.stderr}"
         )
     return PlayResult(result.returncode, report, result.stderr, wall)
+
+
+TIMINGS_LOG = REPO_ROOT / ".cache" / "test-logs" / "playbook-timings.log"
+
+
+def _log_slowest_tasks(report: dict, wall: float, count: int = 6) -> None:
+    """Append the run's wall time and its slowest tasks (the json callback's durations) to
+    TIMINGS_LOG: where the test run's time goes, for keeping it short."""
+    durations = []
+    for play in report.get("plays", []):
+        for task in play["tasks"]:
+            span = task["task"].get("duration", {})
+            if "start" in span and "end" in span:
+                seconds = (
+                    datetime.datetime.fromisoformat(span["end"].rstrip("Z"))
+                    - datetime.datetime.fromisoformat(span["start"].rstrip("Z"))
+                ).total_seconds()
+                durations.append((seconds, task["task"]["name"]))
+    slowest = ", ".join(
+        f"{name} {seconds:.0f}s" for seconds, name in sorted(durations)[-count:][::-1]
+    )
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+    TIMINGS_LOG.parent.mkdir(parents=True, exist_ok=True)
+    with TIMINGS_LOG.open("a") as log:
+        log.write(f"{wall:6.0f}s {test}: {slowest}\n")
 
 
 def vars_for_test_hosts(work: Path, torch_wheel: Path = TORCH_WHEEL_X86) -> dict:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.hosts import VENV, Host, free_port, wait_for_port
+from support.hosts import CONTAINER_PREFIX, VENV, Host, free_port, wait_for_port
 
 pytestmark = pytest.mark.hosts
 
-CONTAINER = "jetson-env-test-sshd"
+CONTAINER = CONTAINER_PREFIX + "sshd"
 REMOTE_PYTHON = f"{VENV}/bin/python"
 
 

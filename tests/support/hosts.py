@@ -62,7 +62,9 @@ PIP_NETWORK_SETTINGS = (
     "default-timeout",
 )
 HOST_PIP_CA = "/etc/ssl/certs/jetson-env-test-pip-ca.pem"
-CONTAINER_PREFIX = "jetson-env-test-"
+# pytest-xdist runs the suite in worker processes (gw0, gw1, ...), each with hosts of its own.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+CONTAINER_PREFIX = "jetson-env-test-" + (f"{XDIST_WORKER}-" if XDIST_WORKER else "")
 BUILD_TIMEOUT_S = 1800
 ENGINE_HINT = "Run `bash scripts/test` once: it installs and starts the Docker engine."
 
@@ -557,8 +559,8 @@ def start_container(spec: HostSpec, image: str) -> Host:
 class HostPool:
     """Builds host images in the background and starts each host on first use.
 
-    Containers have fixed names (the Ansible inventory relies on them), so a session
-    that starts hosts holds a machine-wide lock until it ends: a second concurrent
+    Containers have fixed names (per pytest-xdist worker), so a session that starts
+    hosts holds a machine-wide lock on its names until it ends: a second concurrent
     session waits instead of replacing the first one's containers under it.
     """
 
@@ -593,7 +595,7 @@ class HostPool:
         if self._session_lock is not None:
             return
         (CACHE / "locks").mkdir(parents=True, exist_ok=True)
-        lock = (CACHE / "locks" / "containers.lock").open("a+")
+        lock = (CACHE / "locks" / f"{CONTAINER_PREFIX}containers.lock").open("a+")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
