@@ -62,9 +62,12 @@ PIP_NETWORK_SETTINGS = (
     "default-timeout",
 )
 HOST_PIP_CA = "/etc/ssl/certs/jetson-env-test-pip-ca.pem"
-# pytest-xdist runs the suite in worker processes (gw0, gw1, ...), each with hosts of its own.
+# pytest-xdist runs the suite in worker processes (gw0, gw1, ...), each with hosts of its own;
+# JETSON_ENV_TEST_PREFIX separates concurrent runs from two checkouts on one machine.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-CONTAINER_PREFIX = "jetson-env-test-" + (f"{XDIST_WORKER}-" if XDIST_WORKER else "")
+CONTAINER_PREFIX = os.environ.get("JETSON_ENV_TEST_PREFIX", "jetson-env-test-") + (
+    f"{XDIST_WORKER}-" if XDIST_WORKER else ""
+)
 BUILD_TIMEOUT_S = 1800
 ENGINE_HINT = "Run `bash scripts/test` once: it installs and starts the Docker engine."
 
