@@ -94,11 +94,11 @@ def source(name: str) -> str:
 
 
 def script(names: Iterable[str]) -> str:
-    """The shared helpers, once, then the named probes and the call that runs them; where
-    frameworks are imported, the GPU's context is created meanwhile (_prelude.warm_cuda)."""
+    """The shared helpers, once, then the named probes and the call that runs them. Only
+    with the smoke do probes run on the GPU (a CUDA context, made while torch imports)."""
     probes = [(name, source(name)) for name in names]
-    warm = any(BY_NAME[name].framework for name in names)
-    return source("_prelude") + f"\nrun_probes({probes!r}, warm={warm!r})\n"
+    gpu_work = "smoke" in names
+    return source("_prelude") + f"\nrun_probes({probes!r}, gpu_work={gpu_work!r})\n"
 
 
 def run_probes(

@@ -1,6 +1,7 @@
 """Fixtures for the Docker test hosts (see tests/README.md and tests/support/hosts.py)."""
 
 import os
+import re
 import threading
 
 import pytest
@@ -26,45 +27,57 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     config.stash[_host_pool].close()
 
 
-# The longest groups of integration tests, longest first (a cold run on 2 cores,
-# tests/README.md): pytest-xdist hands groups to its workers in collection order, so
-# starting with these lets the workers finish at about the same time.
+# The longest groups of integration tests, about longest first (a cold run on 2 cores,
+# tests/README.md): the workers take groups in collection order, so starting with these
+# lets them finish at about the same time.
 LONGEST_GROUPS = (
     "test_playbook_aarch64.py[newest]",
+    # x86 work while the emulated hosts' images build
+    "test_images.py",
+    "test_provisioning_as_users_run_it.py",
     "test_playbook_aarch64.py[oldest]",
     "test_playbook_x86.py[newest]",
     "test_playbook_x86.py[oldest]",
-    "test_provisioning_as_users_run_it.py",
     "test_torchvision_upstream.py",
-    "test_images.py",
-    "test_doctor_fleet.py",
     "test_doctor_fix.py",
+    "test_doctor_on_hosts.py",
+    "test_doctor_fleet.py",
     "test_doctor_hostile.py",
 )
+ANSIBLE_END_IN_ID = re.compile(r"\[(" + "|".join(ANSIBLE_ENDS) + r")\b")
 
 
-def _group_of(item: pytest.Item) -> str | None:
+def group_of(nodeid: str) -> str | None:
     """An integration test's group: its module, and the Ansible end for playbook modules
-    (their module-scoped fixtures set up hosts once per group); unit tests have none."""
-    path = item.path
-    if path.parent.name != "integration":
+    (their module-scoped fixtures set up hosts once per end); unit tests have none. Read
+    from the node id, which is all that pytest-xdist's scheduler sees."""
+    path, _, name = nodeid.partition("::")
+    if not path.startswith("tests/integration/"):
         return None
-    end = getattr(getattr(item, "callspec", None), "params", {}).get("ansible")
-    return f"{path.name}[{end}]" if end else path.name
+    end = ANSIBLE_END_IN_ID.search(name)
+    module = path.rsplit("/", 1)[-1]
+    return f"{module}[{end.group(1)}]" if end else module
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """pytest-xdist's workers (scripts/test runs two) take integration tests a group at a
+    time, so a group's module-scoped hosts are set up once, on one worker."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid) or nodeid
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group integration tests for pytest-xdist (`--dist loadgroup`), longest groups first.
+    """The longest groups of tests first (for pytest-xdist, above).
 
     The `slow` tier (emulated aarch64 image builds, real torchvision builds) runs with
     JETSON_ENV_SLOW=1 or -m slow."""
     rank = {group: index for index, group in enumerate(LONGEST_GROUPS)}
-    for item in items:
-        group = _group_of(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: rank.get(_group_of(item), len(rank)))  # stable: order kept within
+    items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable
     if os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or ""):
         return
     skip = pytest.mark.skip(reason="slow tier: run with JETSON_ENV_SLOW=1 (tests/README.md)")

@@ -57,6 +57,14 @@ def run(facts: Facts) -> list[Finding]:
         ]
     if not data["device_count"]:
         return [CHECK.finding(SKIP, f"pycuda {version} imports; no CUDA device to test on")]
+    if data.get("gpu_work") is False:
+        return [
+            CHECK.finding(
+                OK,
+                f"pycuda {version} imports and sees {data['device_count']} device(s); "
+                "its context and round trip run with the smoke",
+            )
+        ]
     without = data.get("without_context") or ""
     details = [f"without a context: {without}"]
     if "explicit_context_dependent" in without or "invalid device context" in without:

@@ -90,7 +90,14 @@ def run(facts: Facts) -> list[Finding]:
                     remedy=install_remedy(facts, torch),
                 )
             ]
-    on = "CPU and CUDA" if vision.get("nms_cuda") else "CPU"
+    cuda = vision.get("nms_cuda")
+    on = (
+        "CPU"
+        if not cuda
+        else "CPU and CUDA"
+        if cuda.get("ran", True)
+        else "CPU (CUDA kernel registered)"
+    )
     return [CHECK.finding(OK, f"torchvision {version} ({pairing}); ops.nms works on {on}", details)]
 
 

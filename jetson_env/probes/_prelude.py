@@ -90,10 +90,12 @@ def warm_cuda():
         driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
 
 
-def run_probes(probes, warm=False):
+def run_probes(probes, gpu_work=False):
     """probes: [(name, source)]; each runs in a namespace of its own that has these helpers.
-    warm: start warm_cuda() beside them (the process that imports frameworks)."""
-    if warm:
+    gpu_work: the probes may make a CUDA context and run on the GPU (the smoke is among
+    them); warm_cuda() starts beside them. Without it no probe makes a context, so the
+    process holds no more than an `import torch` (what collect_env holds)."""
+    if gpu_work:
         import threading
 
         threading.Thread(target=warm_cuda, name="warm_cuda", daemon=True).start()
@@ -101,6 +103,7 @@ def run_probes(probes, warm=False):
         "describe": describe,
         "distribution_version": distribution_version,
         "find_spec": find_spec,
+        "gpu_work": gpu_work,
     }
     for name, source in probes:
         _record("begin", name)

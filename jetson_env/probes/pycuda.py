@@ -34,6 +34,7 @@ def collect():
         "without_context": None,
         "context": None,
         "round_trip": None,
+        "gpu_work": gpu_work,  # without the smoke: no context, no round trip
         "error": None,
     }
     try:
@@ -52,7 +53,7 @@ def collect():
     except Exception as exc:
         info["error"] = describe(exc)
         return info
-    if not info["device_count"]:
+    if not info["device_count"] or not gpu_work:
         return info
     try:
         cuda.mem_alloc(4).free()

@@ -58,6 +58,17 @@ def inspect_torch():
     return info, torch
 
 
+def nms_cuda_registered(torch):
+    """Whether torchvision registered a CUDA kernel for nms, asked of torch's dispatcher
+    without running it (running it makes a CUDA context: only with the smoke)."""
+    has_kernel = getattr(torch._C, "_dispatch_has_kernel_for_dispatch_key", None)
+    if has_kernel is None:  # torch < 1.10
+        return None
+    registered = bool(has_kernel("torchvision::nms", "CUDA"))
+    error = None if registered else "torchvision::nms has no CUDA kernel: built without CUDA"
+    return {"ok": registered, "error": error, "result": None, "ran": False}
+
+
 def nms_on(torch, device):
     boxes = torch.tensor([[0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 11.0, 11.0]], device=device)
     scores = torch.tensor([0.9, 0.8], device=device)
@@ -125,7 +136,7 @@ def inspect_torchvision(torch):
         info["cuda_build"] = "%d.%d" % (built // 1000, built % 1000 // 10) if built > 0 else None
         info["nms_cpu"] = nms_on(torch, "cpu")
         if torch.cuda.is_available():
-            info["nms_cuda"] = nms_on(torch, "cuda")
+            info["nms_cuda"] = nms_on(torch, "cuda") if gpu_work else nms_cuda_registered(torch)
     return info
 
 

@@ -111,3 +111,38 @@ def test_fixes_are_each_remedy_once_in_order():
         {"number": 1, "checks": ["termcolor"],
          "command": "/opt/venv/bin/python3 -m pip install termcolor"},
     ]  # fmt: skip
+
+
+def test_without_the_smoke_pycuda_is_checked_without_a_context():
+    no_gpu_work = {"installed": True, "importable": True, "version": "2026.1",
+                   "driver_version": 13000, "device_count": 1, "without_context": None,
+                   "context": None, "round_trip": None, "gpu_work": False,
+                   "error": None}  # fmt: skip
+    (finding,) = BY_NAME["pycuda"].run(facts(pycuda=no_gpu_work, cuda={}))
+    assert finding.status == "ok"
+    assert "context and round trip run with the smoke" in finding.summary
+    (failed,) = BY_NAME["pycuda"].run(facts(pycuda={**no_gpu_work, "gpu_work": True}, cuda={}))
+    assert failed.status == "fail"  # with GPU work, a round trip that did not run is a failure
+
+
+@pytest.mark.parametrize(
+    "nms_cuda, status, summary",
+    [
+        ({"ok": True, "error": None, "result": None, "ran": False}, "ok",
+         "ops.nms works on CPU (CUDA kernel registered)"),
+        ({"ok": True, "error": None, "result": [0]}, "ok", "ops.nms works on CPU and CUDA"),
+        ({"ok": False, "error": "torchvision::nms has no CUDA kernel: built without CUDA",
+          "result": None, "ran": False}, "fail", "torchvision.ops.nms fails on CUDA"),
+    ],
+    ids=["registered-not-run", "ran", "not-registered"],
+)  # fmt: skip
+def test_torchvision_nms_on_cuda_ran_or_only_registered(nms_cuda, status, summary):
+    torch = {"installed": True, "importable": True, "version": "2.11.0", "cuda_build": "13.0",
+             "cuda_available": True, "device_count": 1, "devices": [], "arch_list": [],
+             "error": None}  # fmt: skip
+    vision = {"installed": True, "importable": True, "version": "0.26.0", "cuda_build": "13.0",
+              "import_warnings": [], "nms_cpu": {"ok": True, "error": None, "result": [0]},
+              "nms_cuda": nms_cuda, "error": None}  # fmt: skip
+    (finding,) = BY_NAME["torchvision"].run(facts(torch={"torch": torch, "torchvision": vision}))
+    assert finding.status == status
+    assert summary in finding.summary
