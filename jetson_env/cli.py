@@ -508,7 +508,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="accept and record an unknown host key (ssh's StrictHostKeyChecking=accept-new)",
     )
-    doctor.add_argument("--no-smoke", action="store_true", help="skip the smoke conversion")
+    doctor.add_argument(
+        "--no-smoke",
+        action="store_true",
+        help="skip the smoke conversion and all GPU work (no CUDA context)",
+    )
     doctor.add_argument(
         "--quick",
         action="store_true",
