@@ -2,15 +2,25 @@
 
 Starts 32 light hosts, containers of the x86 test-host image (`sleep` and nothing
 else; Ansible reaches them with community.docker's connection, their venv's Python as
-the interpreter), then times the doctor on 1, 8 and 32 of them with `--forks 32`, in
-two modes: `--quick` (the seven light probes per host) and `--check platform` (one
-probe: mostly Ansible's own cost), and `ansible -m ping` on the same hosts for the
-engine's own scaling here. Prints each time and the ratios. Goal: 32 hosts / 1 host
-<= 2.0.
+the interpreter), then times on 1, 8 and 32 of them, in one run (each size in turn for
+every row, so that the machine's load drifts alike for all rows):
+
+- the doctor with `--forks 32`, `--quick` (the seven light probes per host) and
+  `--check platform` (one probe: mostly Ansible's own cost), as it runs (Ansible's
+  pipelining on) and with ANSIBLE_PIPELINING=false (Ansible's default);
+- `--check platform` with Ansible's default forks (5), and with an ansible.cfg that sets
+  `internal_poll_interval = 0.01` (Ansible's main process checks its workers every
+  0.001 s by default; an ini setting only, no environment variable);
+- `ansible -m ping` on the same hosts with and without pipelining: the engine's own
+  scaling here.
+
+Prints each time, the ratios and the load average before and after. Goal: 32 hosts /
+1 host <= 2.0.
 
     .venv/bin/python bench/fleet_scaling.py
 """
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,38 +37,51 @@ from support.hosts import VENV  # noqa: E402
 
 HOSTS = 32
 SIZES = (1, 8, 32)
-MODES = {"--quick": ["--quick"], "--check platform": ["--check", "platform"]}
+NO_PIPELINING = {"ANSIBLE_PIPELINING": "false"}
+SLOWER_POLL = "[defaults]\ninternal_poll_interval = 0.01\n"
 
 
-def doctor(inventory: Path, group: str, args: list[str]) -> float:
+def doctor(args: list[str], env: dict[str, str] | None = None, forks: int | None = HOSTS):
+    def command(inventory: Path, group: str) -> list[str]:
+        return [sys.executable, "-m", "jetson_env.cli", "doctor", "--inventory", str(inventory),
+                "--limit", group, "--json", *(["--forks", str(forks)] if forks else []),
+                *args]  # fmt: skip
+
+    return command, env or {}
+
+
+def ping(env: dict[str, str] | None = None):
+    """The engine alone: ansible -m ping on the same hosts, same forks (no probes)."""
+
+    def command(inventory: Path, group: str) -> list[str]:
+        return [str(Path(sys.executable).parent / "ansible"), group, "-i", str(inventory),
+                "-m", "ansible.builtin.ping", "--forks", str(HOSTS)]  # fmt: skip
+
+    return command, env or {}
+
+
+ROWS = {
+    "doctor --quick": doctor(["--quick"]),
+    "doctor --check platform": doctor(["--check", "platform"]),
+    "doctor --quick, no pipelining": doctor(["--quick"], NO_PIPELINING),
+    "doctor --check platform, no pipelining": doctor(["--check", "platform"], NO_PIPELINING),
+    "doctor --check platform, forks 5": doctor(["--check", "platform"], forks=None),
+    "doctor --check platform, poll 0.01 s": doctor(
+        ["--check", "platform"], {"ANSIBLE_CONFIG": "slower-poll.cfg"}
+    ),
+    "ansible -m ping, pipelining": ping({"ANSIBLE_PIPELINING": "true"}),
+    "ansible -m ping (Ansible's defaults)": ping(),
+}
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "jetson_env.cli", "doctor", "--inventory", str(inventory),
-         "--limit", group, "--forks", str(HOSTS), "--json", *args],
-        capture_output=True, text=True, cwd=inventory.parent, check=False,
-    )  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, check=False,
+                          env={**os.environ, **env})  # fmt: skip
     seconds = time.monotonic() - started
     if done.returncode not in (0, 1):  # the hosts fail checks (no GPU); all must be reached
-        raise SystemExit(f"doctor exited {done.returncode}: {done.stderr}{done.stdout[-2000:]}")
+        raise SystemExit(f"{command} exited {done.returncode}: {done.stderr}{done.stdout[-2000:]}")
     return seconds
-
-
-def ping(inventory: Path, group: str) -> float:
-    """The engine alone: ansible -m ping on the same hosts, same forks (no probes)."""
-    ansible = Path(sys.executable).parent / "ansible"
-    started = time.monotonic()
-    subprocess.run(
-        [str(ansible), group, "-i", str(inventory), "-m", "ansible.builtin.ping",
-         "--forks", str(HOSTS)],
-        capture_output=True, text=True, cwd=inventory.parent, check=True,
-    )  # fmt: skip
-    return time.monotonic() - started
-
-
-def report(mode: str, times: dict[int, float]) -> None:
-    figures = ", ".join(f"{size} hosts {times[size]:.1f} s" for size in SIZES)
-    print(f"{mode}: {figures}; 8/1 = {times[8] / times[1]:.2f}, "
-          f"32/1 = {times[32] / times[1]:.2f} (goal <= 2.0)")  # fmt: skip
 
 
 def main() -> int:
@@ -80,10 +103,22 @@ def main() -> int:
         }  # fmt: skip
         path = work / "fleet.yml"
         path.write_text(yaml.safe_dump(inventory))
-        doctor(path, "first1", ["--check", "platform"])  # warm: Ansible's caches, page cache
-        for mode, args in MODES.items():
-            report(mode, {size: doctor(path, f"first{size}", args) for size in SIZES})
-        report("ansible -m ping", {size: ping(path, f"first{size}") for size in SIZES})
+        (work / "slower-poll.cfg").write_text(SLOWER_POLL)
+        print(f"load average before: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+        warm, env = ROWS["doctor --check platform"]  # Ansible's caches, the page cache
+        timed(warm(path, "first1"), env, work)
+        times: dict[str, dict[int, float]] = {row: {} for row in ROWS}
+        for size in SIZES:
+            for row, (command, env) in ROWS.items():
+                times[row][size] = timed(command(path, f"first{size}"), env, work)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        print("| run | 1 host | 8 hosts | 32 hosts | 8/1 | 32/1 |")
+        print("|---|---|---|---|---|---|")
+        for row, by_size in times.items():
+            one, eight, all_ = (by_size[size] for size in SIZES)
+            print(f"| {row} | {one:.1f} s | {eight:.1f} s | {all_:.1f} s "
+                  f"| {eight / one:.2f} | {all_ / one:.2f} |")  # fmt: skip
+        print("Goal: 32/1 <= 2.0")
     finally:
         for host in hosts:
             remove_host(host)

@@ -14,7 +14,7 @@ import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
@@ -22,6 +22,9 @@ from jetson_env import info as info_mod
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
 from jetson_env.targets import LocalTarget, cancel_all
 from jetson_env.terminal import Terminal
+
+if TYPE_CHECKING:  # imported where used: most commands need neither
+    from jetson_env import fixing, fleet
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
@@ -177,12 +180,6 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
         return EXIT_OK
     if args.inventory is not None:
-        if args.fix is not None:
-            term.error(
-                "--fix works on this machine or one --host, not yet on an inventory",
-                hint="run `jetson-env doctor --fix --host HOST` for each failing host",
-            )
-            return EXIT_USAGE
         return fleet_doctor(args, term, matrix, checks)
     if args.limit or args.forks or args.report:
         term.error("--limit, --forks and --report go with --inventory")
@@ -238,26 +235,9 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
         term.error("--fix prints its plan and progress for a person; it has no --json")
         return EXIT_USAGE
     try:
-        playbook = fixing.find_playbook()
-        known = fixing.playbook_roles(playbook)
-        only = [role for part in args.fix for role in part.split(",") if role] or None
-        unknown = sorted(set(only or ()) - set(known))
-        if unknown:
-            raise fixing.FixError(
-                f"no role {', '.join(unknown)} in {playbook.name}",
-                hint="--fix takes the playbook's roles (tags): " + ", ".join(known),
-            )
-        ansible_playbook = fixing.find_ansible_playbook()
+        setup = fixing.setup(args.fix, args.playbook_vars)
     except fixing.FixError as exc:
         term.error(str(exc), hint=exc.hint)
-        return EXIT_USAGE
-    try:
-        variables = json.loads(args.playbook_vars) if args.playbook_vars else {}
-    except json.JSONDecodeError as exc:
-        term.error(f"--playbook-vars is not JSON: {exc}")
-        return EXIT_USAGE
-    if not isinstance(variables, dict):
-        term.error("--playbook-vars must be a JSON object")
         return EXIT_USAGE
     before = doctor_report(args, term, matrix, checks)
     if isinstance(before, int):
@@ -265,7 +245,7 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     show_report(args, term, before)
     if not before.reached:
         return before.exit_code
-    the_plan = fixing.plan(before, known, only)
+    the_plan = fixing.plan(before, setup.known_roles, setup.only)
     for finding in the_plan.manual:
         term.line(f"no automatic fix for {finding.check}: {finding.summary}")
     if not the_plan.roles:
@@ -282,13 +262,11 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     # the user's, which win.
     variables = {"ansible_python_interpreter": args.python,
                  **({"ansible_become": False} if as_root else {}),
-                 **the_plan.variables, **variables}  # fmt: skip
+                 **the_plan.variables, **setup.variables}  # fmt: skip
 
     def playbook_run(check: bool) -> tuple[int, int | None]:
-        cmd = fixing.command(ansible_playbook, playbook, connection, the_plan, variables,
-                             check=check, ask_become_pass=ask_become_pass)  # fmt: skip
-        term.note("running: " + shlex.join(cmd))
-        return fixing.run_playbook(cmd, playbook)
+        return fix_playbook(term, setup, connection, the_plan, variables, check=check,
+                            ask_become_pass=ask_become_pass)  # fmt: skip
 
     code, _ = playbook_run(check=True)
     if code != 0:
@@ -317,6 +295,25 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     return after.exit_code
 
 
+def fix_playbook(
+    term: Terminal,
+    setup: fixing.Setup,
+    connection: fixing.Connection | fixing.InventoryHost,
+    the_plan: fixing.Plan,
+    variables: dict[str, Any],
+    *,
+    check: bool,
+    ask_become_pass: bool = False,
+) -> tuple[int, int | None]:
+    """ansible-playbook with the plan's roles (--check --diff for the plan), its command shown."""
+    from jetson_env import fixing
+
+    cmd = fixing.command(setup.ansible_playbook, setup.playbook, connection, the_plan, variables,
+                         check=check, ask_become_pass=ask_become_pass)  # fmt: skip
+    term.note("running: " + shlex.join(cmd))
+    return fixing.run_playbook(cmd, setup.playbook)
+
+
 def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
     """--inventory: every host through Ansible, one summary (docs/doctor.md, Fleets)."""
     from jetson_env import fleet, fleet_page
@@ -337,14 +334,29 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
         if not report_path.parent.is_dir():
             term.error(f"--report {args.report}: no folder {report_path.parent}")
             return EXIT_USAGE
+    if args.fix is not None:
+        from jetson_env import fixing
+
+        if args.json:
+            term.error("--fix prints its plan and progress for a person; it has no --json")
+            return EXIT_USAGE
+        try:
+            setup = fixing.setup(args.fix, args.playbook_vars)
+        except fixing.FixError as exc:
+            term.error(str(exc), hint=exc.hint)
+            return EXIT_USAGE
     try:
         with term.progress() as progress:
             report = fleet.run(
                 args.inventory, args.limit, matrix, checks, args.timeout, args.forks, progress
             )
+        if args.fix is not None:
+            report = fleet_fix(args, term, matrix, checks, setup, report)
     except fleet.FleetError as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
+    if isinstance(report, int):
+        return report
     data = report.as_dict()
     if report_path is not None:
         report_path.write_text(fleet_page.render(data, report_path.suffix), encoding="utf-8")
@@ -354,6 +366,69 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
     else:
         term.fleet(data)
     return report.exit_code
+
+
+def fleet_fix(
+    args: argparse.Namespace,
+    term: Terminal,
+    matrix: Matrix,
+    checks: list,
+    setup: fixing.Setup,
+    before: fleet.FleetReport,
+) -> fleet.FleetReport | int:
+    """--inventory --fix: for each host that a role can fix, --fix's flow for one host (the
+    plan, the question, the roles) with the inventory's connection, become and interpreter;
+    hosts not reached are named and left. Then the doctor again on the hosts it changed:
+    the fleet after, or an exit code for a refusal (which comes before any change)."""
+    from jetson_env import fixing, fleet
+
+    term.fleet(before.as_dict())
+    # The playbook runs in the checkout (its ansible.cfg): the inventory as a path from here.
+    inventory = args.inventory if "," in args.inventory else str(Path(args.inventory).resolve())
+    applied = []
+    for host, report in before.ordered:
+        if not report.reached:
+            term.line(f"--fix: {host} was not reached, nothing to fix there")
+            continue
+        the_plan = fixing.plan(report, setup.known_roles, setup.only)
+        for finding in the_plan.manual:
+            term.line(f"no automatic fix for {finding.check} on {host}: {finding.summary}")
+        if not the_plan.roles:
+            term.line(f"--fix: nothing to do on {host}")
+            continue
+        for role in the_plan.roles:
+            term.line(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
+        connection = fixing.InventoryHost(inventory, host)
+        variables = {**the_plan.variables, **setup.variables}
+        code, _ = fix_playbook(term, setup, connection, the_plan, variables, check=True)
+        if code != 0:
+            term.error(f"the plan for {host} (ansible-playbook --check) exited {code}",
+                       hint=f"its output is above; nothing was changed on {host}")  # fmt: skip
+            continue
+        if not args.yes:
+            if not sys.stdin.isatty():
+                term.error("--fix asks before changing anything and there is no terminal to ask",
+                           hint="add --yes to apply the plans; nothing was changed")  # fmt: skip
+                return EXIT_USAGE
+            answer = input(f"Apply roles {', '.join(the_plan.roles)} on {host}? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                term.line(f"--fix: nothing was changed on {host}")
+                continue
+        code, changed = fix_playbook(term, setup, connection, the_plan, variables, check=False)
+        if code != 0:
+            term.error(f"ansible-playbook failed on {host} with exit code {code}",
+                       hint="its output is above")  # fmt: skip
+        term.line(f"--fix: {host} changed={changed if changed is not None else 'unknown'}")
+        applied.append(host)
+    if not applied:
+        return before
+    with term.progress() as progress:
+        again = fleet.run(args.inventory, ",".join(applied), matrix, checks, args.timeout,
+                          args.forks, progress)  # fmt: skip
+    for host in applied:
+        for check, old, new in fixing.before_after(before.reports[host], again.reports[host]):
+            term.line(f"{host}: {check}: {old} -> {new}")
+    return fleet.FleetReport(before.inventory, before.limit, {**before.reports, **again.reports})
 
 
 def forks(text: str) -> int:
@@ -482,8 +557,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     doctor.add_argument("--python", default="python3", help="target interpreter (default python3)")
     doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
-    doctor.add_argument("--identity", "-i", metavar="FILE", help="SSH private key (--host)")
+    doctor.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
     doctor.add_argument(
+        "-i",
         "--inventory",
         metavar="INVENTORY",
         help="check every host of this Ansible inventory, through Ansible (its connection "

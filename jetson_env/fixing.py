@@ -76,6 +76,37 @@ def playbook_roles(playbook: Path) -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What every --fix needs, checked before the doctor runs: bad input changes nothing."""
+
+    playbook: Path
+    known_roles: list[str]
+    only: list[str] | None  # the roles given to --fix, if any
+    ansible_playbook: str
+    variables: dict[str, Any]  # --playbook-vars
+
+
+def setup(fix: list[str], playbook_vars: str | None) -> Setup:
+    playbook = find_playbook()
+    known = playbook_roles(playbook)
+    only = [role for part in fix for role in part.split(",") if role] or None
+    unknown = sorted(set(only or ()) - set(known))
+    if unknown:
+        raise FixError(
+            f"no role {', '.join(unknown)} in {playbook.name}",
+            hint="--fix takes the playbook's roles (tags): " + ", ".join(known),
+        )
+    ansible_playbook = find_ansible_playbook()
+    try:
+        variables = json.loads(playbook_vars) if playbook_vars else {}
+    except json.JSONDecodeError as exc:
+        raise FixError(f"--playbook-vars is not JSON: {exc}") from None
+    if not isinstance(variables, dict):
+        raise FixError("--playbook-vars must be a JSON object")
+    return Setup(playbook, known, only, ansible_playbook, variables)
+
+
 @dataclass
 class Plan:
     roles: list[str] = field(default_factory=list)
@@ -133,10 +164,22 @@ class Connection:
         return args
 
 
+@dataclass(frozen=True)
+class InventoryHost:
+    """One host of the user's inventory (`doctor -i INVENTORY --fix`): its connection, become
+    and interpreter are the inventory's, as for `ansible-playbook -i INVENTORY --limit HOST`."""
+
+    inventory: str
+    host: str
+
+    def arguments(self) -> list[str]:
+        return ["-i", self.inventory, "--limit", self.host]
+
+
 def command(
     ansible_playbook: str,
     playbook: Path,
-    connection: Connection,
+    connection: Connection | InventoryHost,
     the_plan: Plan,
     variables: dict[str, Any],
     *,

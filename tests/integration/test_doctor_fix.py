@@ -86,7 +86,7 @@ def fix(fleet: Fleet, *args: str, yes: bool = True) -> subprocess.CompletedProce
     return subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "--no-color", "doctor", "--fix",
          *(["--yes"] if yes else []),
-         "--host", fleet.address, "-i", str(fleet.home / ".ssh" / "id_ed25519"),
+         "--host", fleet.address, "--identity", str(fleet.home / ".ssh" / "id_ed25519"),
          "--python", PYTHON, "--playbook-vars", json.dumps(fleet.playbook_vars), *CHECKS,
          *args],
         capture_output=True, text=True, timeout=1200, check=False, stdin=subprocess.DEVNULL,
@@ -98,7 +98,7 @@ def report(fleet: Fleet) -> dict:
     """The doctor's JSON report over SSH, without --fix."""
     proc = subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", "--host", fleet.address,
-         "-i", str(fleet.home / ".ssh" / "id_ed25519"), "--python", PYTHON, *CHECKS],
+         "--identity", str(fleet.home / ".ssh" / "id_ed25519"), "--python", PYTHON, *CHECKS],
         capture_output=True, text=True, timeout=300, check=False,
         env={**os.environ, "HOME": str(fleet.home), "SSH_AUTH_SOCK": ""},
     )  # fmt: skip

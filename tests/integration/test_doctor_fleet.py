@@ -5,6 +5,7 @@ connection, their venv's Python as ansible_python_interpreter), a port on loopba
 where nothing listens, and the sshd of test_doctor_ssh (a container on loopback)
 behind a known_hosts that holds another key for it. Ansible runs from this venv
 (the `ansible` test extra), with host key checking on, in a HOME of the test's own.
+`--fix` across a fleet runs on a fresh x86 host of its own beside a down host.
 """
 
 import json
@@ -21,6 +22,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from playbook_support import pip_version, remove_host, start_host, write_inventory
 from referencing import Registry, Resource
 from support.hosts import VENV, Host
 from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixture)
@@ -28,6 +30,7 @@ from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixt
 pytestmark = pytest.mark.hosts
 
 PYTHON = f"{VENV}/bin/python"
+PLAYBOOK = Path(__file__).parents[2] / "playbooks" / "jetson.yml"
 DOCS = Path(__file__).parents[2] / "docs"
 REPORT_SCHEMA = json.loads((DOCS / "doctor-report.schema.json").read_text())
 FLEET_SCHEMA = json.loads((DOCS / "doctor-fleet.schema.json").read_text())
@@ -63,7 +66,7 @@ def doctor(where: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "--no-color", "doctor",
          "--inventory", "fleet.yml", "--quick", *args],
-        capture_output=True, text=True, cwd=where, timeout=600,
+        capture_output=True, text=True, cwd=where, timeout=600, stdin=subprocess.DEVNULL,
         env={**os.environ, "HOME": str(where / "home"), "SSH_AUTH_SOCK": "", "COLUMNS": "200"},
     )  # fmt: skip
 
@@ -239,3 +242,50 @@ def test_a_crash_and_a_silent_host(tmp_path: Path, x86_host: Host, silent_port: 
     assert findings["tensorrt-python"]["status"] != "crash", findings["tensorrt-python"]
     assert hosts["x86"]["report"]["probes"]["tensorrt_bindings"]["error"] is None
     assert proc.returncode == 3
+
+
+def test_fix_across_the_fleet(tmp_path: Path):
+    """`-i fleet.yml --fix`: per host, --fix's flow for one host through the same inventory.
+    A fresh x86 host without termcolor (Debian's Python) gets the python_base role: the plan
+    first, refused without --yes and a terminal, then applied and checked again; a down host
+    is reported and left; the exit code is the worst host's after the fix."""
+    host = start_host("x86-debian12", "fleet-fix")
+    try:
+        (tmp_path / "home").mkdir()
+        down = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1",
+                "ansible_port": free_port()}  # fmt: skip
+        write_inventory(tmp_path / "fleet.yml", {"fixme": {"ansible_host": host.container},
+                                                 "down": down}, {})  # fmt: skip
+
+        def fix(*args: str) -> subprocess.CompletedProcess:
+            return doctor(tmp_path, "--check", "termcolor", "--fix", *args)
+
+        unasked = fix()
+
+        assert unasked.returncode == 2, unasked.stdout + unasked.stderr
+        assert "--fix: down was not reached, nothing to fix there" in unasked.stdout
+        assert "--fix: role python_base on fixme fixes termcolor" in unasked.stdout
+        assert "--check --diff" in unasked.stderr  # the plan was shown
+        assert "no terminal to ask" in unasked.stderr and "--yes" in unasked.stderr
+        assert pip_version(host, "termcolor") is None
+
+        fixed = fix("--yes")
+
+        assert fixed.returncode == 3, fixed.stdout + fixed.stderr
+        assert "fixme: termcolor: fail -> ok" in fixed.stdout
+        assert "--fix: down was not reached, nothing to fix there" in fixed.stdout
+        inventory = str(tmp_path / "fleet.yml")
+        assert f"ansible-playbook {PLAYBOOK} -i {inventory} --limit fixme " in fixed.stderr
+        assert "--limit down" not in fixed.stderr
+        assert fixed.stdout.splitlines()[-1] == (
+            "UNREACHABLE: 2 hosts, 1 unreachable, 1 ok (exit code 3)"
+        )
+        assert pip_version(host, "termcolor")
+
+        again = fix("--yes", "--limit", "fixme")
+
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "--fix: nothing to do on fixme" in again.stdout
+        assert "ansible-playbook" not in again.stderr
+    finally:
+        remove_host(host)

@@ -23,7 +23,7 @@ def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
     (tmp_path / "fleet.yml").write_text("all:\n  hosts:\n    one: {ansible_connection: local}\n")
     (tmp_path / "broken.yml").write_text("all:\n  hosts: [oops\n")
     cases = {
-        ("--inventory", "nowhere.yml"): "no inventory at nowhere.yml",
+        ("-i", "nowhere.yml"): "no inventory at nowhere.yml",  # -i is --inventory, as in Ansible
         ("--inventory", "fleet.yml", "--report", "fleet.pdf"): "must end in .html or .md",
         ("--inventory", "fleet.yml", "--report", "no/fleet.html"): "no folder no",
         ("--inventory", "fleet.yml", "--host", "root@h"): "exclude each other",
@@ -31,6 +31,9 @@ def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
         ("--inventory", "fleet.yml", "--forks", "0"): "positive whole number",
         ("--inventory", "broken.yml"): "broken.yml as an inventory source",
         ("--inventory", "fleet.yml", "--limit", "nomatch"): "Could not match supplied host",
+        ("-i", "fleet.yml", "--fix", "cuda_env,no_such_role"): "no role no_such_role",
+        ("-i", "fleet.yml", "--fix", "--json"): "it has no --json",
+        ("-i", "fleet.yml", "--fix", "--playbook-vars", "[1]"): "must be a JSON object",
     }
     for args, message in cases.items():
         proc = doctor(tmp_path, *args)
