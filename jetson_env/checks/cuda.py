@@ -2,7 +2,7 @@
 
 On a Jetson the toolkit must be the one of the L4T row (JetPack 5+ allows newer
 CUDA; that is a warning, not a failure). pycuda's build finds CUDA through nvcc on
-PATH and needs cuda.h (seed 000: "cuda.h: No such file or directory").
+PATH and needs cuda.h (else "cuda.h: No such file or directory").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Docker: engine reachable, nvidia runtime registered (the default on Jetson, so that
 `docker build` sees CUDA), and on JetPack 4 the CSV mount lists with every listed host
-file present (seed 002)."""
+file present."""
 
 from __future__ import annotations
 

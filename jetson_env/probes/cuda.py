@@ -1,7 +1,7 @@
 """CUDA toolkit facts: version, root, nvcc on PATH, cuda.h reachable, libcudart loadable.
 
 Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
-pycuda's build needs `cuda.h` (seed 000): this probe asks the real C compiler, the
+pycuda's build needs `cuda.h` (else "cuda.h: No such file or directory"): this probe asks the real C compiler, the
 same way the build will, instead of guessing from paths.
 """
 
