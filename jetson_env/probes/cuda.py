@@ -1,8 +1,8 @@
 """CUDA toolkit facts: version, root, nvcc on PATH, cuda.h reachable, libcudart loadable.
 
 Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
-pycuda's build needs `cuda.h` (else "cuda.h: No such file or directory"): this probe asks the real C compiler, the
-same way the build will, instead of guessing from paths.
+pycuda's build needs `cuda.h` (else "cuda.h: No such file or directory"): this probe
+asks the real C compiler, the same way the build will, instead of guessing from paths.
 """
 
 import ctypes
@@ -196,6 +196,35 @@ def profile_scripts_setting(variable, directory="/etc/profile.d"):
     return found
 
 
+LOGIN_FILES = ("/etc/environment", "/etc/profile")
+
+
+def login_settings(root, files=None):
+    """The login files (/etc/environment, /etc/profile, /etc/profile.d/*.sh) with a line that
+    sets PATH to include <root>/bin, and those that set LD_LIBRARY_PATH to include its
+    library folder (lib64 or targets/*/lib); the root as found or its real path.
+    {"PATH": [files], "LD_LIBRARY_PATH": [files]}."""
+    if files is None:
+        files = list(LOGIN_FILES) + sorted(glob.glob("/etc/profile.d/*.sh"))
+    roots = sorted({root, os.path.realpath(root)})
+    wanted = {
+        "PATH": [r + "/bin" for r in roots],
+        "LD_LIBRARY_PATH": [r + "/lib64" for r in roots] + [r + "/targets/" for r in roots],
+    }
+    found = {variable: [] for variable in wanted}
+    for path in files:
+        try:
+            with open(path) as handle:
+                lines = [line for line in handle if not line.lstrip().startswith("#")]
+        except (IOError, OSError, UnicodeDecodeError):
+            continue
+        for variable, folders in wanted.items():
+            sets = re.compile(r"\b%s=" % variable)
+            if any(sets.search(line) and any(f in line for f in folders) for line in lines):
+                found[variable].append(path)
+    return found
+
+
 def collect():
     unknown = {}
     nvcc = shutil.which("nvcc")
@@ -220,5 +249,6 @@ def collect():
             var: os.environ.get(var) for var in ("PATH", "LD_LIBRARY_PATH", "CPATH", "LIBRARY_PATH")
         },
         "profile_d": {var: profile_scripts_setting(var) for var in ("PATH", "CPATH")},
+        "login": login_settings(root) if root else None,
         "unknown": unknown,
     }
