@@ -34,6 +34,7 @@ from playbook_support import (
 )
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import VENV, Host, free_port, wait_for_port
+from support.schemas import fix_schema_validator
 from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
 from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
 
@@ -296,6 +297,7 @@ def test_a_nano_fixes_its_missing_csv_list_itself(tmp_path: Path):
 
             assert fixed.returncode == 0, fixed.stdout + fixed.stderr
             document = json.loads(fixed.stdout)  # stdout is the one JSON document
+            fix_schema_validator().validate(document)
             assert document["kind"] == "fix" and document["host"] == "localhost"
             assert document["plan"]["roles"] == ["docker_runtime"]
             assert document["plan"]["vars"]["docker_runtime_packages"] == [
