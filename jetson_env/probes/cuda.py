@@ -197,19 +197,22 @@ def profile_scripts_setting(variable, directory="/etc/profile.d"):
 
 
 LOGIN_FILES = ("/etc/environment", "/etc/profile")
+_PATH_WORD = re.compile(r"/[^\s:\"'$;)]+")
 
 
 def login_settings(root, files=None):
     """The login files (/etc/environment, /etc/profile, /etc/profile.d/*.sh) with a line that
     sets PATH to include <root>/bin, and those that set LD_LIBRARY_PATH to include its
-    library folder (lib64 or targets/*/lib); the root as found or its real path.
+    library folder (lib64 or targets/*/lib), folders compared by their real paths.
     {"PATH": [files], "LD_LIBRARY_PATH": [files]}."""
     if files is None:
         files = list(LOGIN_FILES) + sorted(glob.glob("/etc/profile.d/*.sh"))
-    roots = sorted({root, os.path.realpath(root)})
+    real = os.path.realpath(root)
     wanted = {
-        "PATH": [r + "/bin" for r in roots],
-        "LD_LIBRARY_PATH": [r + "/lib64" for r in roots] + [r + "/targets/" for r in roots],
+        "PATH": lambda folder: folder == real + "/bin",
+        "LD_LIBRARY_PATH": lambda folder: (
+            folder == real + "/lib64" or folder.startswith(real + "/targets/")
+        ),
     }
     found = {variable: [] for variable in wanted}
     for path in files:
@@ -218,9 +221,13 @@ def login_settings(root, files=None):
                 lines = [line for line in handle if not line.lstrip().startswith("#")]
         except (IOError, OSError, UnicodeDecodeError):
             continue
-        for variable, folders in wanted.items():
+        for variable, matches in wanted.items():
             sets = re.compile(r"\b%s=" % variable)
-            if any(sets.search(line) and any(f in line for f in folders) for line in lines):
+            if any(
+                sets.search(line)
+                and any(matches(os.path.realpath(word)) for word in _PATH_WORD.findall(line))
+                for line in lines
+            ):
                 found[variable].append(path)
     return found
 

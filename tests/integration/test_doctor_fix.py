@@ -258,11 +258,11 @@ def flash_like_jetpack4(host: Host, apt: StandinApt, work: Path) -> None:
 
 
 def copy_checkout(host: Host, work: Path) -> None:
-    """The files `--fix` runs: the playbook, its ansible.cfg and the matrix it reads."""
+    """The files `--fix` runs: the playbook, its ansible.cfg and the package it reads."""
     repo = Path(__file__).parents[2]
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--",
-         "ansible.cfg", "playbooks", "jetson_env/data", "jetson_env/probes"],
+         "ansible.cfg", "playbooks", "jetson_env"],
         cwd=repo, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     archive = work / "checkout.tar"
@@ -312,7 +312,7 @@ def test_a_nano_fixes_its_missing_csv_list_itself(tmp_path: Path):
             assert "-c local" in fixed.stderr  # this machine, no SSH
             changed = paths_changed_since(host, MARKER)
             expected = (CSV_DIR, f"/usr/share/doc/{CSV_PACKAGES['cudnn.csv']}", "/var/lib/dpkg",
-                        "/var/cache", "/var/log", f"{CHECKOUT}/.cache", "/root/.cache")  # fmt: skip
+                        "/var/cache", "/var/log", CHECKOUT, "/root/.cache")  # fmt: skip
             unexpected = {
                 path for path in changed
                 if path != "/usr/share/doc" and not path.startswith(expected)
