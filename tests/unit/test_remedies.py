@@ -188,3 +188,32 @@ def test_the_shipped_defaults_are_the_roles_own():
     for link in roles.DEFAULTS_DIR.glob("*.yml"):
         role = link.stem
         assert link.resolve() == REPO / "playbooks" / "roles" / role / "defaults" / "main.yml"
+
+
+def test_a_missing_csv_list_is_installed_by_docker_runtime_l4t_csv_is_not():
+    """JetPack 4: the role's CSV lists by name; a missing list's package is the role's to
+    install, only that package; l4t.csv comes with L4T and has no role."""
+    raw = {"is_jetson": True, "machine": "aarch64", "l4t": "32.4.3", "gpus": [], "uid": 0,
+           "os": {"pretty_name": "Ubuntu 18.04"}, "unknown": {},
+           "python": {"version": "3.6.9", "executable": SYSTEM_PYTHON}}  # fmt: skip
+    csv_dir = roles.default("docker_runtime", "csv_dir")
+    present = [{"file": f"{csv_dir}/{name}", "error": None, "entries": 1, "missing": [], "bad": []}
+               for name in ("cuda.csv", "tensorrt.csv")]  # fmt: skip
+    no_daemon_json = {"exists": False, "error": "No such file or directory"}
+    docker_facts = {"cli": None, "engine": None, "csv_lists": present, "service_manager": None,
+                    "daemon_json": no_daemon_json}  # fmt: skip
+    results = {"platform": ProbeResult("platform", raw, None, 0.1),
+               "docker": ProbeResult("docker", docker_facts, None, 0.1)}  # fmt: skip
+    platform = {**raw, "compute_capability": "5.3", "jetpack": "4.4", "supported": True}
+
+    findings = docker.run(Facts(results, MATRIX, platform))
+
+    cudnn, l4t = (f for f in findings if "missing in" in f.summary)
+    assert cudnn.summary.startswith(f"JetPack 4: cudnn.csv missing in {csv_dir}")
+    assert cudnn.remedy.shell == "apt-get install -y nvidia-container-csv-cudnn"
+    assert cudnn.as_dict()["playbook"] == {
+        "role": "docker_runtime", "tags": ["docker_runtime"],
+        "vars": {"docker_runtime_install_packages": True,
+                 "docker_runtime_packages": ["nvidia-container-csv-cudnn"]},
+    }  # fmt: skip
+    assert l4t.summary.startswith("JetPack 4: l4t.csv missing") and l4t.remedy.role is None
