@@ -233,7 +233,7 @@ NANO = "nano-r32.4.3"
 CHECKOUT = "/root/jetson-env"  # a copy of this checkout on the Nano, where --fix runs
 # What a flashed JetPack 4 has: JetPack's own apt source list and the CSV mount lists
 # (l4t.csv from L4T itself, the others from NVIDIA's nvidia-container-csv-* packages).
-JETPACK_SOURCE = roles.default("jetpack_apt", "existing_source")
+JETPACK_SOURCE = "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list"  # jetpack_apt_existing_source
 STANDIN_KEY = "/etc/apt/keyrings/jetson-env-standin.asc"
 NANO_VARS = {"docker_runtime_container_build": True}  # no Docker engine in the test host
 
