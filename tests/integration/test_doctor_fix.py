@@ -311,8 +311,9 @@ def test_a_nano_fixes_its_missing_csv_list_itself(tmp_path: Path):
             assert [f["status"] for f in after] == ["ok"], after
             assert "-c local" in fixed.stderr  # this machine, no SSH
             changed = paths_changed_since(host, MARKER)
-            expected = (CSV_DIR, f"/usr/share/doc/{CSV_PACKAGES['cudnn.csv']}", "/var/lib/dpkg",
-                        "/var/lib/apt", "/var/cache", "/var/log", CHECKOUT, "/root/.cache")  # fmt: skip
+            package_doc = f"/usr/share/doc/{CSV_PACKAGES['cudnn.csv']}"
+            expected = (CSV_DIR, package_doc, "/var/lib/dpkg", "/var/lib/apt", "/var/cache",
+                        "/var/log", CHECKOUT, "/root/.cache")  # fmt: skip
             unexpected = {
                 path for path in changed
                 if path != "/usr/share/doc" and not path.startswith(expected)
