@@ -228,32 +228,39 @@ def doctor_report(
 
 def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
     """Plan (the playbook's --check --diff), ask, apply, then the doctor again: before -> after.
-    Every refusal comes before the first change."""
+    Every refusal comes before the first change. With --json the progress goes to stderr and
+    stdout gets one document (docs/json.md) at the end."""
     from jetson_env import fixing
 
-    if args.json:
-        term.error("--fix prints its plan and progress for a person; it has no --json")
-        return EXIT_USAGE
     try:
         setup = fixing.setup(args.fix, args.playbook_vars)
     except fixing.FixError as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
+    say = term.note if args.json else term.line
+    outcome = fixing.Outcome(host=args.host or "localhost")
+
+    def finish(exit_code: int) -> int:
+        if args.json:
+            term.json(outcome.as_dict(exit_code))
+        return exit_code
+
     before = doctor_report(args, term, matrix, checks)
     if isinstance(before, int):
         return before
-    show_report(args, term, before)
+    outcome.before = before
+    if not args.json:
+        show_report(args, term, before)
     if not before.reached:
-        return before.exit_code
-    the_plan = fixing.plan(before, setup.known_roles, setup.only)
+        return finish(before.exit_code)
+    the_plan = outcome.plan = fixing.plan(before, setup.known_roles, setup.only)
     for finding in the_plan.manual:
-        term.line(f"no automatic fix for {finding.check}: {finding.summary}")
+        say(f"no automatic fix for {finding.check}: {finding.summary}")
     if not the_plan.roles:
-        term.line("--fix: nothing to do (no finding that a role of the playbook fixes)")
-        return before.exit_code
-    host = args.host or "localhost"
+        say("--fix: nothing to do (no finding that a role of the playbook fixes)")
+        return finish(before.exit_code)
     for role in the_plan.roles:
-        term.line(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
+        say(f"--fix: role {role} on {outcome.host} fixes {', '.join(the_plan.fixed_by[role])}")
     connection = fixing.Connection(args.host, args.identity)
     platform = before.results.get("platform")
     as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
@@ -272,27 +279,30 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     if code != 0:
         term.error(f"the plan (ansible-playbook --check) failed with exit code {code}",
                    hint="its output is above; nothing was changed")  # fmt: skip
-        return EXIT_FAILED
+        return finish(EXIT_FAILED)
     if not args.yes:
         if not sys.stdin.isatty():
             term.error("--fix asks before changing anything and there is no terminal to ask",
                        hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
-            return EXIT_USAGE
-        answer = input(f"Apply roles {', '.join(the_plan.roles)} on {host}? [y/N] ")
+            return finish(EXIT_USAGE)
+        answer = input(f"Apply roles {', '.join(the_plan.roles)} on {outcome.host}? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
-            term.line("--fix: nothing was changed")
-            return before.exit_code
-    code, changed = playbook_run(check=False)
+            say("--fix: nothing was changed")
+            return finish(before.exit_code)
+    code, outcome.changed = playbook_run(check=False)
+    outcome.applied = True
     if code != 0:
         term.error(f"ansible-playbook failed with exit code {code}", hint="its output is above")
-    term.line(f"--fix: changed={changed if changed is not None else 'unknown'}")
+    say(f"--fix: changed={outcome.changed if outcome.changed is not None else 'unknown'}")
     after = doctor_report(args, term, matrix, checks)
     if isinstance(after, int):
-        return after
-    show_report(args, term, after)
+        return finish(after)
+    outcome.after = after
+    if not args.json:
+        show_report(args, term, after)
     for check, old, new in fixing.before_after(before, after):
-        term.line(f"{check}: {old} -> {new}")
-    return after.exit_code
+        say(f"{check}: {old} -> {new}")
+    return finish(after.exit_code)
 
 
 def fix_playbook(
@@ -338,7 +348,7 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
         from jetson_env import fixing
 
         if args.json:
-            term.error("--fix prints its plan and progress for a person; it has no --json")
+            term.error("--inventory --fix has no --json: run --fix --json for one host with --host")
             return EXIT_USAGE
         try:
             setup = fixing.setup(args.fix, args.playbook_vars)

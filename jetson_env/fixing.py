@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from jetson_env.doctor import Report
+from jetson_env.doctor import SCHEMA, Report
 from jetson_env.findings import Finding
 
 PROVISION_INSTALL = "pip install '.[provision]' (README, \"Provisioning\")"
@@ -231,3 +231,38 @@ def before_after(before: Report, after: Report) -> list[tuple[str, str, str]]:
         for check in dict.fromkeys([*old, *new])
         if old.get(check) != new.get(check)
     ]
+
+
+@dataclass
+class Outcome:
+    """What one --fix did, for `--fix --json` (docs/json.md): set as it goes."""
+
+    host: str
+    before: Report | None = None
+    plan: Plan | None = None
+    applied: bool = False  # the playbook ran for real
+    changed: int | None = None  # the recap's changed count
+    after: Report | None = None
+
+    def as_dict(self, exit_code: int) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "schema": SCHEMA,
+            "kind": "fix",
+            "host": self.host,
+            "exit_code": exit_code,
+            "plan": None if plan is None else {
+                "roles": plan.roles,
+                "fixes": plan.fixed_by,
+                "vars": plan.variables,
+                "manual": [{"check": f.check, "summary": f.summary} for f in plan.manual],
+            },
+            "applied": self.applied,
+            "changed": self.changed,
+            "moved": [
+                {"check": check, "before": old, "after": new}
+                for check, old, new in before_after(self.before, self.after)
+            ] if self.before and self.after else [],
+            "before": self.before.as_dict() if self.before else None,
+            "after": self.after.as_dict() if self.after else None,
+        }  # fmt: skip

@@ -102,6 +102,19 @@ class Facts:
         shell = f"echo {shlex.quote(line)} | {self.sudo(f'tee -a {script}')} && . {script}"
         return self.cuda_env_remedy(shell)
 
+    def cuda_login_script(self) -> Remedy:
+        """The cuda_env role's profile.d script: CUDA's folders for every login shell."""
+        root = self.cuda_root
+        folders = {"PATH": f"{root}/bin", "LD_LIBRARY_PATH": f"{root}/lib64",
+                   "CPATH": f"{root}/include", "LIBRARY_PATH": f"{root}/lib64"}  # fmt: skip
+        lines = [f"export CUDA_HOME={root}"] + [
+            f"export {variable}={folder}${{{variable}:+:${variable}}}"
+            for variable, folder in folders.items()
+        ]
+        script = shlex.quote(roles.default("cuda_env", "profile_file"))
+        shell = "printf '%s\\n' " + " ".join(shlex.quote(line) for line in lines)
+        return self.cuda_env_remedy(f"{shell} | {self.sudo(f'tee {script}')}")
+
     def cuda_env_remedy(self, shell: str, extra_lib_dirs: tuple[str, ...] = ()) -> Remedy:
         variables = [("cuda_env_root", self.cuda_root)]
         if extra_lib_dirs:

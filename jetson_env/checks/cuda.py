@@ -2,7 +2,7 @@
 
 On a Jetson the toolkit must be the one of the L4T row (JetPack 5+ allows newer
 CUDA; that is a warning, not a failure). pycuda's build finds CUDA through nvcc on
-PATH and needs cuda.h (seed 000: "cuda.h: No such file or directory").
+PATH and needs cuda.h (else "cuda.h: No such file or directory").
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def run(facts: Facts) -> list[Finding]:
                     ),
                 )
             )
+        findings.append(_login_shells(facts, data.get("login") or {}, root))
         reachable = data.get("cuda_h_reachable")
         if reachable:
             findings.append(CHECK.finding(OK, "cuda.h is reachable by the C compiler"))
@@ -99,6 +100,24 @@ def run(facts: Facts) -> list[Finding]:
     elif version is not None:
         findings.append(_cudart_not_loaded(facts, data, root))
     return findings
+
+
+def _login_shells(facts: Facts, login: dict, root: str) -> Finding:
+    """Whether a login file (/etc/profile.d, /etc/environment) gives every login shell CUDA's
+    bin on PATH and its libraries on LD_LIBRARY_PATH."""
+    missing = [variable for variable in ("PATH", "LD_LIBRARY_PATH") if not login.get(variable)]
+    if not missing:
+        files = sorted({path for paths in login.values() for path in paths})
+        return CHECK.finding(
+            OK, f"login shells get {root}/bin on PATH and its libraries on LD_LIBRARY_PATH "
+            f"({', '.join(files)})",
+        )  # fmt: skip
+    return CHECK.finding(
+        WARN,
+        f"login shells do not get CUDA on {' and '.join(missing)}: no login script "
+        "(/etc/profile.d, /etc/environment) adds it, so builds in a new shell miss CUDA",
+        remedy=facts.cuda_login_script(),
+    )
 
 
 def _cudart_not_loaded(facts: Facts, data: dict, root: str) -> Finding:

@@ -1,19 +1,17 @@
 """Docker: engine reachable, nvidia runtime registered (the default on Jetson, so that
-`docker build` sees CUDA), and on JetPack 4 the CSV mount lists with every listed host
-file present (seed 002)."""
+`docker build` sees CUDA) by the engine and in daemon.json (read even where no engine
+answers), and on JetPack 4 the CSV mount lists the docker_runtime role requires, with
+every listed host file present. Paths and packages are the docker_runtime role's."""
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from jetson_env import roles
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
-
-DEFAULT_RUNTIME_REMEDY = (
-    'merge \'"default-runtime": "nvidia"\' into {daemon_json} (keep its other keys), then {restart}'
-)
 
 
 def engine_command(facts: Facts, action: str) -> str:
@@ -30,23 +28,95 @@ def engine_command(facts: Facts, action: str) -> str:
     return facts.sudo(f"sh -c {shlex.quote(start)}")
 
 
+def daemon_json_merge(facts: Facts, restart: bool) -> Remedy:
+    """The docker_runtime role's merge: the nvidia runtime (the default one on Jetson) into
+    daemon.json, its other keys kept, the old file kept as a backup; then a restart where
+    the engine runs."""
+    path = roles.default("docker_runtime", "daemon_json")
+    runtime = {"path": roles.default("docker_runtime", "nvidia_runtime_path"), "runtimeArgs": []}
+    script = (
+        "import json, os, sys; p = sys.argv[1]; "
+        "c = json.load(open(p)) if os.path.exists(p) else {}; "
+        f'c.setdefault("runtimes", {{}})["nvidia"] = {json.dumps(runtime)}; '
+        + ('c["default-runtime"] = "nvidia"; ' if facts.is_jetson else "")
+        + 'open(p, "w").write(json.dumps(c, indent=2) + "\\n")'
+    )
+    quoted = shlex.quote(path)
+    shell = " && ".join([
+        facts.sudo(f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0])}"),
+        f"{{ [ ! -e {quoted} ] || {facts.sudo(f'cp -p {quoted} {quoted}.bak')}; }}",
+        facts.sudo(f"{shlex.quote(facts.python)} -c {shlex.quote(script)} {quoted}"),
+        *([engine_command(facts, "restart")] if restart else []),
+    ])  # fmt: skip
+    return Remedy(shell, "docker_runtime")
+
+
+def daemon_json_findings(facts: Facts, data: dict, restart: bool) -> list[Finding]:
+    """daemon.json as written, whether or not an engine reads it now."""
+    daemon = data.get("daemon_json") or {}
+    if not daemon.get("exists") and data.get("cli") is None:
+        return []  # no Docker here: nothing to configure
+    path = roles.default("docker_runtime", "daemon_json")
+    exists = daemon.get("exists")
+    config = daemon.get("config", {}) if exists else {}
+    error = (daemon.get("error") if exists else None) or (
+        None if isinstance(config, dict) else "not a JSON object"
+    )
+    if error:
+        remedy = f"fix or remove {path} (the playbook leaves it as it is)"
+        return [CHECK.finding(FAIL, f"{path}: {error}", remedy=remedy)]
+    registered = "nvidia" in (config.get("runtimes") or {})
+    default = config.get("default-runtime") == "nvidia"
+    if registered and (default or not facts.is_jetson):
+        return [CHECK.finding(OK, f"{path} registers the nvidia runtime"
+                              + (" as the default" if default else ""))]  # fmt: skip
+    summary = (
+        f"{path} makes nvidia the default runtime"
+        if registered
+        else f"{path} {'does not register' if exists else 'is missing, so nothing registers'}"
+        " the nvidia runtime"
+    )
+    problem = (
+        "containers will not see the GPU" if not registered else "`docker build` will not see CUDA"
+    )
+    return [
+        CHECK.finding(
+            FAIL if facts.is_jetson and not registered else WARN,
+            f"{summary}: {problem}",
+            remedy=daemon_json_merge(facts, restart),
+        )
+    ]
+
+
 def csv_findings(facts: Facts, lists: list[dict] | None) -> list[Finding]:
+    """JetPack 4: the CSV mount lists the docker_runtime role requires, each listed file present."""
     release = facts.release
     if not facts.is_jetson or release is None or release.family != "r32":
         return []
-    if not lists:
-        return [
-            CHECK.finding(
-                FAIL,
-                "JetPack 4: no CSV mount lists: containers will not see CUDA, cuDNN or TensorRT",
-                remedy=Remedy(facts.apt_install(
-                    "nvidia-container-csv-cuda", "nvidia-container-csv-cudnn",
-                    "nvidia-container-csv-tensorrt",
-                ), "docker_runtime"),
-            )
-        ]  # fmt: skip
+    csv_dir = roles.default("docker_runtime", "csv_dir")
+    packages = roles.default("docker_runtime", "csv_packages")
+    present = {entry["file"].rsplit("/", 1)[-1] for entry in lists or []}
+    missing = [name for name in roles.default("docker_runtime", "csv_files") if name not in present]
+    installable = [packages[name] for name in missing if name in packages]
     findings = []
-    for entry in lists:
+    if installable:
+        findings.append(CHECK.finding(
+            FAIL,
+            f"JetPack 4: {', '.join(n for n in missing if n in packages)} missing in {csv_dir}: "
+            "containers will not see what they list (CUDA, cuDNN, TensorRT)",
+            remedy=Remedy(facts.apt_install(*installable), "docker_runtime", (
+                ("docker_runtime_install_packages", True),
+                ("docker_runtime_packages", installable))),
+        ))  # fmt: skip
+    for name in missing:
+        if name not in packages:
+            findings.append(CHECK.finding(
+                FAIL,
+                f"JetPack 4: {name} missing in {csv_dir}: containers will not see L4T's libraries",
+                remedy=f"{name} comes with L4T itself (the BSP's nv_tegra/config.tbz2), not with "
+                "a package: restore it from the BSP of this L4T release",
+            ))  # fmt: skip
+    for entry in lists or []:
         name = entry["file"].rsplit("/", 1)[-1]
         if entry.get("error"):
             findings.append(CHECK.finding(FAIL, f"{name}: unreadable", [entry["error"]]))
@@ -107,39 +177,30 @@ def run(facts: Facts) -> list[Finding]:
         runtimes = engine.get("runtimes") or []
         default = engine.get("default_runtime")
         summary = f"Docker {engine.get('server_version')}, runtimes {', '.join(runtimes)}"
-        restart = engine_command(facts, "restart")
+        merge = daemon_json_merge(facts, restart=True)
         if "nvidia" not in runtimes:
-            findings.append(
-                CHECK.finding(
-                    FAIL if facts.is_jetson else WARN,
-                    f"{summary}: the nvidia runtime is not registered",
-                    remedy=Remedy(
-                        facts.apt_install("nvidia-container-toolkit")
-                        + " && "
-                        + facts.sudo("nvidia-ctk runtime configure --runtime=docker")
-                        + f" && {restart}",
-                        "docker_runtime",
-                    ),
-                )
-            )
+            if data.get("nvidia_container_runtime") is None:
+                package = "nvidia-docker2" if facts.is_jetson else "nvidia-container-toolkit"
+                merge = Remedy(f"{facts.apt_install(package)} && {merge.shell}", merge.role)
+            findings.append(CHECK.finding(
+                FAIL if facts.is_jetson else WARN,
+                f"{summary}: the nvidia runtime is not registered",
+                remedy=merge,
+            ))  # fmt: skip
         elif facts.is_jetson and default != "nvidia":
-            findings.append(
-                CHECK.finding(
-                    WARN,
-                    f"{summary}; default runtime {default}: `docker build` will not see CUDA",
-                    remedy=Remedy(
-                        DEFAULT_RUNTIME_REMEDY.format(
-                            daemon_json=roles.default("docker_runtime", "daemon_json"),
-                            restart=restart,
-                        ),
-                        "docker_runtime",
-                        (("docker_runtime_default_nvidia", True),),
-                    ),
-                )
-            )
+            findings.append(CHECK.finding(
+                WARN,
+                f"{summary}; default runtime {default}: `docker build` will not see CUDA",
+                remedy=merge,
+            ))  # fmt: skip
         else:
             findings.append(CHECK.finding(OK, f"{summary}; default {default}"))
-    return findings + csv_findings(facts, data.get("csv_lists"))
+    reachable = bool(engine and engine.get("reachable"))
+    return (
+        findings
+        + daemon_json_findings(facts, data, restart=reachable)
+        + csv_findings(facts, data.get("csv_lists"))
+    )
 
 
 CHECK = Check(

@@ -1,6 +1,6 @@
 """libnvinfer: found through the loader, its version, and the matrix's expectation.
 
-Found only outside the loader path is seed 001: `import tensorrt` fails with
+Found only outside the loader path, `import tensorrt` fails with
 "libnvinfer.so.N: cannot open shared object file". The fix registers the directory
 with the loader (ld.so.conf.d + ldconfig), or LD_LIBRARY_PATH for an install in a
 home directory.

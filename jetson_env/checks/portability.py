@@ -1,7 +1,7 @@
 """Engine portability: what an engine built here requires of the machine that loads it.
 
 A serialized TensorRT engine runs only on the compute capability and the TensorRT
-version it was built with (seed 003): build on the device that will run it.
+version it was built with: build on the device that will run it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """pycuda: importable; where a GPU exists, a context and a float32 host <-> device round trip.
 
-Seeds 000 and 003: "explicit_context_dependent failed: invalid device context" means
+"explicit_context_dependent failed: invalid device context" means
 no context is current (`import pycuda.autoinit`, or push one); "cuMemcpyHtoDAsync
 failed: invalid argument" means a host array of the wrong dtype or size.
 """

@@ -1,4 +1,5 @@
-"""termcolor: torch2trt <= 0.5.0's test module imports it and nothing installs it (seed 000)."""
+"""termcolor: torch2trt <= 0.5.0's test module imports it and nothing installs it
+("No module named 'termcolor'")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """CUDA toolkit facts: version, root, nvcc on PATH, cuda.h reachable, libcudart loadable.
 
 Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
-pycuda's build needs `cuda.h` (seed 000): this probe asks the real C compiler, the
-same way the build will, instead of guessing from paths.
+pycuda's build needs `cuda.h` (else "cuda.h: No such file or directory"): this probe
+asks the real C compiler, the same way the build will, instead of guessing from paths.
 """
 
 import ctypes
@@ -196,6 +196,42 @@ def profile_scripts_setting(variable, directory="/etc/profile.d"):
     return found
 
 
+LOGIN_FILES = ("/etc/environment", "/etc/profile")
+_PATH_WORD = re.compile(r"/[^\s:\"'$;)]+")
+
+
+def login_settings(root, files=None):
+    """The login files (/etc/environment, /etc/profile, /etc/profile.d/*.sh) with a line that
+    sets PATH to include <root>/bin, and those that set LD_LIBRARY_PATH to include its
+    library folder (lib64 or targets/*/lib), folders compared by their real paths.
+    {"PATH": [files], "LD_LIBRARY_PATH": [files]}."""
+    if files is None:
+        files = list(LOGIN_FILES) + sorted(glob.glob("/etc/profile.d/*.sh"))
+    real = os.path.realpath(root)
+    wanted = {
+        "PATH": lambda folder: folder == real + "/bin",
+        "LD_LIBRARY_PATH": lambda folder: (
+            folder == real + "/lib64" or folder.startswith(real + "/targets/")
+        ),
+    }
+    found = {variable: [] for variable in wanted}
+    for path in files:
+        try:
+            with open(path) as handle:
+                lines = [line for line in handle if not line.lstrip().startswith("#")]
+        except (IOError, OSError, UnicodeDecodeError):
+            continue
+        for variable, matches in wanted.items():
+            sets = re.compile(r"\b%s=" % variable)
+            if any(
+                sets.search(line)
+                and any(matches(os.path.realpath(word)) for word in _PATH_WORD.findall(line))
+                for line in lines
+            ):
+                found[variable].append(path)
+    return found
+
+
 def collect():
     unknown = {}
     nvcc = shutil.which("nvcc")
@@ -220,5 +256,6 @@ def collect():
             var: os.environ.get(var) for var in ("PATH", "LD_LIBRARY_PATH", "CPATH", "LIBRARY_PATH")
         },
         "profile_d": {var: profile_scripts_setting(var) for var in ("PATH", "CPATH")},
+        "login": login_settings(root) if root else None,
         "unknown": unknown,
     }

@@ -4,7 +4,7 @@ Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect
 
 On JetPack 4 the NVIDIA container runtime mounts CUDA, cuDNN and TensorRT from the
 host into containers as listed in /etc/nvidia-container-runtime/host-files-for-container.d/
-*.csv, one "<lib|sym|dir|dev>, <absolute path>" per line (seed 002). A listed file that
+*.csv, one "<lib|sym|dir|dev>, <absolute path>" per line. A listed file that
 does not exist on the host breaks every GPU container, so each is checked here.
 """
 

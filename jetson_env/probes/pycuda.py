@@ -4,7 +4,7 @@ Read-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dic
 pycuda.driver loads libcuda (the driver); creating a context can hang on a broken
 driver, so this probe has its own timeout.
 
-The errors of seeds 000 and 003 are reproduced on purpose where a GPU exists: an
+Two pycuda errors are reproduced on purpose where a GPU exists: an
 allocation without a current context ("explicit_context_dependent failed: invalid
 device context"), then the same with a context, which must work.
 """

@@ -2,7 +2,7 @@
 
 Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect()
 returns a dict. termcolor: torch2trt <= 0.5.0 imports it in torch2trt.test and no
-requirements file lists it (seed 000: "No module named 'termcolor'"). numpy is not
+requirements file lists it ("No module named 'termcolor'"). numpy is not
 imported here (a third of a second, for no check); the packages probe reads its version.
 Heavy packages (torch, pycuda, torch2trt) have probes of their own.
 """

@@ -6,8 +6,7 @@ libnvinfer is looked for the way the dynamic loader does (the ldconfig cache,
 LD_LIBRARY_PATH, ctypes.util.find_library) and in the places installs put it
 (JetPack's lib dir, TensorRT tarballs under /opt or /usr/local, the pip wheel's
 tensorrt_libs). A library found only outside the loader path is what makes
-`import tensorrt` fail with "libnvinfer.so.N: cannot open shared object file"
-(seed 001). The Python bindings
+`import tensorrt` fail with "libnvinfer.so.N: cannot open shared object file". The Python bindings
 are imported by the tensorrt_bindings probe, in the process that imports frameworks.
 """
 

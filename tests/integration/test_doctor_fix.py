@@ -1,6 +1,11 @@
-"""`jetson-env doctor --fix --host` for real: a host provisioned by the playbook, broken in
-ways the doctor knows (termcolor uninstalled, the stand-in TensorRT's and the stand-in
-CUDA's folders dropped from ld.so.conf.d), fixed by the roles that the findings name.
+"""`jetson-env doctor --fix` for real: hosts provisioned by the playbook, broken in ways the
+doctor knows, fixed by the roles that the findings name.
+
+An x86 host over SSH (--host): termcolor uninstalled, the stand-in TensorRT's and CUDA's
+folders dropped from ld.so.conf.d, the CUDA login script removed (nvcc stays linked in
+/usr/local/bin), daemon.json without the nvidia runtime (no Docker engine there). An
+emulated Nano fixing itself (no --host, from a copy of the checkout, --json): a CSV mount
+list missing, its package installed again from JetPack's apt repository (the stand-in).
 
 The host is a container of its own from the x86 test host's image, with an sshd on
 loopback: the doctor (paramiko) and ansible-playbook (ssh, host key checked against a
@@ -28,8 +33,12 @@ from playbook_support import (
     write_inventory,
 )
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import Host, free_port, wait_for_port
+from support.hosts import VENV, Host, free_port, wait_for_port
+from support.schemas import fix_schema_validator
+from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
 from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
+
+from jetson_env import matrix, roles
 
 pytestmark = pytest.mark.hosts
 
@@ -37,7 +46,13 @@ PYTHON = "/usr/bin/python3"
 TRT_VERSION = "10.3.0"
 TRT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"
 CUDA_LD_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"
-CHECKS = ("--check", "termcolor", "--check", "libnvinfer", "--check", "cuda", "--no-smoke")
+CUDA_PROFILE = roles.default("cuda_env", "profile_file")
+DAEMON_JSON = roles.default("docker_runtime", "daemon_json")
+OTHER_DAEMON_KEYS = {"log-level": "warn"}
+NVIDIA_RUNTIME = {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}}
+CHECKS = ("--check", "termcolor", "--check", "libnvinfer", "--check", "cuda",
+          "--check", "docker", "--no-smoke")  # fmt: skip
+MARKER = "/var/tmp/before-fix"
 
 
 @dataclass(frozen=True)
@@ -105,21 +120,45 @@ def report(fleet: Fleet) -> dict:
     return json.loads(proc.stdout)
 
 
+def findings_of(report: dict, check: str, summary_start: str) -> list[dict]:
+    return [
+        f for f in report["findings"]
+        if f["check"] == check and f["summary"].startswith(summary_start)
+    ]  # fmt: skip
+
+
+def write_daemon_json(host: Host, config: dict, work: Path) -> None:
+    local = work / "daemon.json"
+    local.write_text(json.dumps(config))
+    host.exec(["mkdir", "-p", str(Path(DAEMON_JSON).parent)])
+    host.copy_in(local, DAEMON_JSON)
+
+
 def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
     host = fleet.host
     inventory = write_inventory(
         tmp_path / "inventory.yml", {"fix": {"ansible_host": host.container}}, fleet.playbook_vars
     )
+    write_daemon_json(host, OTHER_DAEMON_KEYS, tmp_path)
     provisioned = run_playbook(
-        ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", "cuda_env,python_base,tensorrt"
-    )
+        ANSIBLE_ENDS["newest"].ensure(), inventory,
+        "--tags", "cuda_env,python_base,tensorrt,docker_runtime",
+    )  # fmt: skip
     assert provisioned.rc == 0, provisioned.messages() or provisioned.stderr
     assert pip_version(host, "termcolor")
+    provisioned_daemon_json = host.exec(["cat", DAEMON_JSON]).stdout
+    assert json.loads(provisioned_daemon_json)["runtimes"] == NVIDIA_RUNTIME
 
     host.exec([PYTHON, "-m", "pip", "uninstall", "--quiet", "--yes", "--break-system-packages",
                "termcolor"])  # fmt: skip
-    host.exec(["sh", "-c", f"rm {TRT_LD_CONF} {CUDA_LD_CONF} && ldconfig"])
-    host.exec(["touch", "/tmp/before-fix"])
+    host.exec(["sh", "-c", f"rm {TRT_LD_CONF} {CUDA_LD_CONF} {CUDA_PROFILE} && ldconfig"])
+    host.exec(["rm", "-f", *host.exec(["sh", "-c", f"ls {DAEMON_JSON}.*~ || true"]).stdout.split()])
+    write_daemon_json(host, OTHER_DAEMON_KEYS, tmp_path)
+    broken = report(fleet)
+    assert [f["status"] for f in findings_of(broken, "cuda", "login shells")] == ["warn"]
+    assert [f["status"] for f in findings_of(broken, "docker", DAEMON_JSON)] == ["warn"]
+    assert findings_of(broken, "docker", DAEMON_JSON)[0]["playbook"]["role"] == "docker_runtime"
+    host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
 
     unasked = fix(fleet, yes=False)
 
@@ -134,22 +173,34 @@ def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
     assert "--fix: role python_base on root@127.0.0.1" in fixed.stdout
     assert "--fix: role tensorrt on root@127.0.0.1" in fixed.stdout
     assert "--fix: role cuda_env on root@127.0.0.1" in fixed.stdout
+    assert "--fix: role docker_runtime on root@127.0.0.1" in fixed.stdout
     assert "termcolor: fail -> ok" in fixed.stdout
     assert "libnvinfer: fail -> ok" in fixed.stdout
+    assert "docker: warn -> ok" in fixed.stdout  # no engine: the skip and daemon.json's ok
     assert "--check --diff" in fixed.stderr  # the plan ran first
     assert f"running: {Path(sys.executable).parent}/ansible-playbook " in fixed.stderr
     assert pip_version(host, "termcolor")
     assert f"/opt/TensorRT-{TRT_VERSION}/lib" in host.exec(["cat", TRT_LD_CONF]).stdout
     assert "/usr/local/cuda/lib64" in host.exec(["cat", CUDA_LD_CONF]).stdout
-    cudart = [f for f in report(fleet)["findings"] if "libcudart" in f["summary"]]
-    assert [f["status"] for f in cudart] == ["ok"], cudart
-    changed = paths_changed_since(host, "/tmp/before-fix")
+    after = report(fleet)
+    for check, summary in (("cuda", "libcudart"), ("cuda", "login shells"),
+                           ("docker", DAEMON_JSON)):  # fmt: skip
+        assert [f["status"] for f in findings_of(after, check, summary)] == ["ok"], after
+    assert host.exec(["cat", CUDA_PROFILE]).stdout.startswith("#")  # the role's template
+    assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout) == json.loads(
+        provisioned_daemon_json
+    )  # nvidia merged back, the other keys kept
+    backups = host.exec(["sh", "-c", f"cat {DAEMON_JSON}.*~"]).stdout
+    assert json.loads(backups) == OTHER_DAEMON_KEYS  # the role kept the broken one
+    changed = paths_changed_since(host, MARKER)
     expected = ("/etc/ld.so.c", "/usr/local/lib/python3", "/var/log", "/root/.cache",
-                "/var/cache/ldconfig", "/run")  # fmt: skip
+                "/var/cache/ldconfig", "/run", CUDA_PROFILE, DAEMON_JSON)  # fmt: skip
     unexpected = {
         path
         for path in changed
-        if path != "/etc" and not path.startswith(expected) and "termcolor" not in path
+        if path not in ("/etc", "/etc/profile.d", "/etc/docker")
+        and not path.startswith(expected)
+        and "termcolor" not in path
     }
     assert unexpected == set(), changed
 
@@ -160,7 +211,8 @@ def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
     assert "ansible-playbook" not in again.stderr
 
 
-def test_an_unreachable_host_changes_nothing(fleet: Fleet):
+def test_bad_input_and_an_unreachable_host_change_nothing(fleet: Fleet):
+    fleet.host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
     unreachable = Fleet(fleet.host, fleet.home, f"root@127.0.0.1:{free_port()}", {})
 
     proc = fix(unreachable)
@@ -168,3 +220,116 @@ def test_an_unreachable_host_changes_nothing(fleet: Fleet):
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "cannot reach" in proc.stdout
     assert "ansible-playbook" not in proc.stderr
+
+    unknown_tag = fix(fleet, "--fix=cuda_env,no_such_role")
+
+    assert unknown_tag.returncode == 2, unknown_tag.stdout + unknown_tag.stderr
+    assert "no role no_such_role in jetson.yml" in unknown_tag.stderr
+    assert unknown_tag.stdout == ""  # refused before any probe
+    assert paths_changed_since(fleet.host, MARKER) == set()
+
+
+NANO = "nano-r32.4.3"
+CHECKOUT = "/root/jetson-env"  # a copy of this checkout on the Nano, where --fix runs
+# What a flashed JetPack 4 has: JetPack's own apt source list and the CSV mount lists
+# (l4t.csv from L4T itself, the others from NVIDIA's nvidia-container-csv-* packages).
+JETPACK_SOURCE = "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list"  # jetpack_apt_existing_source
+STANDIN_KEY = "/etc/apt/keyrings/jetson-env-standin.asc"
+NANO_VARS = {"docker_runtime_container_build": True}  # no Docker engine in the test host
+
+
+def flash_like_jetpack4(host: Host, apt: StandinApt, work: Path) -> None:
+    trust_in_host(host, apt.tls)
+    (work / "key.asc").write_bytes(apt.key.armored)
+    (work / "source.list").write_text(f"deb [signed-by={STANDIN_KEY}] {apt.url} r32.4 main\n")
+    (work / "l4t.csv").write_text(
+        "# STAND-IN for L4T's own l4t.csv (jetson-env tests)\ndir, /etc\n"
+    )
+    host.exec(["mkdir", "-p", str(Path(STANDIN_KEY).parent), CSV_DIR])
+    host.copy_in(work / "key.asc", STANDIN_KEY)
+    host.copy_in(work / "source.list", JETPACK_SOURCE)
+    host.copy_in(work / "l4t.csv", f"{CSV_DIR}/l4t.csv")
+    only_jetpack = ["-o", f"Dir::Etc::sourcelist={JETPACK_SOURCE}", "-o", "Dir::Etc::sourceparts=-",
+                    "-o", "APT::Get::List-Cleanup=0"]  # fmt: skip
+    host.exec(["apt-get", "update", "-qq", *only_jetpack], timeout=600)
+    host.exec(["apt-get", "install", "-y", "-qq", *CSV_PACKAGES.values()], timeout=600)
+    # daemon.json as docker_runtime writes it on a Jetson
+    write_daemon_json(host, {"runtimes": NVIDIA_RUNTIME, "default-runtime": "nvidia"}, work)
+
+
+def copy_checkout(host: Host, work: Path) -> None:
+    """The files `--fix` runs: the playbook, its ansible.cfg and the package it reads."""
+    repo = Path(__file__).parents[2]
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--",
+         "ansible.cfg", "playbooks", "jetson_env"],
+        cwd=repo, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    archive = work / "checkout.tar"
+    subprocess.run(["tar", "-cf", str(archive), "-C", str(repo), *listed], check=True)
+    host.exec(["mkdir", "-p", CHECKOUT])
+    host.copy_in(archive, "/tmp/checkout.tar")
+    host.exec(["tar", "-xf", "/tmp/checkout.tar", "-C", CHECKOUT])
+
+
+def local_fix(host: Host) -> subprocess.CompletedProcess:
+    """`jetson-env doctor --fix --yes --json` on the host itself, in the checkout's copy."""
+    return host.exec(
+        ["sh", "-c", f'cd {CHECKOUT} && exec "$@"', "sh", f"{VENV}/bin/jetson-env", "--no-color",
+         "doctor", "--fix", "--yes", "--json", "--python", PYTHON, "--check", "docker",
+         "--no-smoke", "--playbook-vars", json.dumps(NANO_VARS)],
+        check=False, timeout=900,
+    )  # fmt: skip
+
+
+def test_a_nano_fixes_its_missing_csv_list_itself(tmp_path: Path):
+    host = start_host(NANO, "doctor-fix-nano")
+    try:
+        with standin_apt([matrix.load().release("32.4.3")]) as apt:
+            flash_like_jetpack4(host, apt, tmp_path)
+            host.install_project()
+            host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
+            copy_checkout(host, tmp_path)
+            host.exec(["dpkg", "--purge", CSV_PACKAGES["cudnn.csv"]])
+            host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
+
+            fixed = local_fix(host)
+
+            assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+            document = json.loads(fixed.stdout)  # stdout is the one JSON document
+            fix_schema_validator().validate(document)
+            assert document["kind"] == "fix" and document["host"] == "localhost"
+            assert document["plan"]["roles"] == ["docker_runtime"]
+            assert document["plan"]["vars"]["docker_runtime_packages"] == [
+                CSV_PACKAGES["cudnn.csv"]
+            ]
+            assert document["applied"] and document["changed"] == 1
+            assert {"check": "docker", "before": "fail", "after": "warn"} in document["moved"]
+            csv_before = [f for f in document["before"]["findings"] if "cudnn.csv" in f["summary"]]
+            assert [f["status"] for f in csv_before] == ["fail"]
+            after = [f for f in document["after"]["findings"] if "cudnn.csv" in f["summary"]]
+            assert [f["status"] for f in after] == ["ok"], after
+            assert "-c local" in fixed.stderr  # this machine, no SSH
+            changed = paths_changed_since(host, MARKER)
+            package_doc = f"/usr/share/doc/{CSV_PACKAGES['cudnn.csv']}"
+            expected = (CSV_DIR, package_doc, "/var/lib/dpkg", "/var/lib/apt", "/var/cache",
+                        "/var/log", CHECKOUT, "/root/.cache")  # fmt: skip
+            unexpected = {
+                path for path in changed
+                if path != "/usr/share/doc" and not path.startswith(expected)
+            }  # fmt: skip
+            assert unexpected == set(), changed
+
+            again = local_fix(host)
+
+            assert again.returncode == 0, again.stdout + again.stderr
+            second = json.loads(again.stdout)
+            assert second["plan"]["roles"] == [] and not second["applied"]
+            assert second["plan"]["manual"] == [
+                {
+                    "check": "docker",
+                    "summary": "docker is not installed (needed only for container builds)",
+                }
+            ]
+    finally:
+        remove_host(host)

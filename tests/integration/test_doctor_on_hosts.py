@@ -62,7 +62,8 @@ def apply(host: Host, remedy: str) -> None:
 
 @pytest.fixture
 def tensorrt_tarball_in_opt(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
-    """TensorRT extracted to /opt the way seed 001 did it: outside the loader path."""
+    """TensorRT extracted to /opt and nothing more: outside the loader path
+    ("libnvinfer.so.N: cannot open shared object file")."""
     tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", tmp_path)
     x86_host.copy_in(tarball, f"/tmp/{tarball.name}")
     x86_host.exec(["tar", "-C", "/opt", "-xzf", f"/tmp/{tarball.name}"])

@@ -6,7 +6,9 @@ published as an armored .asc file) and holds packages named like JetPack's
 (cuda-toolkit-12-6, libcudnn9-dev-cuda-12, ...), taken from the version matrix, whose
 contents are STAND-INs: the CUDA toolkit package ships the test hosts' staged toolkit
 tree (tests/fixtures/hosts/*/usr/local/cuda-X.Y: version file and folders, no
-binaries), every other package a STAND-IN marker file.
+binaries), JetPack 4's nvidia-container-csv-* packages (the docker_runtime role's
+docker_runtime_csv_packages) a CSV mount list naming their own STAND-IN marker, every
+other package a STAND-IN marker file.
 
 The TLS certificates and the signing key are made once per machine and kept under
 ~/.cache/jetson-env/standin-apt/ (a container base that trusts the CA stays cached);
@@ -35,6 +37,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from jetson_env import roles
 from support.hosts import CACHE, FIXTURES
 
 STATE = CACHE / "standin-apt"
@@ -43,6 +46,11 @@ KEY_NAME = "jetson-env STAND-IN Jetson apt repository <standin-apt@jetson-env.in
 MAINTAINER = "jetson-env tests <tests@jetson-env.invalid>"
 # Where hosts and image bases put the stand-in CA for update-ca-certificates.
 CA_IN_HOST = "/usr/local/share/ca-certificates/jetson-env-standin-apt.crt"
+
+
+# JetPack 4's CSV mount lists and their packages, as the docker_runtime role knows them.
+CSV_DIR = roles.default("docker_runtime", "csv_dir")
+CSV_PACKAGES = roles.default("docker_runtime", "csv_packages")
 
 
 @dataclass(frozen=True)
@@ -195,6 +203,12 @@ def _package_tree(name: str, cuda: str, root: Path) -> str:
     doc = root / "usr" / "share" / "doc" / name
     doc.mkdir(parents=True)
     (doc / "STAND-IN").write_text(f"STAND-IN for NVIDIA's {name} package (jetson-env tests)\n")
+    csv = {package: name for name, package in CSV_PACKAGES.items()}.get(name)
+    if csv is not None:
+        listed = root / CSV_DIR.lstrip("/") / csv
+        listed.parent.mkdir(parents=True)
+        listed.write_text(f"# STAND-IN for NVIDIA's {name} (jetson-env tests)\n"
+                          f"dir, /usr/share/doc/{name}\n")  # fmt: skip
     return f"{cuda}.0-1"
 
 
@@ -299,6 +313,8 @@ def suites_for(releases: Iterable) -> dict[str, list[tuple[str, str]]]:
         suite = "r" + ".".join(release.l4t.split(".")[:2])
         for names in release.jetpack_packages.values():
             suites.setdefault(suite, []).extend((name, release.cuda) for name in names)
+        if release.family == "r32":
+            suites[suite].extend((name, release.cuda) for name in CSV_PACKAGES.values())
     return suites
 
 

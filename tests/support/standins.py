@@ -3,9 +3,9 @@
 TensorRT itself cannot exist here. These reproduce what detection, install and
 repair logic looks at: a shared library with the real soname exporting
 getInferLibVersion, the Python bindings' wheel (whose import fails exactly like
-the real one when libnvinfer is not on the loader path: seed 001), and a
-tarball with TensorRT's folder layout. They cannot build an engine, and
-everything built here says STAND-IN in its name or contents.
+the real one when libnvinfer is not on the loader path: "libnvinfer.so.N: cannot
+open shared object file"), and a tarball with TensorRT's folder layout. They cannot
+build an engine, and everything built here says STAND-IN in its name or contents.
 """
 
 import base64

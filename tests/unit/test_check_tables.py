@@ -39,11 +39,13 @@ def facts(**data) -> Facts:
 def test_docker_remedies_use_the_service_manager_that_runs_there(manager, start, restart):
     down = {"cli": "/usr/bin/docker", "engine": {"reachable": False, "error": "no socket"},
             "csv_lists": [], "service_manager": manager}  # fmt: skip
-    (finding,) = docker.run(facts(docker=down))
-    assert finding.remedy.shell == start
+    engine, daemon_json = docker.run(facts(docker=down))
+    assert engine.remedy.shell == start
+    assert "restart" not in daemon_json.remedy.shell  # the engine reads it when it starts
     no_runtime = {**down, "engine": {"reachable": True, "runtimes": ["runc"]}}
-    (finding,) = docker.run(facts(docker=no_runtime))
-    assert finding.remedy.shell.endswith(f" && {restart}")
+    engine, daemon_json = docker.run(facts(docker=no_runtime))
+    assert engine.remedy.shell.endswith(daemon_json.remedy.shell)  # after installing the runtime
+    assert engine.remedy.shell.endswith(f" && {restart}")
 
 
 @pytest.mark.parametrize(

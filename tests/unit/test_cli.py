@@ -6,6 +6,7 @@ import sys
 import sysconfig
 
 import pytest
+from support.schemas import fix_schema_validator
 from test_image_tags import EXPECTED as IMAGE_FOR_RELEASE  # one table of host L4T -> image
 
 from jetson_env import matrix as matrix_mod
@@ -185,10 +186,14 @@ def test_fix_with_an_unknown_role_is_a_usage_error_before_any_probe():
     assert proc.stdout == ""  # no report: the (missing) interpreter was never started
 
 
-def test_fix_has_no_json():
-    proc = jetson_env("doctor", "--fix", "--json")
-    assert proc.returncode == 2
-    assert "--fix" in proc.stderr and proc.stdout == ""
+def test_fix_json_is_one_document_on_stdout_even_when_nothing_runs():
+    proc = jetson_env("doctor", "--fix", "--json", "--python", "/nonexistent/py")
+    assert proc.returncode == 3, proc.stderr
+    document = json.loads(proc.stdout)
+    fix_schema_validator().validate(document)
+    assert document["kind"] == "fix" and document["exit_code"] == 3
+    assert document["plan"] is None and document["applied"] is False
+    assert document["before"]["findings"][0]["check"] == "interpreter"
 
 
 def test_fix_without_ansible_says_how_to_install_it(tmp_path):

@@ -32,7 +32,7 @@ def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
         ("--inventory", "broken.yml"): "broken.yml as an inventory source",
         ("--inventory", "fleet.yml", "--limit", "nomatch"): "Could not match supplied host",
         ("-i", "fleet.yml", "--fix", "cuda_env,no_such_role"): "no role no_such_role",
-        ("-i", "fleet.yml", "--fix", "--json"): "it has no --json",
+        ("-i", "fleet.yml", "--fix", "--json"): "--inventory --fix has no --json",
         ("-i", "fleet.yml", "--fix", "--playbook-vars", "[1]"): "must be a JSON object",
     }
     for args, message in cases.items():

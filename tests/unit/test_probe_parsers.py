@@ -135,3 +135,25 @@ def test_profile_scripts_setting_a_variable(tmp_path):
     assert found == [str(tmp_path / "jetson-env-cuda.sh")]
     assert cuda.profile_scripts_setting("PATH", str(tmp_path)) == [str(tmp_path / "other.sh")]
     assert cuda.profile_scripts_setting("CPATH", str(tmp_path / "missing")) == []
+
+
+def test_login_settings_compare_folders_by_their_real_paths(tmp_path: Path):
+    """/etc/environment's PATH through the /usr/local/cuda link, a profile.d line for the
+    libraries, and lines that do not count: a comment, another variable, another folder."""
+    (tmp_path / "cuda-12.6" / "bin").mkdir(parents=True)
+    (tmp_path / "cuda").symlink_to("cuda-12.6")
+    environment, profile = tmp_path / "environment", tmp_path / "cuda.sh"
+    environment.write_text(f'PATH="/usr/local/sbin:{tmp_path}/cuda/bin:/usr/bin"\n')
+    profile.write_text(
+        f"# export LD_LIBRARY_PATH={tmp_path}/cuda/lib64\n"
+        f"export CPATH={tmp_path}/cuda/lib64\n"
+        f"export LD_LIBRARY_PATH={tmp_path}/other/lib64\n"
+        f'export LD_LIBRARY_PATH="{tmp_path}/cuda/targets/x86_64-linux/lib:$LD_LIBRARY_PATH"\n'
+    )
+    files = [str(environment), str(profile), str(tmp_path / "missing.sh")]
+
+    found = cuda.login_settings(str(tmp_path / "cuda-12.6"), files)
+
+    assert found == {"PATH": [str(environment)], "LD_LIBRARY_PATH": [str(profile)]}
+    profile.write_text(profile.read_text().splitlines()[0] + "\n")
+    assert cuda.login_settings(str(tmp_path / "cuda"), files)["LD_LIBRARY_PATH"] == []

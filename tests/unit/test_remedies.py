@@ -1,7 +1,9 @@
 """Remedies as data: the role (tag) that applies the same fix, and shell text rendered
 from that role's defaults, so the doctor and the playbook write the same files."""
 
+import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,8 @@ from jetson_env import roles
 from jetson_env.checks import cuda, docker, libnvinfer, termcolor
 from jetson_env.checks.context import Facts
 from jetson_env.matrix import load
+from jetson_env.probes import cuda as cuda_probe
+from jetson_env.probes import docker as docker_probe
 from jetson_env.probing import ProbeResult
 
 REPO = Path(__file__).parents[2]
@@ -63,12 +67,13 @@ def test_every_role_has_its_own_tag_and_the_facts_always_run():
 def test_cuda_remedies_write_the_cuda_env_roles_files():
     findings = cuda.run(facts(cuda=CUDA_NOT_ON_PATHS))
     remedies = [f.remedy for f in findings if f.remedy]
-    assert len(remedies) == 3  # nvcc on PATH, cuda.h, libcudart
+    assert len(remedies) == 4  # nvcc on PATH, login shells, cuda.h, libcudart
     assert {r.role for r in remedies} == {"cuda_env"}
     assert "sudo tee -a /etc/profile.d/jetson-env-cuda.sh" in remedies[0].shell
-    assert "sudo tee /etc/ld.so.conf.d/jetson-env-cuda.conf" in remedies[2].shell
+    assert remedies[1].shell.endswith("| sudo tee /etc/profile.d/jetson-env-cuda.sh")
+    assert "sudo tee /etc/ld.so.conf.d/jetson-env-cuda.conf" in remedies[3].shell
     # libcudart's folder is not <root>/lib64: the role lists it as an extra dir.
-    assert dict(remedies[2].variables) == {
+    assert dict(remedies[3].variables) == {
         "cuda_env_root": "/usr/local/cuda-12.6",
         "cuda_env_extra_lib_dirs": ["/usr/local/cuda-12.6/targets/x86_64-linux/lib"],
     }
@@ -103,8 +108,60 @@ def test_a_tensorrt_in_a_home_folder_has_no_role():
 def test_the_nvidia_runtime_is_docker_runtimes():
     no_runtime = {"cli": "/usr/bin/docker", "csv_lists": [], "service_manager": "systemd",
                   "engine": {"reachable": True, "runtimes": ["runc"]}}  # fmt: skip
-    (finding,) = docker.run(facts(docker=no_runtime))
-    assert finding.remedy.role == "docker_runtime"
+    for finding in docker.run(facts(docker=no_runtime)):  # the engine's, daemon.json's
+        assert finding.remedy.role == "docker_runtime"
+        assert "nvidia-ctk" not in finding.remedy.shell
+
+
+def test_the_login_script_remedy_gives_a_login_shell_cuda(tmp_path: Path):
+    """The cuda_env remedy's shell, run for real into a scratch profile.d, then read by the
+    cuda probe's login_settings and by a login shell."""
+    no_login = {**CUDA_NOT_ON_PATHS, "login": {"PATH": [], "LD_LIBRARY_PATH": []}}
+    cuda_facts = facts(uid=0, cuda=no_login)
+    (login,) = [f for f in cuda.run(cuda_facts) if f.summary.startswith("login shells")]
+    assert login.status == "warn" and login.remedy.role == "cuda_env"
+    script = tmp_path / "jetson-env-cuda.sh"
+    shell = login.remedy.shell.replace(roles.default("cuda_env", "profile_file"), str(script))
+    subprocess.run(["sh", "-c", shell], check=True, capture_output=True)
+
+    found = cuda_probe.login_settings("/usr/local/cuda-12.6", [str(script)])
+
+    assert found == {"PATH": [str(script)], "LD_LIBRARY_PATH": [str(script)]}
+    login_shell = f'. {script}; echo "$PATH"; echo "$LD_LIBRARY_PATH"'
+    printed = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "sh", "-c", login_shell],
+                             capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    assert printed == ["/usr/local/cuda-12.6/bin:/usr/bin:/bin", "/usr/local/cuda-12.6/lib64"]
+
+
+def test_the_daemon_json_remedy_is_the_roles_merge(tmp_path: Path):
+    """daemon.json without the nvidia runtime, no engine: the remedy's shell, run for real on
+    a copy, keeps the other keys and a backup, as docker_runtime's merge does."""
+    written = {"exists": True, "error": None, "config": {"log-level": "warn"}}
+    daemon = {"cli": None, "engine": None, "csv_lists": None, "service_manager": None,
+              "daemon_json": written}  # fmt: skip
+    (skip, finding) = docker.run(facts(uid=0, docker=daemon))
+    assert skip.status == "skip" and finding.status == "warn"
+    assert finding.remedy.role == "docker_runtime" and "restart" not in finding.remedy.shell
+    path = tmp_path / "docker" / "daemon.json"
+    path.parent.mkdir()
+    path.write_text('{"log-level": "warn"}')
+    shell = finding.remedy.shell.replace(roles.default("docker_runtime", "daemon_json"), str(path))
+    shell = shell.replace("mkdir -p /etc/docker", f"mkdir -p {path.parent}")
+    subprocess.run(["sh", "-c", shell], check=True, capture_output=True)
+
+    assert json.loads(path.read_text()) == {
+        "log-level": "warn",
+        "runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}},
+    }
+    backup = tmp_path / "docker" / "daemon.json.bak"
+    assert json.loads(backup.read_text()) == {"log-level": "warn"}
+    merged = {**daemon, "daemon_json": {**written, "config": json.loads(path.read_text())}}
+    assert docker.run(facts(uid=0, docker=merged))[1].status == "ok"
+
+
+def test_the_probes_read_the_docker_runtime_roles_paths():
+    assert roles.default("docker_runtime", "daemon_json") == docker_probe.DAEMON_JSON
+    assert roles.default("docker_runtime", "csv_dir") == docker_probe.CSV_DIR
 
 
 @pytest.fixture
@@ -131,3 +188,32 @@ def test_the_shipped_defaults_are_the_roles_own():
     for link in roles.DEFAULTS_DIR.glob("*.yml"):
         role = link.stem
         assert link.resolve() == REPO / "playbooks" / "roles" / role / "defaults" / "main.yml"
+
+
+def test_a_missing_csv_list_is_installed_by_docker_runtime_l4t_csv_is_not():
+    """JetPack 4: the role's CSV lists by name; a missing list's package is the role's to
+    install, only that package; l4t.csv comes with L4T and has no role."""
+    raw = {"is_jetson": True, "machine": "aarch64", "l4t": "32.4.3", "gpus": [], "uid": 0,
+           "os": {"pretty_name": "Ubuntu 18.04"}, "unknown": {},
+           "python": {"version": "3.6.9", "executable": SYSTEM_PYTHON}}  # fmt: skip
+    csv_dir = roles.default("docker_runtime", "csv_dir")
+    present = [{"file": f"{csv_dir}/{name}", "error": None, "entries": 1, "missing": [], "bad": []}
+               for name in ("cuda.csv", "tensorrt.csv")]  # fmt: skip
+    no_daemon_json = {"exists": False, "error": "No such file or directory"}
+    docker_facts = {"cli": None, "engine": None, "csv_lists": present, "service_manager": None,
+                    "daemon_json": no_daemon_json}  # fmt: skip
+    results = {"platform": ProbeResult("platform", raw, None, 0.1),
+               "docker": ProbeResult("docker", docker_facts, None, 0.1)}  # fmt: skip
+    platform = {**raw, "compute_capability": "5.3", "jetpack": "4.4", "supported": True}
+
+    findings = docker.run(Facts(results, MATRIX, platform))
+
+    cudnn, l4t = (f for f in findings if "missing in" in f.summary)
+    assert cudnn.summary.startswith(f"JetPack 4: cudnn.csv missing in {csv_dir}")
+    assert cudnn.remedy.shell == "apt-get install -y nvidia-container-csv-cudnn"
+    assert cudnn.as_dict()["playbook"] == {
+        "role": "docker_runtime", "tags": ["docker_runtime"],
+        "vars": {"docker_runtime_install_packages": True,
+                 "docker_runtime_packages": ["nvidia-container-csv-cudnn"]},
+    }  # fmt: skip
+    assert l4t.summary.startswith("JetPack 4: l4t.csv missing") and l4t.remedy.role is None

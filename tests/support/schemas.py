@@ -1,0 +1,17 @@
+"""The JSON Schemas under docs/, ready to validate the CLI's documents."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+from referencing import Registry, Resource
+
+DOCS = Path(__file__).parents[2] / "docs"
+
+
+def fix_schema_validator() -> jsonschema.Draft202012Validator:
+    """docs/doctor-fix.schema.json, its reports checked against doctor-report.schema.json."""
+    report, fix = (json.loads((DOCS / f"doctor-{name}.schema.json").read_text())
+                   for name in ("report", "fix"))  # fmt: skip
+    registry = Registry().with_resource(report["$id"], Resource.from_contents(report))
+    return jsonschema.Draft202012Validator(fix, registry=registry)
