@@ -13,6 +13,7 @@ import math
 import shlex
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -254,46 +255,22 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     if not before.reached:
         return finish(before.exit_code)
     the_plan = outcome.plan = fixing.plan(before, setup.known_roles, setup.only)
-    for finding in the_plan.manual:
-        say(f"no automatic fix for {finding.check}: {finding.summary}")
-    if not the_plan.roles:
-        say("--fix: nothing to do (no finding that a role of the playbook fixes)")
-        return finish(before.exit_code)
-    for role in the_plan.roles:
-        say(f"--fix: role {role} on {outcome.host} fixes {', '.join(the_plan.fixed_by[role])}")
     connection = fixing.Connection(args.host, args.identity)
     platform = before.results.get("platform")
     as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
-    ask_become_pass = not as_root and sys.stdin.isatty()
     # The doctor's interpreter (and no sudo for a root login), the roles' variables, then
     # the user's, which win.
     variables = {"ansible_python_interpreter": args.python,
                  **({"ansible_become": False} if as_root else {}),
                  **the_plan.variables, **setup.variables}  # fmt: skip
-
-    def playbook_run(check: bool) -> tuple[int, int | None]:
-        return fix_playbook(term, setup, connection, the_plan, variables, check=check,
-                            ask_become_pass=ask_become_pass)  # fmt: skip
-
-    code, _ = playbook_run(check=True)
-    if code != 0:
-        term.error(f"the plan (ansible-playbook --check) failed with exit code {code}",
-                   hint="its output is above; nothing was changed")  # fmt: skip
-        return finish(EXIT_FAILED)
-    if not args.yes:
-        if not sys.stdin.isatty():
-            term.error("--fix asks before changing anything and there is no terminal to ask",
-                       hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
-            return finish(EXIT_USAGE)
-        answer = input(f"Apply roles {', '.join(the_plan.roles)} on {outcome.host}? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            say("--fix: nothing was changed")
-            return finish(before.exit_code)
-    code, outcome.changed = playbook_run(check=False)
+    status, outcome.changed = plan_and_apply(
+        term, say, setup, connection, the_plan, variables, outcome.host, yes=args.yes,
+        ask_become_pass=not as_root and sys.stdin.isatty(),
+    )  # fmt: skip
+    if status != "applied":
+        exit_codes = {"plan-failed": EXIT_FAILED, "no-terminal": EXIT_USAGE}
+        return finish(exit_codes.get(status, before.exit_code))
     outcome.applied = True
-    if code != 0:
-        term.error(f"ansible-playbook failed with exit code {code}", hint="its output is above")
-    say(f"--fix: changed={outcome.changed if outcome.changed is not None else 'unknown'}")
     after = doctor_report(args, term, matrix, checks)
     if isinstance(after, int):
         return finish(after)
@@ -303,6 +280,55 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     for check, old, new in fixing.before_after(before, after):
         say(f"{check}: {old} -> {new}")
     return finish(after.exit_code)
+
+
+def plan_and_apply(
+    term: Terminal,
+    say: Callable[[str], None],
+    setup: fixing.Setup,
+    connection: fixing.Connection | fixing.InventoryHost,
+    the_plan: fixing.Plan,
+    variables: dict[str, Any],
+    host: str,
+    *,
+    yes: bool,
+    ask_become_pass: bool = False,
+) -> tuple[str, int | None]:
+    """--fix's flow on one host: what each role fixes, the plan (the playbook's --check
+    --diff), the question (unless --yes), the roles for real. The status ("nothing",
+    "plan-failed", "no-terminal", "declined" or "applied") and the recap's changed count."""
+    for finding in the_plan.manual:
+        say(f"no automatic fix for {finding.check} on {host}: {finding.summary}")
+    if not the_plan.roles:
+        say(f"--fix: nothing to do on {host} (no finding that a role of the playbook fixes)")
+        return "nothing", None
+    for role in the_plan.roles:
+        say(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
+
+    def playbook_run(check: bool) -> tuple[int, int | None]:
+        return fix_playbook(term, setup, connection, the_plan, variables, check=check,
+                            ask_become_pass=ask_become_pass)  # fmt: skip
+
+    code, _ = playbook_run(check=True)
+    if code != 0:
+        term.error(f"the plan for {host} (ansible-playbook --check) exited {code}",
+                   hint=f"its output is above; nothing was changed on {host}")  # fmt: skip
+        return "plan-failed", None
+    if not yes:
+        if not sys.stdin.isatty():
+            term.error("--fix asks before changing anything and there is no terminal to ask",
+                       hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
+            return "no-terminal", None
+        answer = input(f"Apply roles {', '.join(the_plan.roles)} on {host}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            say(f"--fix: nothing was changed on {host}")
+            return "declined", None
+    code, changed = playbook_run(check=False)
+    if code != 0:
+        term.error(f"ansible-playbook failed on {host} with exit code {code}",
+                   hint="its output is above")  # fmt: skip
+    say(f"--fix: {host} changed={changed if changed is not None else 'unknown'}")
+    return "applied", changed
 
 
 def fix_playbook(
@@ -401,34 +427,15 @@ def fleet_fix(
             term.line(f"--fix: {host} was not reached, nothing to fix there")
             continue
         the_plan = fixing.plan(report, setup.known_roles, setup.only)
-        for finding in the_plan.manual:
-            term.line(f"no automatic fix for {finding.check} on {host}: {finding.summary}")
-        if not the_plan.roles:
-            term.line(f"--fix: nothing to do on {host}")
-            continue
-        for role in the_plan.roles:
-            term.line(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
         connection = fixing.InventoryHost(inventory, host)
         variables = {**the_plan.variables, **setup.variables}
-        code, _ = fix_playbook(term, setup, connection, the_plan, variables, check=True)
-        if code != 0:
-            term.error(f"the plan for {host} (ansible-playbook --check) exited {code}",
-                       hint=f"its output is above; nothing was changed on {host}")  # fmt: skip
+        status, _ = plan_and_apply(
+            term, term.line, setup, connection, the_plan, variables, host, yes=args.yes
+        )
+        if status == "no-terminal":
+            return EXIT_USAGE
+        if status != "applied":
             continue
-        if not args.yes:
-            if not sys.stdin.isatty():
-                term.error("--fix asks before changing anything and there is no terminal to ask",
-                           hint="add --yes to apply the plans; nothing was changed")  # fmt: skip
-                return EXIT_USAGE
-            answer = input(f"Apply roles {', '.join(the_plan.roles)} on {host}? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                term.line(f"--fix: nothing was changed on {host}")
-                continue
-        code, changed = fix_playbook(term, setup, connection, the_plan, variables, check=False)
-        if code != 0:
-            term.error(f"ansible-playbook failed on {host} with exit code {code}",
-                       hint="its output is above")  # fmt: skip
-        term.line(f"--fix: {host} changed={changed if changed is not None else 'unknown'}")
         applied.append(host)
     if not applied:
         return before
