@@ -2,12 +2,14 @@
 
 Ansible reaches the hosts (the inventory's connection settings, become, forks, SSH
 multiplexing and host key checking: what users already run their fleet with) and runs
-the same probe scripts as `doctor --host`, through the jetson_env_probe module
-(jetson_env/ansible/library), in each host's interpreter (ansible_python_interpreter).
-Its output comes back whole and is read here exactly as a local or SSH run is read
-(RecordedTarget replays it), so the same checks judge it. A probe that crashes the
-framework process leaves the probes after it to a fresh process: those scripts are
-run in one more pass, on the hosts that need them only.
+the same probe scripts as `doctor --host` in each host's interpreter, through the
+jetson_env_probe action (jetson_env/ansible/action_plugins): one command per host, the
+probe runner (jetson_env/ansible/probe_runner.py) and its jobs on stdin. On a host the
+light probes share one process (one interpreter start per host, not seven), the
+framework ones another. Their output comes back whole and is read here exactly as a
+local or SSH run is read (RecordedTarget replays it), so the same checks judge it. A
+probe that crashes or hangs leaves the probes after it to a fresh process: those
+scripts are run in one more pass, on the hosts that need them only.
 
 A host that is unreachable, refuses its host key or fails the task (a timeout, a broken
 interpreter) is one row with Ansible's message; the others go on.
@@ -15,7 +17,6 @@ interpreter) is one row with Ansible's message; the others go on.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -35,11 +36,21 @@ from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.findings import CRASH, FAIL, OK, WARN
 from jetson_env.matrix import Matrix
-from jetson_env.probing import plan, process_budget, script
-from jetson_env.targets import BOOTSTRAP, Completed, Deadline, StreamCollector
+from jetson_env.probing import RECORD, last_line, plan, process_budget, process_groups, script
+from jetson_env.targets import (
+    BOOTSTRAP,
+    OUTPUT_LIMIT,
+    READY,
+    STARTUP_TIMEOUT,
+    Completed,
+    Deadline,
+    StreamCollector,
+    framed,
+)
 
 SCHEMA = 1
 UNREACHABLE = "unreachable"
+RUNS_MARKER = "@@jetson-env runs "
 HOST_STATUSES = (UNREACHABLE, CRASH, FAIL, WARN, OK)  # worst first
 # Ansible's own work around the probes on a host: connecting, copying the module.
 TASK_SLACK_SECONDS = 60
@@ -66,7 +77,7 @@ class NotRecorded(Exception):
 
 @dataclass(frozen=True)
 class Recording:
-    """How one probe process ended on a host, as jetson_env_probe returned it."""
+    """How one probe process ended on a host, as the probe runner returned it."""
 
     returncode: int
     stdout: str
@@ -79,6 +90,7 @@ class RecordedTarget:
     """A host's probe processes, already run by Ansible, replayed line by line."""
 
     remote = True
+    light_probes_together = True
 
     def __init__(self, host: str, python: str, runs: dict[str, Recording]):
         self.description = host
@@ -166,13 +178,19 @@ def ansible_playbook() -> str:
     return found
 
 
-def _encode(text: str) -> str:
-    return base64.b64encode(text.encode("utf-8")).decode("ascii")
+def _job(names: list[str], timeouts: dict[str, float]) -> dict[str, Any]:
+    source = script(names)
+    return {"id": hashlib.sha256(source.encode("utf-8")).hexdigest()[:16], "script": source,
+            "names": names, "timeouts": {name: timeouts[name] for name in names}}  # fmt: skip
 
 
-def _job(source: str, budget: float) -> dict[str, Any]:
-    return {"id": hashlib.sha256(source.encode("utf-8")).hexdigest()[:16],
-            "script": _encode(source), "budget": budget}  # fmt: skip
+def _payload(jobs: list[dict[str, Any]]) -> bytes:
+    """What the jetson_env_probe action sends on stdin: the runner, framed, then its request."""
+    runner = (resources.files("jetson_env") / "ansible" / "probe_runner.py").read_text("utf-8")
+    request = {"bootstrap": BOOTSTRAP, "ready": READY, "record": RECORD,
+               "startup": STARTUP_TIMEOUT, "output_limit": OUTPUT_LIMIT, "marker": RUNS_MARKER,
+               "jobs": jobs}  # fmt: skip
+    return framed(runner) + json.dumps(request).encode("utf-8")
 
 
 def run_playbook(
@@ -186,24 +204,25 @@ def run_playbook(
     what Ansible said on stderr (warnings: an inventory it could not parse ...)."""
     playbooks = resources.files("jetson_env") / "ansible"
     every = jobs_all + [job for jobs in jobs_by_host.values() for job in jobs]
-    budget = max(job["budget"] for job in every)
-    variables = {
-        "jetson_env_probe_bootstrap": _encode(BOOTSTRAP),
-        "jetson_env_probe_jobs_all": jobs_all,
-        "jetson_env_probe_jobs": jobs_by_host,
-        "jetson_env_probe_timeout": int(budget + TASK_SLACK_SECONDS),
-    }
+    budget = max(process_budget(job["names"], job["timeouts"]) for job in every)
     env = dict(os.environ)
     callbacks = [str(playbooks / "callback_plugins"), env.get("ANSIBLE_CALLBACK_PLUGINS", "")]
     env.update({
         "ANSIBLE_STDOUT_CALLBACK": "jetson_env_fleet",
         "ANSIBLE_CALLBACK_PLUGINS": os.pathsep.join(filter(None, callbacks)),
         "ANSIBLE_RETRY_FILES_ENABLED": "false",
-        # One connection per host instead of four or five (the module on stdin, no temporary
-        # files); ANSIBLE_PIPELINING and the inventory's ansible_pipelining still decide.
-        "ANSIBLE_PIPELINING": env.get("ANSIBLE_PIPELINING", "true"),
     })  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="jetson-env-fleet-") as tmp:
+        paths = {}
+        for index, (name, jobs) in enumerate({"": jobs_all, **jobs_by_host}.items()):
+            if jobs:
+                paths[name] = Path(tmp) / f"payload-{index}"
+                paths[name].write_bytes(_payload(jobs))
+        variables = {
+            "jetson_env_probe_payload": str(paths.get("", "")),
+            "jetson_env_probe_payloads": {host: str(paths[host]) for host in jobs_by_host},
+            "jetson_env_probe_timeout": int(budget + TASK_SLACK_SECONDS),
+        }
         vars_file = Path(tmp) / "vars.json"
         vars_file.write_text(json.dumps(variables), encoding="utf-8")
         command = [ansible_playbook(), "-i", inventory, str(playbooks / "doctor.yml"),
@@ -236,6 +255,20 @@ def unreachable_remedy(inventory: str, host: str, message: str) -> str:
     )
 
 
+def _runner_output(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The probe runner's document in a host's task result; None where it did not run."""
+    if entry["outcome"] != "ok":
+        return None
+    lines = str(entry["result"].get("stdout", "")).splitlines()
+    found = next((line for line in reversed(lines) if line.startswith(RUNS_MARKER)), None)
+    if found is None:
+        entry["result"]["msg"] = "the probe runner printed no result: " + (
+            last_line(str(entry["result"].get("stderr", ""))) or "no output"
+        )
+        return None
+    return json.loads(found[len(RUNS_MARKER) :])
+
+
 def _not_run(inventory: str, host: str, outcome: str, result: dict[str, Any]) -> doctor_mod.Report:
     message = str(result.get("msg") or result.get("module_stderr") or "no message").strip()
     if outcome == "unreachable":
@@ -254,17 +287,17 @@ def run(
     progress: Callable[[str], None] = lambda _text: None,
 ) -> FleetReport:
     timeouts, light, framework = plan(doctor_mod.needed_probes(checks), timeout)
-    scripts = {script([name]): process_budget([name], timeouts) for name in light}
-    if framework:
-        scripts[script(framework)] = process_budget(framework, timeouts)
-    jobs_all = [_job(source, budget) for source, budget in scripts.items()]
-    by_id = {job["id"]: source for job, source in zip(jobs_all, scripts, strict=True)}
+    groups = process_groups(light, framework, together=RecordedTarget.light_probes_together)
+    jobs_all = [_job(group, timeouts) for group in groups]
+    # After a probe that crashed or hung, the rest of its group: any tail of a group.
+    tails = {script(group[i:]): group[i:] for group in groups for i in range(len(group))}
+    by_id = {job["id"]: job["script"] for job in jobs_all}
     recorded: dict[str, dict[str, Recording]] = {}
     pythons: dict[str, str] = {}
     reports: dict[str, doctor_mod.Report] = {}
     more: dict[str, list[dict[str, Any]]] = {}
     pass_limit = limit
-    for _ in range(len(framework) + 1):
+    for _ in range(len(timeouts) + 1):
         progress(f"running the probes through Ansible on {pass_limit or 'every host'}")
         results, said = run_playbook(
             inventory, pass_limit, jobs_all if not more else [], more, forks
@@ -276,12 +309,13 @@ def run(
                 + (f" (Ansible said: {' '.join(warnings)[:1500]})" if warnings else "")
             )
         for host, entry in results.items():
-            if entry["outcome"] != "ok":
+            runner = _runner_output(entry)
+            if runner is None:
                 reports[host] = _not_run(inventory, host, entry["outcome"], entry["result"])
                 continue
-            pythons[host] = entry["result"]["python"]
+            pythons[host] = runner["python"]
             runs = recorded.setdefault(host, {})
-            for job_id, run_ in entry["result"]["runs"].items():
+            for job_id, run_ in runner["runs"].items():
                 runs[by_id[job_id]] = Recording(**run_)
         more = {}
         for host in sorted(recorded.keys() - reports.keys()):
@@ -289,9 +323,8 @@ def run(
             try:
                 reports[host] = doctor_mod.run(target, matrix, checks, timeout)
             except NotRecorded as exc:
-                budget = process_budget(framework, timeouts)
-                job = _job(exc.source, budget)
-                by_id[job["id"]] = exc.source
+                job = _job(tails[exc.source], timeouts)
+                by_id[job["id"]] = job["script"]
                 more[host] = [job]
         if not more:
             break

@@ -1,10 +1,13 @@
 """The probe registry, and how a set of probes runs in one target process.
 
 Light probes (files, the loader, subprocesses such as nvidia-smi) each run in a process
-of their own, concurrently. Probes that import frameworks (torch, tensorrt, pycuda)
-share ONE process per doctor run, one after another: torch is imported once, and
-pycuda's CUDA context is destroyed before torch makes its own, so at most one context
-is alive at any time (a 4 GB Nano cannot hold two imports of torch, or two contexts).
+of their own, concurrently; on a target that says `light_probes_together` (a fleet host,
+where one interpreter start per host instead of seven is what the fleet's wall time is
+made of) they share one process, in order, as the framework ones do. Probes that import
+frameworks (torch, tensorrt, pycuda) share ONE process per doctor run, one after another:
+torch is imported once, and pycuda's CUDA context is destroyed before torch makes its
+own, so at most one context is alive at any time (a 4 GB Nano cannot hold two imports of
+torch, or two contexts).
 Each probe keeps its own timeout inside the shared process; one that crashes or hangs
 is reported as such, and the probes after it run in a fresh process.
 
@@ -284,6 +287,13 @@ def plan(
     return timeouts, light, [p.name for p in wanted if p.framework]
 
 
+def process_groups(light: list[str], framework: list[str], together: bool) -> list[list[str]]:
+    """The probe processes a doctor run starts: each light probe alone (or all of them in
+    one process where `together`), then the framework probes in one."""
+    groups = ([light] if light else []) if together else [[name] for name in light]
+    return groups + ([framework] if framework else [])
+
+
 def process_budget(names: Iterable[str], timeouts: dict[str, float]) -> float:
     """The most one process running `names` may take: startup, then each probe's timeout."""
     return STARTUP_TIMEOUT + sum(timeouts[name] for name in names)
@@ -295,20 +305,20 @@ def probe_all(
     timeout: float | None = None,
     progress: Callable[[str], None] = lambda _text: None,
 ) -> dict[str, ProbeResult]:
-    """Light probes concurrently, each in its own process; framework probes in one shared
-    process beside them. Raises Unusable (after ending every other probe) when the target's
-    interpreter cannot run probes."""
+    """The probe processes (process_groups) at once: light probes each in its own, or
+    together on a target that says so, framework probes in one shared process beside them.
+    Raises Unusable (after ending every other probe) when the target's interpreter cannot
+    run probes."""
     timeouts, light, framework = plan(names, timeout)
+    groups = process_groups(light, framework, getattr(target, "light_probes_together", False))
     progress(f"probing {target.description}: {', '.join(timeouts)}")
     CANCELLATION.event.clear()
-    pool = ThreadPoolExecutor(max_workers=len(light) + 1)
+    pool = ThreadPoolExecutor(max_workers=len(groups))
     try:
+        on_stage = lambda text: progress(f"smoke: {text}")  # noqa: E731
         futures: dict[Future, list[str]] = {
-            pool.submit(run_probe, target, name, timeouts[name]): [name] for name in light
+            pool.submit(run_probes, target, group, timeouts, on_stage): group for group in groups
         }
-        if framework:
-            on_stage = lambda text: progress(f"smoke: {text}")  # noqa: E731
-            futures[pool.submit(run_probes, target, framework, timeouts, on_stage)] = framework
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         unusable = next((f.exception() for f in done if isinstance(f.exception(), Unusable)), None)
         if unusable is not None:
@@ -316,9 +326,8 @@ def probe_all(
             wait(futures)
             raise unusable
         results: dict[str, ProbeResult] = {}
-        for future, group in futures.items():
-            found = future.result()
-            results.update({group[0]: found} if isinstance(found, ProbeResult) else found)
+        for future in futures:
+            results.update(future.result())
         return results
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

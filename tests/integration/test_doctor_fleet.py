@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,8 +25,13 @@ import pytest
 import yaml
 from playbook_support import pip_version, remove_host, start_host, write_inventory
 from referencing import Registry, Resource
+from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import VENV, Host
 from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixture)
+
+from jetson_env import doctor as doctor_mod
+from jetson_env import fleet as fleet_mod
+from jetson_env import matrix
 
 pytestmark = pytest.mark.hosts
 
@@ -242,6 +248,40 @@ def test_a_crash_and_a_silent_host(tmp_path: Path, x86_host: Host, silent_port: 
     assert findings["tensorrt-python"]["status"] != "crash", findings["tensorrt-python"]
     assert hosts["x86"]["report"]["probes"]["tensorrt_bindings"]["error"] is None
     assert proc.returncode == 3
+
+
+@pytest.mark.parametrize("end", list(ANSIBLE_ENDS), ids=lambda end: f"ansible-{end}")
+def test_the_probe_action_on_each_ansible_end(
+    tmp_path: Path, x86_host: Host, end: str, monkeypatch: pytest.MonkeyPatch
+):
+    """The jetson_env_probe action on the newest and the oldest ansible-core: it asks
+    Ansible for the host's Python as a module would get it (here, with no
+    ansible_python_interpreter, Ansible's discovery finds Debian's python3), and the
+    probe runner ends a probe that hangs at the probe's own timeout (a FIFO for
+    /etc/nv_tegra_release: platform's open() blocks), not at its process's budget (every
+    light probe's timeout added up, 5 s x 7 + 30 s); the rest of that process runs in
+    one more pass."""
+    ansible = ANSIBLE_ENDS[end].ensure()
+    monkeypatch.setattr(fleet_mod, "ansible_playbook", lambda: str(ansible.bin("ansible-playbook")))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    inventory = {"all": {"hosts": {"x86": {"ansible_connection": "community.docker.docker",
+                                           "ansible_host": x86_host.container}}}}  # fmt: skip
+    (tmp_path / "fleet.yml").write_text(yaml.safe_dump(inventory))
+    x86_host.exec(["mkfifo", "/etc/nv_tegra_release"])
+    try:
+        started = time.monotonic()
+        checks = doctor_mod.select(None, quick=True)
+        fleet = fleet_mod.run(str(tmp_path / "fleet.yml"), None, matrix.load(), checks, timeout=5)
+        report = fleet.reports["x86"]
+        seconds = time.monotonic() - started
+    finally:
+        x86_host.exec(["rm", "-f", "/etc/nv_tegra_release"])
+
+    assert report.results["platform"].error == "probe 'platform' timed out after 5s"
+    python = report.results["pymodules"].data["python"]
+    assert python["executable"].startswith("/usr/bin/python3"), python  # not the host's venv
+    assert report.results["docker"].ok and report.results["packages"].ok
+    assert seconds < 35 + 30, f"{seconds:.0f}s: the hung probe waited for its process's budget"
 
 
 def test_fix_across_the_fleet(tmp_path: Path):
