@@ -178,22 +178,30 @@ def loader_config_listing(folder, directory="/etc/ld.so.conf.d"):
     return None
 
 
-def profile_scripts_setting(variable, directory="/etc/profile.d"):
-    """/etc/profile.d scripts that set a variable (login shells read them; others may not)."""
-    found = []
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return found
-    for name in names:
-        path = os.path.join(directory, name)
+def read_settings(paths):
+    """{path: its lines that are not comments} for the shell files that can be read."""
+    found = {}
+    for path in paths:
         try:
             with open(path) as handle:
-                if re.search(r"\b%s=" % variable, handle.read()):
-                    found.append(path)
+                found[path] = [line for line in handle if not line.lstrip().startswith("#")]
         except (IOError, OSError, UnicodeDecodeError):
             continue
     return found
+
+
+def sets(variable, line):
+    return re.search(r"\b%s=" % variable, line) is not None
+
+
+def profile_scripts_setting(variable, directory="/etc/profile.d"):
+    """/etc/profile.d scripts that set a variable (login shells read them; others may not)."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    files = read_settings(os.path.join(directory, name) for name in names)
+    return [path for path, lines in files.items() if any(sets(variable, line) for line in lines)]
 
 
 LOGIN_FILES = ("/etc/environment", "/etc/profile")
@@ -214,22 +222,19 @@ def login_settings(root, files=None):
             folder == real + "/lib64" or folder.startswith(real + "/targets/")
         ),
     }
-    found = {variable: [] for variable in wanted}
-    for path in files:
-        try:
-            with open(path) as handle:
-                lines = [line for line in handle if not line.lstrip().startswith("#")]
-        except (IOError, OSError, UnicodeDecodeError):
-            continue
-        for variable, matches in wanted.items():
-            sets = re.compile(r"\b%s=" % variable)
+    settings = read_settings(files)
+    return {
+        variable: [
+            path
+            for path, lines in settings.items()
             if any(
-                sets.search(line)
+                sets(variable, line)
                 and any(matches(os.path.realpath(word)) for word in _PATH_WORD.findall(line))
                 for line in lines
-            ):
-                found[variable].append(path)
-    return found
+            )
+        ]
+        for variable, matches in wanted.items()
+    }
 
 
 def collect():
