@@ -1,7 +1,8 @@
 """`doctor --inventory` without test hosts: its usage errors (Ansible's own among them),
-and the page's escaping of what hosts say (the mixed fleet itself is
-tests/integration/test_doctor_fleet.py)."""
+this machine as a host (Ansible's local connection), and the page's escaping of what
+hosts say (the mixed fleet itself is tests/integration/test_doctor_fleet.py)."""
 
+import json
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -41,6 +42,25 @@ def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
         assert message in proc.stderr, (args, proc.stderr)
         assert proc.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yml", "fleet.yml"]
+
+
+def test_this_machine_through_the_probe_action(tmp_path: Path):
+    """Real Ansible, local connection: the probes run in the interpreter the inventory
+    names; one that is not Python is that host's one finding, quoting what it said."""
+    hosts = {
+        "here": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+        "false": {"ansible_connection": "local", "ansible_python_interpreter": "/bin/false"},
+    }
+    (tmp_path / "fleet.yml").write_text(json.dumps({"all": {"hosts": hosts}}))
+
+    proc = doctor(tmp_path, "-i", "fleet.yml", "--check", "platform", "--json")
+
+    reports = {host["host"]: host["report"] for host in json.loads(proc.stdout)["hosts"]}
+    assert reports["here"]["platform"]["python"]["executable"] == sys.executable, proc.stderr
+    (finding,) = reports["false"]["findings"]
+    assert finding["check"] == "interpreter"
+    assert finding["summary"] == "the probes did not run on false: /bin/false exited 1: no output"
+    assert proc.returncode == 3
 
 
 def hostile_fleet() -> dict:
