@@ -81,10 +81,12 @@ def memory_kb(pid: int) -> tuple[int, int]:
     return values["VmRSS:"], values["VmHWM:"]
 
 
-def measured(argv: list[str]) -> tuple[float, float, float, str]:
+def measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
     """Wall seconds, peak RSS of the largest process and of all processes (MB), stdout."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
     peaks = {"largest": 0, "total": 0}
 
     def sample() -> None:

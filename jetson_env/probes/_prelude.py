@@ -13,6 +13,7 @@ that an import that prints a banner cannot hide them:
 """
 
 import json
+import os
 import sys
 import traceback
 
@@ -95,6 +96,14 @@ def run_probes(probes, gpu_work=False):
     gpu_work: the probes may make a CUDA context and run on the GPU (the smoke is among
     them); warm_cuda() starts beside them. Without it no probe makes a context, so the
     process holds no more than an `import torch` (what collect_env holds)."""
+    # Lazy kernel loading unless the user chose. The driver fixes the mode at cuInit (an
+    # H100, driver 580: EAGER set after cuInit is ignored), and warm_cuda and pycuda's probe
+    # call cuInit before torch starts CUDA. torch 1.13 set LAZY in torch.cuda._lazy_init
+    # (pytorch#85692), too late after them; since pytorch#161103 it sets nothing (torch
+    # 2.11+cu130 names the variable only in collect_env). Drivers of CUDA 11.7-12.1 default
+    # to EAGER: every kernel loaded with the context, GBs of host memory. Set before any
+    # thread starts: setenv is not thread-safe.
+    os.environ.setdefault("CUDA_MODULE_LOADING", "LAZY")
     if gpu_work:
         import threading
 

@@ -1,6 +1,7 @@
 """Probes running for real: every probe in this interpreter and in JetPack 4's Python 3.6,
 the shared framework process, and how a probe that goes wrong is reported."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +100,28 @@ def test_a_probe_that_raises_is_reported_with_its_traceback(tmp_path, monkeypatc
     result = run_probe(LocalTarget(sys.executable), "cudnn", timeout=30)
     assert result.error == "probe 'cudnn' raised RuntimeError: boom"
     assert "Traceback" in result.stderr
+
+
+@pytest.mark.parametrize("users, seen", [(None, "LAZY"), ("EAGER", "EAGER")])
+def test_cuda_module_loading_is_lazy_before_the_first_probe_unless_the_user_chose(
+    monkeypatch, users, seen
+):
+    """pycuda's probe, the first in the shared process, calls cuInit: the driver reads the
+    variable then. A stand-in in its place reports what it would see."""
+    source = probing.source
+    reporting = (
+        "import os\n"
+        "def collect():\n"
+        "    return {'installed': False, 'loading': os.environ.get('CUDA_MODULE_LOADING')}\n"
+    )
+    monkeypatch.setattr(
+        probing, "source", lambda name: reporting if name == "pycuda" else source(name)
+    )
+    env = {name: value for name, value in os.environ.items() if name != "CUDA_MODULE_LOADING"}
+    if users:
+        env["CUDA_MODULE_LOADING"] = users
+    results = run_probes(LocalTarget(sys.executable, env=env), FRAMEWORK, TIMEOUTS)
+    assert results["pycuda"].data["loading"] == seen
 
 
 def test_the_result_is_found_after_an_import_banner(tmp_path):
