@@ -98,11 +98,11 @@ def run_probes(probes, gpu_work=False):
     process holds no more than an `import torch` (what collect_env holds)."""
     # Lazy kernel loading unless the user chose. The driver fixes the mode at cuInit (an
     # H100, driver 580: EAGER set after cuInit is ignored), and warm_cuda and pycuda's probe
-    # call cuInit before torch starts CUDA. torch 1.13 set LAZY in torch.cuda._lazy_init
-    # (pytorch#85692), too late after them; since pytorch#161103 it sets nothing (torch
-    # 2.11+cu130 names the variable only in collect_env). Drivers of CUDA 11.7-12.1 default
-    # to EAGER: every kernel loaded with the context, GBs of host memory. Set before any
-    # thread starts: setenv is not thread-safe.
+    # call cuInit before torch starts CUDA. torch sets LAZY itself, where it does at all,
+    # only when it initialises CUDA (pytorch#85692; #152695: for drivers before CUDA 12.2;
+    # torch 2.11+cu130 names the variable only in collect_env): too late after them.
+    # Drivers of CUDA 11.7-12.1 default to EAGER: every kernel loaded with the context, GBs
+    # of host memory. Set before any thread starts: setenv is not thread-safe.
     os.environ.setdefault("CUDA_MODULE_LOADING", "LAZY")
     if gpu_work:
         import threading
