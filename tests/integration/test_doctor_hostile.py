@@ -28,6 +28,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from support.signals import sigint_as_in_a_terminal
 
 ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "doctor-report.schema.json").read_text())
@@ -76,6 +77,7 @@ class Run:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, "COLUMNS": "100", **(env or {}), CASE_ENV: self.case},
+            preexec_fn=sigint_as_in_a_terminal,
         )
 
     def finish(self, exit_code: int, timeout: float = RUN_LIMIT):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.hosts import CONTAINER_PREFIX, VENV, Host, free_port, wait_for_port
+from support.signals import sigint_as_in_a_terminal
 
 pytestmark = pytest.mark.hosts
 
@@ -204,6 +205,7 @@ def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_to
          "--python", REMOTE_PYTHON, "--check", "torch"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
+        preexec_fn=sigint_as_in_a_terminal,
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while not remote_probe_processes():
