@@ -52,7 +52,7 @@ SCHEMA = 1
 UNREACHABLE = "unreachable"
 RUNS_MARKER = "@@jetson-env runs "
 HOST_STATUSES = (UNREACHABLE, CRASH, FAIL, WARN, OK)  # worst first
-# Ansible's own work around the probes on a host: connecting, copying the module.
+# Ansible's own work around the probes on a host: connecting, interpreter discovery.
 TASK_SLACK_SECONDS = 60
 INTERPRETER_REMEDY = (
     "set ansible_python_interpreter for the host in the inventory to a Python 3.6 or newer"
@@ -255,22 +255,18 @@ def unreachable_remedy(inventory: str, host: str, message: str) -> str:
     )
 
 
-def _runner_output(entry: dict[str, Any]) -> dict[str, Any] | None:
-    """The probe runner's document in a host's task result; None where it did not run."""
-    if entry["outcome"] != "ok":
-        return None
-    lines = str(entry["result"].get("stdout", "")).splitlines()
+def _runner_output(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The probe runner's document in a host's task result; None where it printed none."""
+    lines = str(result.get("stdout", "")).splitlines()
     found = next((line for line in reversed(lines) if line.startswith(RUNS_MARKER)), None)
-    if found is None:
-        entry["result"]["msg"] = "the probe runner printed no result: " + (
-            last_line(str(entry["result"].get("stderr", ""))) or "no output"
-        )
-        return None
-    return json.loads(found[len(RUNS_MARKER) :])
+    return json.loads(found[len(RUNS_MARKER) :]) if found else None
 
 
 def _not_run(inventory: str, host: str, outcome: str, result: dict[str, Any]) -> doctor_mod.Report:
-    message = str(result.get("msg") or result.get("module_stderr") or "no message").strip()
+    message = str(result.get("msg") or "no message").strip()
+    if outcome == "ok":  # the task ran, the runner said nothing
+        said = last_line(str(result.get("stderr", ""))) or "no output"
+        message = f"the probe runner printed no result: {said}"
     if outcome == "unreachable":
         return doctor_mod.unreachable(host, message, unreachable_remedy(inventory, host, message))
     return doctor_mod.not_reached(host, "interpreter", f"the probes did not run on {host}: "
@@ -309,7 +305,7 @@ def run(
                 + (f" (Ansible said: {' '.join(warnings)[:1500]})" if warnings else "")
             )
         for host, entry in results.items():
-            runner = _runner_output(entry)
+            runner = _runner_output(entry["result"]) if entry["outcome"] == "ok" else None
             if runner is None:
                 reports[host] = _not_run(inventory, host, entry["outcome"], entry["result"])
                 continue

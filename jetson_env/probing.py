@@ -23,7 +23,7 @@ import shlex
 import signal
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -118,11 +118,6 @@ def run_probes(
             found = {pending[0]: ProbeResult(pending[0], None, "the probe did not run", 0.0)}
         results.update(found)
     return results
-
-
-def run_probe(target: Target, name: str, timeout: float) -> ProbeResult:
-    """One probe in a process of its own."""
-    return run_probes(target, [name], {name: timeout})[name]
 
 
 class _ProcessRun:
@@ -316,9 +311,7 @@ def probe_all(
     pool = ThreadPoolExecutor(max_workers=len(groups))
     try:
         on_stage = lambda text: progress(f"smoke: {text}")  # noqa: E731
-        futures: dict[Future, list[str]] = {
-            pool.submit(run_probes, target, group, timeouts, on_stage): group for group in groups
-        }
+        futures = [pool.submit(run_probes, target, group, timeouts, on_stage) for group in groups]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         unusable = next((f.exception() for f in done if isinstance(f.exception(), Unusable)), None)
         if unusable is not None:

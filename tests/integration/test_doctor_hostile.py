@@ -28,11 +28,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from support.pythons import pyenv_version
 from support.signals import sigint_as_in_a_terminal
 
 ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "doctor-report.schema.json").read_text())
-PYTHON27 = Path.home() / ".pyenv" / "versions" / "2.7.18" / "bin" / "python2.7"
+PYTHON27 = pyenv_version("2.7.18") / "bin" / "python2.7"
 CASE_ENV = "JETSON_ENV_HOSTILE_CASE"
 RUN_LIMIT = 60  # seconds: far above any case; a hang fails instead of blocking
 RSS_LIMIT_MB = 300

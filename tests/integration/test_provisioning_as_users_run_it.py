@@ -36,13 +36,14 @@ from playbook_support import (
 from playbook_support import start_host as start_playbook_host
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
+from support.pythons import pyenv_version
 from support.standins import build_tensorrt_tarball
 
 pytestmark = pytest.mark.hosts
 
 README = (REPO_ROOT / "README.md").read_text()
 TRT_VERSION = "10.3.0"
-PYTHON36 = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions" / "3.6.15"
+PYTHON36 = pyenv_version("3.6.15")
 RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 

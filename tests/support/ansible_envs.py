@@ -10,7 +10,6 @@ its requirement and, for `newest`, the ISO week, so new releases are picked up.
 """
 
 import datetime
-import os
 import re
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 
 from support.hosts import REPO_ROOT, _file_lock, _run_logged, short_hash
+from support.pythons import PYENV_ROOT
 
 VENVS = REPO_ROOT / ".cache" / "ansible"
 LOG = REPO_ROOT / ".cache" / "ansible" / "install.log"
@@ -38,8 +38,7 @@ def _python_version(python: str) -> tuple[int, int]:
 def newest_python() -> str:
     """The newest CPython on this machine: pyenv's builds or the one running the tests."""
     candidates = [sys.executable]
-    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    candidates += sorted(str(p) for p in pyenv_root.glob("versions/3.*/bin/python3"))
+    candidates += sorted(str(p) for p in PYENV_ROOT.glob("versions/3.*/bin/python3"))
     found = {_python_version(python): python for python in candidates}
     return found[max(found)]
 

@@ -2,22 +2,24 @@
 the shared framework process, and how a probe that goes wrong is reported."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.pythons import pyenv_version
 
 from jetson_env import probing
-from jetson_env.probing import PROBES, Unusable, run_probe, run_probes
-from jetson_env.targets import LocalTarget
+from jetson_env.probing import PROBES, ProbeResult, Unusable, run_probes
+from jetson_env.targets import LocalTarget, Target
 
-PYENV_ROOT = Path(
-    subprocess.run(["pyenv", "root"], capture_output=True, text=True, check=False).stdout.strip()
-    or Path.home() / ".pyenv"
-)
-PYTHON36 = PYENV_ROOT / "versions" / "3.6.15" / "bin" / "python3.6"
-PYTHON27 = PYENV_ROOT / "versions" / "2.7.18" / "bin" / "python2.7"
+
+def run_probe(target: Target, name: str, timeout: float) -> ProbeResult:
+    """One probe in a process of its own."""
+    return run_probes(target, [name], {name: timeout})[name]
+
+
+PYTHON36 = pyenv_version("3.6.15") / "bin" / "python3.6"
+PYTHON27 = pyenv_version("2.7.18") / "bin" / "python2.7"
 LIGHT = [p.name for p in PROBES if not p.framework]
 FRAMEWORK = [p.name for p in PROBES if p.framework]
 TIMEOUTS = {p.name: 60 for p in PROBES}
