@@ -36,7 +36,6 @@ from jetson_env import matrix
 pytestmark = pytest.mark.hosts
 
 PYTHON = f"{VENV}/bin/python"
-PLAYBOOK = Path(__file__).parents[2] / "playbooks" / "jetson.yml"
 DOCS = Path(__file__).parents[2] / "docs"
 REPORT_SCHEMA = json.loads((DOCS / "doctor-report.schema.json").read_text())
 FLEET_SCHEMA = json.loads((DOCS / "doctor-fleet.schema.json").read_text())
@@ -315,7 +314,8 @@ def test_fix_across_the_fleet(tmp_path: Path):
         assert "fixme: termcolor: fail -> ok" in fixed.stdout
         assert "--fix: down was not reached, nothing to fix there" in fixed.stdout
         inventory = str(tmp_path / "fleet.yml")
-        assert f"ansible-playbook {PLAYBOOK} -i {inventory} --limit fixme " in fixed.stderr
+        playbook = "jetson_env.jetson.provision"
+        assert f"ansible-playbook {playbook} -i {inventory} --limit fixme " in fixed.stderr
         assert "--limit down" not in fixed.stderr
         assert fixed.stdout.splitlines()[-1] == (
             "UNREACHABLE: 2 hosts, 1 unreachable, 1 ok (exit code 3)"
