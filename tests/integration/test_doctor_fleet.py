@@ -29,9 +29,9 @@ from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import VENV, Host
 from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixture)
 
+from jetson_env import collection, matrix
 from jetson_env import doctor as doctor_mod
 from jetson_env import fleet as fleet_mod
-from jetson_env import matrix
 
 pytestmark = pytest.mark.hosts
 
@@ -261,7 +261,9 @@ def test_the_probe_action_on_each_ansible_end(
     light probe's timeout added up, 5 s x 7 + 30 s); the rest of that process runs in
     one more pass."""
     ansible = ANSIBLE_ENDS[end].ensure()
-    monkeypatch.setattr(fleet_mod, "ansible_playbook", lambda: str(ansible.bin("ansible-playbook")))
+    monkeypatch.setattr(
+        collection, "ansible_command", lambda name="ansible-playbook": str(ansible.bin(name))
+    )
     monkeypatch.setenv("HOME", str(tmp_path))
     inventory = {"all": {"hosts": {"x86": {"ansible_connection": "community.docker.docker",
                                            "ansible_host": x86_host.container}}}}  # fmt: skip
