@@ -224,7 +224,7 @@ def test_bad_input_and_an_unreachable_host_change_nothing(fleet: Fleet):
     unknown_tag = fix(fleet, "--fix=cuda_env,no_such_role")
 
     assert unknown_tag.returncode == 2, unknown_tag.stdout + unknown_tag.stderr
-    assert "no role no_such_role in jetson.yml" in unknown_tag.stderr
+    assert "no role no_such_role in jetson_env.jetson.provision" in unknown_tag.stderr
     assert unknown_tag.stdout == ""  # refused before any probe
     assert paths_changed_since(fleet.host, MARKER) == set()
 

@@ -315,7 +315,7 @@ def test_fix_across_the_fleet(tmp_path: Path):
         assert fixed.returncode == 3, fixed.stdout + fixed.stderr
         assert "fixme: termcolor: fail -> ok" in fixed.stdout
         assert "--fix: down was not reached, nothing to fix there" in fixed.stdout
-        inventory = str(tmp_path / "fleet.yml")
+        inventory = "fleet.yml"  # as the user gave it: Ansible runs in the user's folder
         playbook = "jetson_env.jetson.provision"
         assert f"ansible-playbook {playbook} -i {inventory} --limit fixme " in fixed.stderr
         assert "--limit down" not in fixed.stderr
