@@ -21,7 +21,7 @@ from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
-from jetson_env.targets import LocalTarget, cancel_all
+from jetson_env.targets import LocalTarget, Strays, cancel_all
 from jetson_env.terminal import Terminal
 
 if TYPE_CHECKING:  # imported where used: most commands need neither
@@ -672,6 +672,7 @@ def main(argv: list[str] | None = None) -> int:
         verbosity=args.verbose,
     )
     signal.signal(signal.SIGTERM, _raise_terminated)
+    strays = Strays()  # what a probe or Ansible leaves behind ends with the doctor
     try:
         matrix = load()
         return args.func(args, term, matrix)
@@ -689,6 +690,8 @@ def main(argv: list[str] | None = None) -> int:
         cancel_all()
         term.error("terminated: every probe process was ended")
         return EXIT_TERMINATED
+    finally:
+        strays.end()
 
 
 def _raise_terminated(_signum, _frame) -> None:

@@ -18,6 +18,7 @@ import sys
 import traceback
 
 RECORD = "@@jetson-env"
+STAGE = "@@stage"  # a probe's progress line on stderr (the smoke's stages)
 
 
 def describe(exc):
@@ -109,6 +110,7 @@ def run_probes(probes, gpu_work=False):
 
         threading.Thread(target=warm_cuda, name="warm_cuda", daemon=True).start()
     helpers = {
+        "STAGE": STAGE,
         "describe": describe,
         "distribution_version": distribution_version,
         "find_spec": find_spec,
