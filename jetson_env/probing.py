@@ -304,7 +304,8 @@ def not_started(target: Target, done: Completed) -> Unusable:
             + shlex.join(["sudo", "usermod", "--shell", "/bin/bash", user or "USER"]),
         )
     if done.returncode == 127 and not done.overflow:  # the shell's "command not found"
-        return Unusable(f"cannot start {python}: {said or 'command not found'}", remedy)
+        reason = "not found" if not said or said.endswith("not found") else said
+        return Unusable(f"cannot start {python}: {reason}", remedy)
     if done.overflow or done.returncode < 0:
         return Unusable(f"{python} did not run the probes: it {exit_reason(done)}", remedy)
     printed = f": {said}" if said else ", printing nothing"

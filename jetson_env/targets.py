@@ -138,10 +138,10 @@ def launch_command(python: str, budget: float, startup: float, lifeline: bool = 
     own_group = (
         "g=; read -r _ _ _ _ g _ </proc/$$/stat 2>/dev/null; K='kill -KILL 0'; export K\n"
         'if [ "$g" != "$$" ]; then\n'
-        '  if command -v setsid >/dev/null 2>&1; then exec setsid sh -c "$0"; fi\n'
+        '  if command -v setsid >/dev/null 2>&1; then exec setsid sh -c "$0" jetson-env; fi\n'
         "  K=:\n"
         "fi\n"
-        'eval "$0"\n'
+        'exec sh -c "$0" jetson-env\n'
     )
     return shlex.join(["sh", "-c", own_group, script])
 

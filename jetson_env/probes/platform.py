@@ -15,6 +15,9 @@ import re
 import subprocess
 import sys
 
+if "read_bytes" not in globals():  # imported here (the tests), not sent with the prelude
+    from jetson_env.probes._prelude import read_bytes
+
 NV_TEGRA_RELEASE = "/etc/nv_tegra_release"
 OS_RELEASE = "/etc/os-release"
 DEVICE_TREE_DIRS = ("/proc/device-tree", "/sys/firmware/devicetree/base")
@@ -110,8 +113,9 @@ def parse_nvidia_smi_gpus(text):
 
 
 def _read(path, binary=False):
-    with open(path, "rb" if binary else "r") as handle:
-        return handle.read()
+    """Bounded (the prelude's read_bytes): an endless file is named, not read whole."""
+    data = read_bytes(path)
+    return data if binary else data.decode("utf-8", "replace")
 
 
 def _run(argv, timeout=10):
