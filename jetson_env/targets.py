@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jetson_env.probes._prelude import RECORD, STAGE
-from jetson_env.probes._runner import become_subreaper, children, kill, kill_marked
+from jetson_env.probes._runner import (
+    become_subreaper,
+    children,
+    end_strays,
+    kill,
+    kill_marked,
+    start_process,
+)
 
 # Each stream of a probe process keeps at most this much; a process past it is killed.
 OUTPUT_LIMIT = 4 * 2**20
@@ -332,15 +339,7 @@ class LocalTarget:
         run_id = uuid.uuid4().hex
         env = {**(self.env if self.env is not None else os.environ), RUN_ENV: run_id}
         try:
-            # A session of its own: ending its process group ends what the probe started.
-            proc = subprocess.Popen(
-                [self.python, "-c", BOOTSTRAP],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-            )
+            proc = start_process([self.python, "-c", BOOTSTRAP], env)
         except (OSError, ValueError) as exc:
             raise Unstarted(getattr(exc, "strerror", None) or str(exc)) from None
         with CANCELLATION.lock:
@@ -416,12 +415,4 @@ class Strays:
         self.before = set(children(os.getpid()))
 
     def end(self) -> None:
-        me = os.getpid()
-        for _ in range(20):
-            strays = [pid for pid in children(me) if pid not in self.before]
-            if not strays:
-                return
-            for pid in strays:
-                kill(pid)
-                with contextlib.suppress(OSError):
-                    os.waitpid(pid, 0)
+        end_strays(lambda: self.before)

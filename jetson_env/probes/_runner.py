@@ -74,6 +74,20 @@ def children(pid):
     return found
 
 
+def end_strays(known):
+    """Kill this process's children that known() does not name (orphans re-parented to a
+    subreaper), and theirs, re-parented in turn."""
+    me = os.getpid()
+    for _ in range(20):
+        strays = [pid for pid in children(me) if pid not in known()]
+        if not strays:
+            return
+        for pid in strays:
+            kill(pid)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+
+
 def kill_marked(marker):
     """Every process whose environment has marker (RUN_ENV=id): it left its group."""
     try:
@@ -90,6 +104,19 @@ def kill_marked(marker):
             continue
         if marker in environ:
             kill(int(entry))
+
+
+def start_process(argv, env):
+    """A probe process: pipes for its three streams, a session (and process group) of its
+    own, so that ending the group ends what it started."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def send(stream, data):
@@ -143,17 +170,12 @@ class Runner:
     def end_orphans(self):
         """What a probe left behind that was re-parented here (a daemon that cleared its
         environment and left its session): killed, and what it started in turn."""
-        me = os.getpid()
-        for _ in range(20):
+
+        def known():
             with self.active_lock:
-                known = set(self.active)
-            strays = [pid for pid in children(me) if pid not in known]
-            if not strays:
-                return
-            for pid in strays:
-                kill(pid)
-                with contextlib.suppress(OSError):
-                    os.waitpid(pid, 0)
+                return set(self.active)
+
+        end_strays(known)
 
     def heartbeat(self):
         """An empty line a second: once the doctor's end of stdout is gone (the connection
@@ -214,14 +236,7 @@ class Process:
         # for a stray.
         with self.runner.active_lock:
             try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-c", self.request["bootstrap"]],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=env,
-                    start_new_session=True,
-                )
+                proc = start_process([sys.executable, "-c", self.request["bootstrap"]], env)
             except (OSError, ValueError) as exc:
                 self.stderr.append("cannot start %s: %s" % (sys.executable, exc))
                 self.crash(self.names[0], {"returncode": 127, "started": False})
