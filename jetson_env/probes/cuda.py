@@ -14,8 +14,11 @@ import re
 import shutil
 import subprocess
 
-if "read_text" not in globals():  # imported here (the tests), not sent with the prelude
-    from jetson_env.probes._prelude import read_text
+if "read_text" not in globals():  # imported, not sent after the prelude: the prelude's own
+    try:  # as an Ansible module_utils (playbooks/module_utils links to the prelude too)
+        from ansible.module_utils.jetson_env_prelude import read_text
+    except ImportError:  # by the doctor's tests
+        from jetson_env.probes._prelude import read_text
 
 DEFAULT_ROOT = "/usr/local/cuda"
 

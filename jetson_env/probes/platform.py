@@ -15,8 +15,11 @@ import re
 import subprocess
 import sys
 
-if "read_bytes" not in globals():  # imported here (the tests), not sent with the prelude
-    from jetson_env.probes._prelude import read_bytes
+if "read_bytes" not in globals():  # imported, not sent after the prelude: the prelude's own
+    try:  # as an Ansible module_utils (playbooks/module_utils links to the prelude too)
+        from ansible.module_utils.jetson_env_prelude import read_bytes
+    except ImportError:  # by the doctor's tests
+        from jetson_env.probes._prelude import read_bytes
 
 NV_TEGRA_RELEASE = "/etc/nv_tegra_release"
 OS_RELEASE = "/etc/os-release"
