@@ -36,9 +36,14 @@ from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.findings import CRASH, FAIL, OK, WARN
 from jetson_env.matrix import Matrix
-from jetson_env.probing import launch_budget, launcher_script, plan, process_groups
+from jetson_env.probing import (
+    launch_budget,
+    launcher_script,
+    plan,
+    process_groups,
+    startup_timeout,
+)
 from jetson_env.targets import (
-    STARTUP_TIMEOUT,
     Completed,
     Deadline,
     ExitStatus,
@@ -73,7 +78,6 @@ class FleetError(Exception):
 class Recording:
     """The launcher's run on a host, as the jetson_env_probe action returned it."""
 
-    script: str
     stdout: str
     stderr: str
 
@@ -90,8 +94,8 @@ class RecordedTarget:
         self.recording = recording
 
     def run_python(self, source, deadline: Deadline, on_line, budget: float = 0) -> Completed:
-        if source != self.recording.script:
-            raise ValueError("the fleet's launcher script differs from the doctor's")
+        """The recording of `source`: fleet.run sent the launcher script that probe_all
+        builds for this target (the same probes, timeouts and groups)."""
         status = ExitStatus(on_line)
         collectors = [StreamCollector(name, status.on_line) for name in ("stdout", "stderr")]
         for collector, text in zip(collectors, (self.recording.stdout, self.recording.stderr),
@@ -173,10 +177,9 @@ def ansible_playbook() -> str:
     return found
 
 
-def _payload(script: str, budget: float) -> bytes:
+def _payload(script: str, budget: float, startup: float) -> bytes:
     """What the jetson_env_probe action reads: the command (one line of JSON, the host's
     interpreter in PYTHON_PLACEHOLDER's place), then what it sends on the command's stdin."""
-    startup = min(STARTUP_TIMEOUT, budget)
     header = {"command": launch_command(PYTHON_PLACEHOLDER, budget, startup, lifeline=False),
               "placeholder": PYTHON_PLACEHOLDER}  # fmt: skip
     return json.dumps(header).encode("utf-8") + b"\n" + framed(script)
@@ -288,7 +291,8 @@ def run(
     script = launcher_script(groups, timeouts)
     budget = launch_budget(groups, timeouts)
     progress(f"running the probes through Ansible on {limit or 'every host'}")
-    results, said = run_playbook(inventory, limit, _payload(script, budget), budget, forks)
+    payload = _payload(script, budget, startup_timeout(timeouts))
+    results, said = run_playbook(inventory, limit, payload, budget, forks)
     if not results:
         warnings = [line for line in said.splitlines() if line.startswith("[WARNING]")]
         raise FleetError(
@@ -301,7 +305,7 @@ def run(
         if entry["outcome"] != "ok" or not isinstance(result.get("stdout"), str):
             reports[host] = _not_run(inventory, host, entry["outcome"], result)
             continue
-        recording = Recording(script, result["stdout"], str(result.get("stderr", "")))
+        recording = Recording(result["stdout"], str(result.get("stderr", "")))
         target = RecordedTarget(host, str(result.get("python", "python")), recording)
         report = doctor_mod.run(target, matrix, checks, timeout)
         if not report.reached:  # the interpreter: what to set in the inventory

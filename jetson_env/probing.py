@@ -140,7 +140,7 @@ class _Launch:
         self.names = [name for group in groups for name in group]
         self.timeouts = timeouts
         self.on_stage = on_stage
-        self.startup = min(STARTUP_TIMEOUT, *timeouts.values())
+        self.startup = startup_timeout(timeouts)
         self.deadline = Deadline(self.startup)
         self.ready = False
         self.began: dict[str, float] = {}
@@ -338,6 +338,12 @@ def process_groups(light: list[str], framework: list[str], together: bool) -> li
     one process where `together`), then the framework probes in one."""
     groups = ([light] if light else []) if together else [[name] for name in light]
     return groups + ([framework] if framework else [])
+
+
+def startup_timeout(timeouts: dict[str, float]) -> float:
+    """How soon the interpreter must run the launcher: STARTUP_TIMEOUT, or less where every
+    probe has less (--timeout 3: a hang before Python starts is not waited on for 30 s)."""
+    return min(STARTUP_TIMEOUT, *timeouts.values())
 
 
 def launch_budget(groups: list[list[str]], timeouts: dict[str, float]) -> float:

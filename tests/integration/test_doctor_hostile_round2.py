@@ -292,7 +292,7 @@ def test_a_fleet_host_whose_interpreter_hangs(tmp_path):
     started = time.monotonic()
     run = doctor("--json", "-i", str(inventory), "--check", "platform", "--timeout", "3",
                  exit_code=3)  # fmt: skip
-    assert time.monotonic() - started < 45
+    assert time.monotonic() - started < 25  # the startup's 3 s, not the default 30 s
     data = json.loads(run.stdout)
     (host,) = data["hosts"]
     assert host["status"] == "fail"
