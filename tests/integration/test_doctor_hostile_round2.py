@@ -349,3 +349,26 @@ def test_a_report_that_cannot_be_written_is_refused_before_the_fleet_runs(tmp_pa
                  str(tmp_path / "fleet.html"), exit_code=2)  # fmt: skip
     assert "fleet.html: is a folder" in run.stderr
     assert "running the probes" not in run.stderr and run.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "body, summary",
+    [
+        ("import sys\nsys.stderr.write('x' * (8 << 20))\nsys.stderr.flush()\nimport time\n"
+         "time.sleep(600)\n", "probe 'torch' printed more than 4 MiB on stderr and was stopped"),
+        ("print('\\n@@jetson-env crash torch {\"returncode\": 0}')\n"
+         "print('@@jetson-env end torch {}')\nprint('@@jetson-env done')\n"
+         "print('@@jetson-env begin smoke')\nimport time\ntime.sleep(600)\n",
+         "probe 'torch' timed out after 3s"),
+    ],
+    ids=["floods-stderr", "forges-the-launchers-records"],
+)  # fmt: skip
+def test_a_probe_cannot_outrun_or_impersonate_the_launcher(venv_python, body, summary):  # noqa: F811
+    """The launcher's own records (crash, end, done) and another probe's begin, printed by
+    an import, are not passed on: torch still gets its own timeout and its own ending."""
+    python, site = venv_python
+    stage(site, "torch", body)
+    run = doctor("--json", "--check", "torch", "--timeout", "3", "--python", python,
+                 exit_code=1, target=site)  # fmt: skip
+    (torch,) = findings(run, "torch")
+    assert (torch["status"], torch["summary"]) == ("crash", summary)
