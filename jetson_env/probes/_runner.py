@@ -78,14 +78,16 @@ def end_strays(known):
     """Kill this process's children that known() does not name (orphans re-parented to a
     subreaper), and theirs, re-parented in turn."""
     me = os.getpid()
-    for _ in range(20):
+    for _ in range(20):  # a process stuck in the kernel (a hung driver) is left after 1 s
         strays = [pid for pid in children(me) if pid not in known()]
         if not strays:
             return
         for pid in strays:
             kill(pid)
+        time.sleep(0.05)
+        for pid in strays:  # reaped without blocking: a zombie is no longer a child here
             with contextlib.suppress(OSError):
-                os.waitpid(pid, 0)
+                os.waitpid(pid, os.WNOHANG)
 
 
 def kill_marked(marker):
