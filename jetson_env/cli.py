@@ -22,7 +22,7 @@ from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
-from jetson_env.targets import LocalTarget, cancel_all
+from jetson_env.targets import LocalTarget, Strays, cancel_all
 from jetson_env.terminal import Terminal
 
 if TYPE_CHECKING:  # imported where used: most commands need neither
@@ -48,6 +48,9 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+MIN_TIMEOUT = 1  # --timeout, seconds
+
+
 class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that the probes are ended as for Ctrl-C."""
 
@@ -60,6 +63,10 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    if value < MIN_TIMEOUT:  # no interpreter starts sooner: it would be blamed for the timeout
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_TIMEOUT:g} seconds (an interpreter's start), not {text}"
+        )
     return value
 
 
@@ -345,10 +352,11 @@ def fix_playbook(
     """ansible-playbook with the plan's roles (--check --diff for the plan), its command shown."""
     from jetson_env import fixing
 
-    cmd = fixing.command(setup.ansible_playbook, connection, the_plan, variables, check=check,
-                         ask_become_pass=ask_become_pass)  # fmt: skip
-    term.note("running: " + shlex.join(cmd))
-    return fixing.run_playbook(cmd)
+    with fixing.variables_file({**connection.variables(), **variables}) as variables_file:
+        cmd = fixing.command(setup.ansible_playbook, connection, the_plan, variables_file,
+                             check=check, ask_become_pass=ask_become_pass)  # fmt: skip
+        term.note("running: " + shlex.join(cmd))
+        return fixing.run_playbook(cmd)
 
 
 def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
@@ -370,6 +378,9 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
             return EXIT_USAGE
         if not report_path.parent.is_dir():
             term.error(f"--report {args.report}: no folder {report_path.parent}")
+            return EXIT_USAGE
+        if problem := fleet_page.unwritable(report_path):
+            term.error(f"--report {args.report}: {problem}", hint="give a file you can write")
             return EXIT_USAGE
     if args.fix is not None:
         from jetson_env import fixing
@@ -395,13 +406,18 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
     if isinstance(report, int):
         return report
     data = report.as_dict()
-    if report_path is not None:
-        report_path.write_text(fleet_page.render(data, report_path.suffix), encoding="utf-8")
-        term.note(f"report written to {report_path}")
     if args.json:
         term.json(data)
     else:
         term.fleet(data)
+    if report_path is not None:
+        try:  # the run is shown above whatever happens to the file
+            report_path.write_text(fleet_page.render(data, report_path.suffix), encoding="utf-8")
+        except OSError as exc:
+            term.error(f"--report {args.report} was not written: {exc.strerror or exc}",
+                       hint="the report is above; give a file you can write")  # fmt: skip
+            return max(report.exit_code, EXIT_USAGE)
+        term.note(f"report written to {report_path}")
     return report.exit_code
 
 
@@ -714,6 +730,7 @@ def main(argv: list[str] | None = None) -> int:
         verbosity=args.verbose,
     )
     signal.signal(signal.SIGTERM, _raise_terminated)
+    strays = Strays()  # what a probe or Ansible leaves behind ends with the doctor
     try:
         matrix = load()
         return args.func(args, term, matrix)
@@ -731,6 +748,8 @@ def main(argv: list[str] | None = None) -> int:
         cancel_all()
         term.error("terminated: every probe process was ended")
         return EXIT_TERMINATED
+    finally:
+        strays.end()
 
 
 def _raise_terminated(_signum, _frame) -> None:

@@ -74,13 +74,13 @@ def run(facts: Facts) -> list[Finding]:
         ]
     if not data.get("importable"):
         error = data.get("error") or ""
+        torch = " ".join(filter(None, ("torch", data.get("version"))))  # no blank version
         missing = MISSING_LIBRARY.search(error)
         if missing:
             return [
                 CHECK.finding(
                     FAIL,
-                    f"torch {data.get('version') or ''} does not import: "
-                    f"{missing.group(1)} is missing",
+                    f"{torch} does not import: {missing.group(1)} is missing",
                     [error],
                     remedy=missing_library_remedy(facts, missing.group(1)),
                 )
@@ -88,7 +88,7 @@ def run(facts: Facts) -> list[Finding]:
         return [
             CHECK.finding(
                 FAIL,
-                f"torch {data.get('version') or ''} does not import",
+                f"{torch} does not import",
                 [error],
                 remedy=install_remedy(facts),
             )
