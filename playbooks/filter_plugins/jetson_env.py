@@ -30,6 +30,16 @@ def jetson_env_plan(matrix_file, platform, python, host, allow_newer_point_relea
     return provisioning.plan(loaded, platform, python, str(host), bool(allow_newer_point_release))
 
 
+def jetson_env_torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", version=""):
+    """Where torch comes from for a host (jetson_env.provisioning.torch_source): the matrix
+    row's `torch` and the torch role's overrides -> {"kind", "url", "filename", "index",
+    "version", "overridden", "matrix_sha256"}."""
+    return provisioning.torch_source(
+        dict(matrix_torch), str(wheel_file or ""), str(wheel_url or ""), str(pip_index or ""),
+        str(version or ""),
+    )  # fmt: skip
+
+
 def jetson_env_torchvision_tag(torch_version, matrix_file):
     """The torchvision release paired with a torch version ("2.5.0a0+..." -> "0.20.0")."""
     try:
@@ -56,5 +66,6 @@ class FilterModule:
             "jetson_env_matrix": jetson_env_matrix,
             "jetson_env_pip_platforms": jetson_env_pip_platforms,
             "jetson_env_plan": jetson_env_plan,
+            "jetson_env_torch_source": jetson_env_torch_source,
             "jetson_env_torchvision_tag": jetson_env_torchvision_tag,
         }
