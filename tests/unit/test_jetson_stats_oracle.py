@@ -5,7 +5,9 @@ matrix, and its own nv_tegra_release parser against the platform probe on every
 release file the test hosts and probe fixtures carry.
 """
 
+import importlib.util
 import os
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,20 +27,21 @@ RELEASE_FILES = sorted(
         *FIXTURES.glob("probes/nv_tegra_release/r*.txt"),
     ]
 )
-# Where the matrix writes a JetPack label differently from jetson-stats, and why.
-LABELS_WRITTEN_DIFFERENTLY = {
-    # NVIDIA's JetPack 5.0.2 page (matrix source jetpack-502) names it 5.0.2; jetson-stats'
-    # "GA" only tells it apart from the 5.0/5.0.1 developer previews (R34).
-    "35.1.0": ("5.0.2 GA", "5.0.2"),
-    # Likewise JetPack 7.2's "GA" tells R39.2.0 apart from R39.0.0, its early access.
-    "39.2.0": ("7.2 GA", "7.2"),
-}
 
 
-def three_part(l4t: str) -> str:
-    """jetson-stats also keys "32.5" (a file saying "REVISION: 5"); the probe reads it as 32.5.0."""
-    return l4t if l4t.count(".") == 2 else l4t + ".0"
+def load_refresher():
+    """scripts/matrix-refresh, the maintainers' comparison of the same tables: where the matrix
+    writes a JetPack label differently from jetson-stats (and why) is kept there, once."""
+    path = Path(__file__).parents[2] / "scripts" / "matrix-refresh"
+    loader = SourceFileLoader("matrix_refresh", str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
 
+
+REFRESH = load_refresher()
+LABELS_WRITTEN_DIFFERENTLY = REFRESH.LABELS_WRITTEN_DIFFERENTLY
+three_part = REFRESH.three_part
 
 JETSON_STATS = {
     three_part(l4t): jetpack for l4t, jetpack in jetson_variables.NVIDIA_JETPACK.items()
