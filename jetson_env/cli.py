@@ -232,10 +232,18 @@ def cmd_info(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         ("CUDA", show("cuda", p["cuda"]["version"])),
         ("OS", p["os"]["pretty_name"] or "unknown"),
         ("Python", f"{p['python']['version']} ({p['python']['executable']})"),
-        ("In the matrix", "yes" if p["supported"] else "no: see `jetson-env matrix`"),
+        ("In the matrix", in_the_matrix(p)),
     ]
     term.table(("", "This machine"), rows)
     return EXIT_OK
+
+
+def in_the_matrix(platform: dict[str, Any]) -> str:
+    if not platform["supported"]:
+        return "no: see `jetson-env matrix`"
+    if platform.get("assumed_from"):
+        return f"no row of its own: R{platform['assumed_from']}'s, the newest of its line"
+    return "yes"
 
 
 def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
