@@ -1,5 +1,11 @@
 """jetson_env.provisioning: the row and values the playbook's roles read, as a table."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from jetson_env import matrix
@@ -144,3 +150,48 @@ def matrix_torch(source) -> dict:
 )  # fmt: skip
 def test_the_torch_source_rule(source, overrides, expected):
     assert torch_source(matrix_torch(source), **overrides) == expected
+
+
+ROLE = Path(__file__).parents[2] / "playbooks" / "roles" / "torch"
+RENDER = """
+- hosts: localhost
+  gather_facts: false
+  vars_files: [{defaults}, {vars}]
+  tasks:
+    - ansible.builtin.debug:
+        msg: "{{{{ {{'kind': _torch_kind, 'url': _torch_url, 'filename': _torch_url_filename,
+                   'index': _torch_index, 'version': _torch_requested_version,
+                   'matrix_sha256': _torch_matrix_sha256}} }}}}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "overrides"),
+    [(NVIDIA_WHEEL, {}),
+     (NVIDIA_WHEEL, {"torch_pip_index": "https://i/simple", "torch_version": "2.5.1"})],
+    ids=["matrix-url", "index-override"],
+)  # fmt: skip
+def test_the_torch_role_reads_the_python_rule(tmp_path, source, overrides):
+    """The role's variables, rendered by the ansible-core in this venv, are torch_source's."""
+    playbook = tmp_path / "render.yml"
+    playbook.write_text(
+        RENDER.format(defaults=ROLE / "defaults" / "main.yml", vars=ROLE / "vars" / "main.yml")
+    )
+    extra = {"jetson_facts_row": {"torch": matrix_torch(source)}, **overrides}
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         str(playbook), "-e", json.dumps(extra)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "ANSIBLE_FILTER_PLUGINS": str(ROLE.parents[1] / "filter_plugins"),
+             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    rendered = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    expected = torch_source(
+        matrix_torch(source),
+        wheel_url=overrides.get("torch_wheel_url", ""),
+        pip_index=overrides.get("torch_pip_index", ""),
+        version=overrides.get("torch_version", ""),
+    )
+    del expected["overridden"]
+    assert rendered == expected
