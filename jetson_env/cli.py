@@ -579,6 +579,11 @@ def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         except images_mod.NoImage as exc:
             term.error(str(exc), hint="`jetson-env images list` shows which host runs which image")
             return EXIT_FAILED
+        if host.l4t and matrix.resolve(host.l4t).assumed:
+            term.note(
+                f"L4T R{normalize_l4t(host.l4t)} has no row of its own: R"
+                f"{matrix.resolve(host.l4t).assumed_from}'s, the newest of its line, applies"
+            )
         if args.json:
             term.json({"schema": 1, "image": images_mod.describe(image, matrix, repo)})
         else:

@@ -174,6 +174,14 @@ def test_images_tag_for_an_l4t_left_out_on_purpose_says_why(l4t):
     assert f"L4T R{l4t} is not supported ({reason}); supported releases: R32.4.3, " in message
 
 
+def test_images_tag_for_an_unlisted_point_release_names_the_row_it_assumes():
+    proc = jetson_env("--no-color", "images", "tag", "--l4t", "R36.4.99")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "jetson-env:r36.4.0\n"
+    newest = matrix_mod.load().newest_of_line("36.4.99").l4t
+    assert f"R36.4.99 has no row of its own: R{newest}'s" in " ".join(proc.stderr.split())
+
+
 def test_images_tag_on_this_x86_machine():
     proc = jetson_env("--no-color", "images", "tag")
     assert proc.returncode == 0, proc.stderr
