@@ -104,7 +104,7 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
         "compute_capabilities": (
             {soc: matrix.socs[soc] for soc in family["socs"]} if "socs" in family else None
         ),
-        "pycuda": matrix.pycuda_for(release.python) if release.python else matrix.pycuda_for(""),
+        "pycuda": matrix.pycuda_for(release.python),
         "torch2trt": dict(matrix.torch2trt),
         "assumed_from": assumed_from,
         "sources": [matrix.source_url(name) for name in release.sources],
