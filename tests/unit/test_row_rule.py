@@ -6,6 +6,7 @@ import pytest
 from jetson_env import images, info
 from jetson_env.checks import platform as platform_check
 from jetson_env.checks.context import Facts
+from jetson_env.fleet import platform_label
 from jetson_env.matrix import UnknownRelease, load
 from jetson_env.probing import ProbeResult
 from jetson_env.provisioning import plan
@@ -73,3 +74,8 @@ def test_info_names_the_row_it_assumes():
     assert "R36.4.7's (JetPack 6.2.1), the newest of its line" in described["unknown"]["jetpack"]
     exact = info.describe(orin("36.4.3"), {}, M)
     assert (exact["jetpack"], exact["assumed_from"], exact["matrix_row"]) == ("6.2", None, "36.4.3")
+
+
+def test_the_fleet_summary_names_the_row_it_assumes():
+    assert platform_label(info.describe(orin("36.4.9"), {}, M)) == "L4T R36.4.9 / R36.4.7's row"
+    assert platform_label(info.describe(orin("36.4.3"), {}, M)) == "L4T R36.4.3 / JetPack 6.2"
