@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs playbooks/jetson.yml inside an image build (images/Dockerfile):
+# Runs the playbook jetson_env.jetson.provision inside an image build (images/Dockerfile),
+# from the collection the jetson-env wheel carries (installed with Ansible below):
 #   provision.sh build    stage `build`: provision with compilers, keep the built wheels
 #   provision.sh install  final stage: the same roles install those wheels, nothing is
 #                         compiled; then jetson-env itself; then Ansible, the wheels and
@@ -50,10 +51,10 @@ playbook_vars=${PLAYBOOK_VARS:-}
 [ -n "$playbook_vars" ] || playbook_vars='{}'
 cmake_archs=$(printf '%s' "$arch_list" | tr -d . | tr ';' ' ')
 
-say "ansible-playbook playbooks/jetson.yml (L4T ${L4T:-none: x86_64})"
+say "ansible-playbook jetson_env.jetson.provision (L4T ${L4T:-none: x86_64})"
 cd "$src"
-ANSIBLE_CONFIG=$src/ansible.cfg ANSIBLE_CACHE_PLUGIN=memory ANSIBLE_FORCE_COLOR=0 \
-    "$ansible_venv/bin/ansible-playbook" -c local -i localhost, playbooks/jetson.yml \
+ANSIBLE_FORCE_COLOR=0 \
+    "$ansible_venv/bin/ansible-playbook" -c local -i localhost, jetson_env.jetson.provision \
     -e "ansible_python_interpreter=$python" \
     -e @images/container-build.yml \
     -e "{\"jetson_facts_l4t\": \"${L4T:-}\", \"torchvision_cuda_arch_list\": \"$arch_list\", \"torch2trt_cuda_architectures\": \"$cmake_archs\", \"jetpack_apt_enabled\": $from_apt, \"tensorrt_from_apt\": $from_apt}" \

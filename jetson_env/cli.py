@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import signal
 import sys
@@ -420,10 +421,10 @@ def fix_playbook(
     """ansible-playbook with the plan's roles (--check --diff for the plan), its command shown."""
     from jetson_env import fixing
 
-    cmd = fixing.command(setup.ansible_playbook, setup.playbook, connection, the_plan, variables,
-                         check=check, ask_become_pass=ask_become_pass)  # fmt: skip
+    cmd = fixing.command(setup.ansible_playbook, connection, the_plan, variables, check=check,
+                         ask_become_pass=ask_become_pass)  # fmt: skip
     term.note("running: " + shlex.join(cmd))
-    return fixing.run_playbook(cmd, setup.playbook)
+    return fixing.run_playbook(cmd)
 
 
 def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
@@ -495,8 +496,7 @@ def fleet_fix(
     from jetson_env import fixing, fleet
 
     term.fleet(before.as_dict())
-    # The playbook runs in the checkout (its ansible.cfg): the inventory as a path from here.
-    inventory = args.inventory if "," in args.inventory else str(Path(args.inventory).resolve())
+    inventory = args.inventory
     applied = []
     for host, report in before.ordered:
         if not report.reached:
@@ -522,6 +522,26 @@ def fleet_fix(
         for check, old, new in fixing.before_after(before.reports[host], again.reports[host]):
             term.line(f"{host}: {check}: {old} -> {new}")
     return fleet.FleetReport(before.inventory, before.limit, {**before.reports, **again.reports})
+
+
+def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    """ansible-playbook in this process's place: its output, its exit code, its signals."""
+    from jetson_env import collection
+
+    try:
+        ansible_playbook = collection.ansible_command()
+    except collection.AnsibleMissing as exc:
+        term.error(str(exc), hint=exc.hint)
+        return EXIT_USAGE
+    cmd = collection.provision_command(
+        ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,
+        extra_vars=args.extra_vars, check=args.check, diff=args.diff,
+        ask_become_pass=args.ask_become_pass, passthrough=args.ansible_args,
+    )  # fmt: skip
+    term.note("running: " + shlex.join(cmd))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(ansible_playbook, cmd, collection.environment(ansible_playbook))
 
 
 def forks(text: str) -> int:
@@ -720,6 +740,28 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", dest="doctor_verbose", action="count", default=0, help="details"
     )
     doctor.set_defaults(func=cmd_doctor)
+
+    provision = sub.add_parser(
+        "provision",
+        help="run the provisioning playbook (Ansible) on this machine or an inventory",
+        description="Runs the collection's playbook jetson_env.jetson.provision with this "
+        "environment's ansible-playbook: Ansible's own output and exit code. Without -i: this "
+        "machine. Arguments after `--` go to ansible-playbook as they are. See docs/playbook.md.",
+    )
+    provision.add_argument("-i", "--inventory", metavar="INVENTORY", help="Ansible inventory")
+    provision.add_argument("--limit", metavar="PATTERN", help="only these hosts")
+    provision.add_argument("--tags", metavar="ROLE[,ROLE]", help="only these roles")
+    provision.add_argument(
+        "-e", "--extra-vars", action="append", default=[], metavar="VARS",
+        help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",
+    )  # fmt: skip
+    provision.add_argument("--check", action="store_true", help="change nothing; say what would")
+    provision.add_argument("--diff", action="store_true", help="show the changes to files")
+    provision.add_argument(
+        "-K", "--ask-become-pass", action="store_true", help="ask for the sudo password"
+    )
+    provision.add_argument("ansible_args", nargs="*", metavar="-- ANSIBLE-PLAYBOOK-ARGS")
+    provision.set_defaults(func=cmd_provision)
 
     images = sub.add_parser("images", help="container images: list, build, the tag for this host")
     images.add_argument(

@@ -1,5 +1,6 @@
-"""`jetson-env doctor --fix`: the doctor's findings -> the roles (tags) of playbooks/jetson.yml
-that fix them -> ansible-playbook, first with --check --diff (the plan), then for real.
+"""`jetson-env doctor --fix`: the doctor's findings -> the roles (tags) of the collection's
+provision playbook that fix them -> ansible-playbook, first with --check --diff (the plan),
+then for real.
 
 The doctor changes nothing itself: every change is the playbook's, so a fixed host is a
 host the playbook would have made. Findings without a role (a download behind NVIDIA's
@@ -9,78 +10,33 @@ login, hardware, a user's own files) are listed and left alone.
 from __future__ import annotations
 
 import json
-import os
-import re
 import shlex
-import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from jetson_env import collection
 from jetson_env.doctor import SCHEMA, Report
 from jetson_env.findings import Finding
 
-PROVISION_INSTALL = "pip install '.[provision]' (README, \"Provisioning\")"
-# The checkout's playbook: where the command runs (the README runs it from the checkout),
-# else beside the package (an editable install).
-PLAYBOOK_PLACES = (Path("playbooks") / "jetson.yml",
-                   Path(__file__).resolve().parent.parent / "playbooks" / "jetson.yml")  # fmt: skip
-RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=\d+\s+changed=(?P<changed>\d+)", re.MULTILINE)
+RESULTS_CALLBACK = f"{collection.FQCN}.results"
 
 
 class FixError(Exception):
-    """--fix cannot start (no playbook, no ansible-playbook, an unknown role): nothing changed."""
+    """--fix cannot start (no ansible-playbook, an unknown role): nothing changed."""
 
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
         self.hint = hint
 
 
-def find_playbook() -> Path:
-    for place in PLAYBOOK_PLACES:
-        if place.is_file():
-            return place.resolve()
-    raise FixError(
-        "--fix runs playbooks/jetson.yml, which is not here",
-        hint="run it from the jetson-env checkout (where `ansible-playbook playbooks/jetson.yml` "
-        "runs)",
-    )
-
-
-def find_ansible_playbook() -> str:
-    """ansible-playbook of this interpreter's environment (the provision extra), else PATH's."""
-    beside = Path(sys.executable).parent / "ansible-playbook"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("ansible-playbook")
-    if found is None:
-        raise FixError(
-            "--fix needs Ansible (ansible-playbook), which is not installed",
-            hint=f"install it: {PROVISION_INSTALL}; nothing was changed",
-        )
-    return found
-
-
-def playbook_roles(playbook: Path) -> list[str]:
-    """The tags --fix may run, in the playbook's order (every role's own tag)."""
-    plays = yaml.safe_load(playbook.read_text())
-    return [
-        entry["role"]
-        for play in plays
-        for entry in play.get("roles", [])
-        if entry["role"] in entry.get("tags", [])
-    ]
-
-
 @dataclass(frozen=True)
 class Setup:
     """What every --fix needs, checked before the doctor runs: bad input changes nothing."""
 
-    playbook: Path
     known_roles: list[str]
     only: list[str] | None  # the roles given to --fix, if any
     ansible_playbook: str
@@ -88,23 +44,27 @@ class Setup:
 
 
 def setup(fix: list[str], playbook_vars: str | None) -> Setup:
-    playbook = find_playbook()
-    known = playbook_roles(playbook)
+    known = collection.provision_roles()
     only = [role for part in fix for role in part.split(",") if role] or None
     unknown = sorted(set(only or ()) - set(known))
     if unknown:
         raise FixError(
-            f"no role {', '.join(unknown)} in {playbook.name}",
+            f"no role {', '.join(unknown)} in {collection.PROVISION}",
             hint="--fix takes the playbook's roles (tags): " + ", ".join(known),
         )
-    ansible_playbook = find_ansible_playbook()
+    try:
+        ansible_playbook = collection.ansible_command()
+    except collection.AnsibleMissing as exc:
+        hint = f"{exc.hint}; nothing was changed"
+        raise FixError(f"--fix needs Ansible: {exc}", hint=hint) from None
+
     try:
         variables = json.loads(playbook_vars) if playbook_vars else {}
     except json.JSONDecodeError as exc:
         raise FixError(f"--playbook-vars is not JSON: {exc}") from None
     if not isinstance(variables, dict):
         raise FixError("--playbook-vars must be a JSON object")
-    return Setup(playbook, known, only, ansible_playbook, variables)
+    return Setup(known, only, ansible_playbook, variables)
 
 
 @dataclass
@@ -178,7 +138,6 @@ class InventoryHost:
 
 def command(
     ansible_playbook: str,
-    playbook: Path,
     connection: Connection | InventoryHost,
     the_plan: Plan,
     variables: dict[str, Any],
@@ -186,7 +145,7 @@ def command(
     check: bool,
     ask_become_pass: bool,
 ) -> list[str]:
-    cmd = [ansible_playbook, str(playbook), *connection.arguments(),
+    cmd = [ansible_playbook, collection.PROVISION, *connection.arguments(),
            "--tags", ",".join(the_plan.roles), "-e", json.dumps(variables)]  # fmt: skip
     if ask_become_pass:
         cmd.append("--ask-become-pass")
@@ -195,22 +154,39 @@ def command(
     return cmd
 
 
-def run_playbook(cmd: list[str], playbook: Path) -> tuple[int, int | None]:
-    """Run it with the checkout's ansible.cfg, its output on stderr (diagnostics); the exit
-    code and the recap's changed count (None when there is no recap)."""
-    checkout = playbook.parent.parent
-    env = {**os.environ, "ANSIBLE_CONFIG": str(checkout / "ansible.cfg")}
-    process = subprocess.Popen(
-        cmd, cwd=checkout, env=env, stdout=subprocess.PIPE, stderr=sys.stderr, text=True
-    )
-    output = []
-    assert process.stdout is not None
-    for line in process.stdout:
-        sys.stderr.write(line)
-        output.append(line)
-    code = process.wait()
-    recap = RECAP.findall("".join(output))
-    return code, sum(int(changed) for _host, changed in recap) if recap else None
+def run_playbook(cmd: list[str]) -> tuple[int, int | None]:
+    """Run it as the user would (their ansible.cfg, stdout callback and current directory),
+    its output on stderr (diagnostics); the exit code and the hosts' changed count, read
+    from the collection's results callback (None when the run ended before its stats)."""
+    with tempfile.TemporaryDirectory(prefix="jetson-env-fix-") as tmp:
+        results_file = Path(tmp) / "results.json"
+        env = collection.environment(cmd[0])
+        env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join([*callbacks_enabled(env), RESULTS_CALLBACK])
+        env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
+        process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=sys.stderr,
+                                   text=True)  # fmt: skip
+        assert process.stdout is not None
+        for line in process.stdout:
+            sys.stderr.write(line)
+        code = process.wait()
+        try:
+            results = json.loads(results_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return code, None
+    return code, sum(stats["changed"] for stats in results["hosts"].values())
+
+
+def callbacks_enabled(env: dict[str, str]) -> list[str]:
+    """The callbacks the user's own settings enable (Ansible's config lookup: the
+    environment, ANSIBLE_CONFIG, ./ansible.cfg, ~/.ansible.cfg), so that --fix adds its
+    results callback to them instead of replacing them."""
+    if env.get("ANSIBLE_CALLBACKS_ENABLED"):
+        return [name for name in env["ANSIBLE_CALLBACKS_ENABLED"].split(",") if name.strip()]
+    try:
+        from ansible.config.manager import ConfigManager
+    except ImportError:  # Ansible of another environment: only its environment is known
+        return []
+    return list(ConfigManager().get_config_value("CALLBACKS_ENABLED") or [])
 
 
 def before_after(before: Report, after: Report) -> list[tuple[str, str, str]]:

@@ -3,7 +3,7 @@
 Ansible reaches the hosts (the inventory's connection settings, become, forks, SSH
 multiplexing and host key checking: what users already run their fleet with) and runs
 the same probe scripts as `doctor --host` in each host's interpreter, through the
-jetson_env_probe action (jetson_env/ansible/action_plugins): one command per host, the
+jetson_env.jetson.probe action (the collection's plugins/action): one command per host, the
 probe runner (jetson_env/ansible/probe_runner.py) and its jobs on stdin. On a host the
 light probes share one process (one interpreter start per host, not seven), the
 framework ones another. Their output comes back whole and is read here exactly as a
@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
-import shutil
 import subprocess
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -32,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from jetson_env import collection
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.findings import CRASH, FAIL, OK, WARN
@@ -170,17 +168,6 @@ class FleetReport:
         }
 
 
-def ansible_playbook() -> str:
-    """ansible-playbook beside this interpreter (jetson-env's own venv), else on PATH."""
-    beside = Path(sys.executable).parent / "ansible-playbook"
-    found = str(beside) if beside.is_file() else shutil.which("ansible-playbook")
-    if found is None:
-        raise FleetError(
-            "ansible-playbook is not installed", hint="pip install 'jetson-env[provision]'"
-        )
-    return found
-
-
 def _job(names: list[str], timeouts: dict[str, float]) -> dict[str, Any]:
     source = script(names)
     return {"id": hashlib.sha256(source.encode("utf-8")).hexdigest()[:16], "script": source,
@@ -205,14 +192,15 @@ def run_playbook(
 ) -> tuple[dict[str, dict[str, Any]], str]:
     """ansible-playbook with the probe playbook: per host, its outcome and result; and
     what Ansible said on stderr (warnings: an inventory it could not parse ...)."""
-    playbooks = resources.files("jetson_env") / "ansible"
     every = jobs_all + [job for jobs in jobs_by_host.values() for job in jobs]
     budget = max(process_budget(job["names"], job["timeouts"]) for job in every)
-    env = dict(os.environ)
-    callbacks = [str(playbooks / "callback_plugins"), env.get("ANSIBLE_CALLBACK_PLUGINS", "")]
+    try:
+        ansible_playbook = collection.ansible_command()
+    except collection.AnsibleMissing as exc:
+        raise FleetError(str(exc), hint=exc.hint) from None
+    env = collection.environment(ansible_playbook)
     env.update({
-        "ANSIBLE_STDOUT_CALLBACK": "jetson_env_fleet",
-        "ANSIBLE_CALLBACK_PLUGINS": os.pathsep.join(filter(None, callbacks)),
+        "ANSIBLE_STDOUT_CALLBACK": f"{collection.FQCN}.fleet",
         "ANSIBLE_RETRY_FILES_ENABLED": "false",
     })  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="jetson-env-fleet-") as tmp:
@@ -228,7 +216,7 @@ def run_playbook(
         }
         vars_file = Path(tmp) / "vars.json"
         vars_file.write_text(json.dumps(variables), encoding="utf-8")
-        command = [ansible_playbook(), "-i", inventory, str(playbooks / "doctor.yml"),
+        command = [ansible_playbook, "-i", inventory, collection.DOCTOR,
                    "-e", f"@{vars_file}"]  # fmt: skip
         if limit:
             command += ["--limit", limit]

@@ -1,6 +1,6 @@
 """What the playbook provisions on a host: its matrix row and what follows from it.
 
-The roles only read this (through playbooks/filter_plugins/jetson_env.py), so row
+The roles only read this (through the collection's filters, plugins/filter/jetson_env.py), so row
 selection (Matrix.resolve), the torch -> torchvision pairing, the compute capability
 (Matrix.device_capability) and where torch comes from (torch_source) have one
 implementation, the one the doctor and the images use.

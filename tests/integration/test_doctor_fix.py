@@ -230,7 +230,8 @@ def test_bad_input_and_an_unreachable_host_change_nothing(fleet: Fleet):
 
 
 NANO = "nano-r32.4.3"
-CHECKOUT = "/root/jetson-env"  # a copy of this checkout on the Nano, where --fix runs
+# --fix runs from an unrelated folder: the installed wheel carries the roles.
+WORKDIR = "/root/elsewhere"
 # What a flashed JetPack 4 has: JetPack's own apt source list and the CSV mount lists
 # (l4t.csv from L4T itself, the others from NVIDIA's nvidia-container-csv-* packages).
 JETPACK_SOURCE = "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list"  # jetpack_apt_existing_source
@@ -257,25 +258,11 @@ def flash_like_jetpack4(host: Host, apt: StandinApt, work: Path) -> None:
     write_daemon_json(host, {"runtimes": NVIDIA_RUNTIME, "default-runtime": "nvidia"}, work)
 
 
-def copy_checkout(host: Host, work: Path) -> None:
-    """The files `--fix` runs: the playbook, its ansible.cfg and the package it reads."""
-    repo = Path(__file__).parents[2]
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--",
-         "ansible.cfg", "playbooks", "jetson_env"],
-        cwd=repo, capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
-    archive = work / "checkout.tar"
-    subprocess.run(["tar", "-cf", str(archive), "-C", str(repo), *listed], check=True)
-    host.exec(["mkdir", "-p", CHECKOUT])
-    host.copy_in(archive, "/tmp/checkout.tar")
-    host.exec(["tar", "-xf", "/tmp/checkout.tar", "-C", CHECKOUT])
-
-
 def local_fix(host: Host) -> subprocess.CompletedProcess:
-    """`jetson-env doctor --fix --yes --json` on the host itself, in the checkout's copy."""
+    """`jetson-env doctor --fix --yes --json` on the host itself, from a folder that holds
+    nothing of jetson-env (the installed wheel's collection has the roles)."""
     return host.exec(
-        ["sh", "-c", f'cd {CHECKOUT} && exec "$@"', "sh", f"{VENV}/bin/jetson-env", "--no-color",
+        ["sh", "-c", f'cd {WORKDIR} && exec "$@"', "sh", f"{VENV}/bin/jetson-env", "--no-color",
          "doctor", "--fix", "--yes", "--json", "--python", PYTHON, "--check", "docker",
          "--no-smoke", "--playbook-vars", json.dumps(NANO_VARS)],
         check=False, timeout=900,
@@ -289,7 +276,7 @@ def test_a_nano_fixes_its_missing_csv_list_itself(tmp_path: Path):
             flash_like_jetpack4(host, apt, tmp_path)
             host.install_project()
             host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
-            copy_checkout(host, tmp_path)
+            host.exec(["mkdir", "-p", WORKDIR])
             host.exec(["dpkg", "--purge", CSV_PACKAGES["cudnn.csv"]])
             host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
 
@@ -313,7 +300,8 @@ def test_a_nano_fixes_its_missing_csv_list_itself(tmp_path: Path):
             changed = paths_changed_since(host, MARKER)
             package_doc = f"/usr/share/doc/{CSV_PACKAGES['cudnn.csv']}"
             expected = (CSV_DIR, package_doc, "/var/lib/dpkg", "/var/lib/apt", "/var/cache",
-                        "/var/log", CHECKOUT, "/root/.cache")  # fmt: skip
+                        "/var/log", "/root/.cache")  # fmt: skip
+            # Nothing is written into the folder --fix runs from.
             unexpected = {
                 path for path in changed
                 if path != "/usr/share/doc" and not path.startswith(expected)

@@ -29,14 +29,13 @@ from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import VENV, Host
 from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixture)
 
+from jetson_env import collection, matrix
 from jetson_env import doctor as doctor_mod
 from jetson_env import fleet as fleet_mod
-from jetson_env import matrix
 
 pytestmark = pytest.mark.hosts
 
 PYTHON = f"{VENV}/bin/python"
-PLAYBOOK = Path(__file__).parents[2] / "playbooks" / "jetson.yml"
 DOCS = Path(__file__).parents[2] / "docs"
 REPORT_SCHEMA = json.loads((DOCS / "doctor-report.schema.json").read_text())
 FLEET_SCHEMA = json.loads((DOCS / "doctor-fleet.schema.json").read_text())
@@ -262,7 +261,9 @@ def test_the_probe_action_on_each_ansible_end(
     light probe's timeout added up, 5 s x 7 + 30 s); the rest of that process runs in
     one more pass."""
     ansible = ANSIBLE_ENDS[end].ensure()
-    monkeypatch.setattr(fleet_mod, "ansible_playbook", lambda: str(ansible.bin("ansible-playbook")))
+    monkeypatch.setattr(
+        collection, "ansible_command", lambda name="ansible-playbook": str(ansible.bin(name))
+    )
     monkeypatch.setenv("HOME", str(tmp_path))
     inventory = {"all": {"hosts": {"x86": {"ansible_connection": "community.docker.docker",
                                            "ansible_host": x86_host.container}}}}  # fmt: skip
@@ -315,7 +316,8 @@ def test_fix_across_the_fleet(tmp_path: Path):
         assert "fixme: termcolor: fail -> ok" in fixed.stdout
         assert "--fix: down was not reached, nothing to fix there" in fixed.stdout
         inventory = str(tmp_path / "fleet.yml")
-        assert f"ansible-playbook {PLAYBOOK} -i {inventory} --limit fixme " in fixed.stderr
+        playbook = "jetson_env.jetson.provision"
+        assert f"ansible-playbook {playbook} -i {inventory} --limit fixme " in fixed.stderr
         assert "--limit down" not in fixed.stderr
         assert fixed.stdout.splitlines()[-1] == (
             "UNREACHABLE: 2 hosts, 1 unreachable, 1 ok (exit code 3)"

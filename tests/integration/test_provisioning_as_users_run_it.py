@@ -1,11 +1,15 @@
 """Provisioning the way users run it: the README's install, over SSH, and a real JetPack 4 Python.
 
-- A newcomer: a copy of the checkout (what git tracks, like a fresh clone), the README's
-  provisioning install run verbatim in it (only ansible-core, no collections), an empty
-  HOME (no controller cache, a known_hosts with the host's key), `--check` and then the
-  playbook against a fresh x86 host over SSH, then that venv's `jetson-env doctor --host`
-  agreeing. torch comes from pip's configured index: the controller computes the host's
-  wheel tags (glibc 2.36) to fetch the matrix's manylinux_2_28 wheel.
+- A newcomer: the wheel built from a copy of the checkout (what git tracks, like a fresh
+  clone; not an editable install), the README's provisioning install run verbatim with an
+  empty HOME (a venv in ~/jetson-env outside the checkout; pip finds the not yet published
+  jetson-env through PIP_FIND_LINKS, ansible-core from its index), then from an unrelated
+  folder `jetson-env provision --check` and the real run against a fresh x86 host over SSH
+  (a known_hosts with the host's key), a second run changing nothing, nothing written into
+  that folder, the lock file beside the inventory; that venv's `jetson-env doctor --host`
+  agreeing; a breakage (termcolor removed) repaired by `jetson-env doctor --fix --yes`.
+  torch comes from pip's configured index: the controller computes the host's wheel tags
+  (glibc 2.36) to fetch the matrix's manylinux_2_28 wheel.
 - JetPack 4: an x86 host with a Nano's release files and a genuine CPython 3.6.15 (pyenv's
   build on this machine) as the interpreter Ansible's modules and the stack use. The oldest
   supported ansible-core (2.16) provisions it; the newest stops in the preflight, naming the
@@ -19,6 +23,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,36 +117,59 @@ def start_sshd(host: Host, home: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def newcomer(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh clone with the README's provisioning install done in it, as the README says."""
-    clone = fresh_clone(tmp_path_factory.mktemp("newcomer") / "jetson-env")
-    command = readme_provisioning_install()
-    assert ".venv/bin/pip install" in command and "[provision]" in command, command
-    subprocess.run(["bash", "-c", command], cwd=clone, check=True, timeout=900)
-    return clone
+def newcomer_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The newcomer's HOME: empty (no controller cache, no ~/.ansible)."""
+    return tmp_path_factory.mktemp("newcomer-home")
 
 
 @pytest.fixture(scope="module")
-def newcomer_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, Path, int]]:
-    home = tmp_path_factory.mktemp("newcomer-home")
+def newcomer(tmp_path_factory: pytest.TempPathFactory, newcomer_home: Path) -> Path:
+    """The README's provisioning install, verbatim, with the wheel of a fresh clone: the
+    venv it makes (in the newcomer's HOME, outside any checkout)."""
+    work = tmp_path_factory.mktemp("newcomer")
+    clone = fresh_clone(work / "jetson-env")
+    wheels = work / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
+         str(wheels), str(clone)],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    command = readme_provisioning_install()
+    assert "pip install" in command and "'jetson-env[provision]'" in command, command
+    env = {**newcomer_env(newcomer_home), "PIP_FIND_LINKS": str(wheels)}
+    subprocess.run(["bash", "-c", command], cwd=work, env=env, check=True, timeout=900)
+    venv = newcomer_home / "jetson-env"
+    assert (venv / "bin" / "jetson-env").is_file(), sorted(newcomer_home.iterdir())
+    return venv
+
+
+def newcomer_env(home: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
+    env.update(HOME=str(home), SSH_AUTH_SOCK="", ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def newcomer_host(newcomer_home: Path) -> Iterator[tuple[Host, Path, int]]:
     host = start_playbook_host("x86-debian12", "newcomer")
     try:
-        yield host, home, start_sshd(host, home)
+        yield host, newcomer_home, start_sshd(host, newcomer_home)
     finally:
         remove_host(host)
 
 
-def newcomer_playbook(clone: Path, home: Path, inventory: Path, *args: str):
-    """ansible-playbook from the newcomer's venv in its clone (its ansible.cfg), HOME=home."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
-    env.update(HOME=str(home), SSH_AUTH_SOCK="", ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
-    env.pop("VIRTUAL_ENV", None)
-    result = subprocess.run(
-        [str(clone / ".venv/bin/ansible-playbook"), "-i", str(inventory), "playbooks/jetson.yml",
-         *args],
-        cwd=clone, env=env, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT_S,
-        check=False,
+def newcomer_runs(venv: Path, home: Path, where: Path, *args: str):
+    """`jetson-env ARGS` of the newcomer's venv, run from `where`, HOME=home."""
+    return subprocess.run(
+        [str(venv / "bin" / "jetson-env"), *args], cwd=where, env=newcomer_env(home),
+        capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT_S, check=False,
     )  # fmt: skip
+
+
+def newcomer_provision(venv: Path, home: Path, where: Path, inventory: Path, *args: str):
+    """`jetson-env provision -i INVENTORY` (Ansible's default output) and its recap."""
+    result = newcomer_runs(venv, home, where, "provision", "-i", str(inventory), *args)
     fields = ("ok", "changed", "unreachable", "failed")
     recap = {
         m[0]: dict(zip(fields, map(int, m[1:]), strict=True)) for m in RECAP.findall(result.stdout)
@@ -154,8 +182,10 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
 ):
     host, home, port = newcomer_host
     ansible_version = subprocess.run(
-        [str(newcomer / ".venv/bin/ansible"), "--version"], capture_output=True, text=True
+        [str(newcomer / "bin" / "ansible"), "--version"], capture_output=True, text=True
     ).stdout
+    elsewhere = tmp_path / "elsewhere"  # a folder of the user's that has nothing of ours
+    elsewhere.mkdir()
     trt = build_tensorrt_tarball(TRT_VERSION, "cp311", tmp_path / "trt")
     vision = source_archive(TORCHVISION_FIXTURE, "vision-0.28.0", tmp_path)
     inventory = tmp_path / "hosts.yml"
@@ -181,7 +211,7 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
     }}}}))  # fmt: skip
     cache = home / ".cache" / "jetson-env"
 
-    check, check_recap = newcomer_playbook(newcomer, home, inventory, "--check")
+    check, check_recap = newcomer_provision(newcomer, home, elsewhere, inventory, "--check")
 
     assert check.returncode == 0, check.stdout[-4000:] + check.stderr
     assert check_recap["newcomer"]["failed"] == 0
@@ -191,7 +221,7 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
     )
     assert not cache.exists(), sorted(cache.rglob("*"))
 
-    run, recap = newcomer_playbook(newcomer, home, inventory)
+    run, recap = newcomer_provision(newcomer, home, elsewhere, inventory)
 
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr
     assert recap["newcomer"]["changed"] > 0
@@ -203,17 +233,18 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
         ["python3", "-c", "import torch; print(torch.__version__)"]
     ).stdout.strip() == ("2.13.0+cpu")
 
-    again, again_recap = newcomer_playbook(newcomer, home, inventory)
+    again, again_recap = newcomer_provision(newcomer, home, elsewhere, inventory)
     assert again.returncode == 0, again.stdout[-4000:]
     assert again_recap["newcomer"]["changed"] == 0, again.stdout[-4000:]
+    # The lock file of first-download sha256 is the inventory's; the folder run from is untouched.
+    assert "torch-2.13.0" in (tmp_path / "jetson-env.lock.yml").read_text()
+    assert list(elsewhere.iterdir()) == []
 
-    env = {**os.environ, "HOME": str(home), "SSH_AUTH_SOCK": ""}
-    doctor = subprocess.run(
-        [str(newcomer / ".venv/bin/jetson-env"), "doctor", "--json", "--no-smoke",
-         "--host", f"root@127.0.0.1:{port}", "--python", "/usr/bin/python3",
-         "--check", "termcolor", "--check", "torch", "--check", "torchvision",
-         "--check", "libnvinfer", "--check", "tensorrt-python"],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
+    target = ["--host", f"root@127.0.0.1:{port}", "--python", "/usr/bin/python3"]
+    doctor = newcomer_runs(
+        newcomer, home, elsewhere, "doctor", "--json", "--no-smoke", *target,
+        "--check", "termcolor", "--check", "torch", "--check", "torchvision",
+        "--check", "libnvinfer", "--check", "tensorrt-python",
     )  # fmt: skip
     report = json.loads(doctor.stdout)
     findings = {f["check"]: f for f in report["findings"]}
@@ -224,6 +255,18 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
     assert statuses == expected, report["findings"]
     assert findings["torch"]["summary"].startswith("torch 2.13.0+cpu is a CPU-only build")
     assert doctor.returncode == 0, doctor.stderr  # warnings only: healthy (docs/doctor.md)
+
+    # A breakage, repaired from the same unrelated folder with only the installed package.
+    host.exec(["python3", "-m", "pip", "uninstall", "--yes", "--quiet",
+               "--break-system-packages", "termcolor"])  # fmt: skip
+    fixed = newcomer_runs(
+        newcomer, home, elsewhere, "doctor", "--fix", "--yes", "--no-smoke", *target,
+        "--check", "termcolor", "--identity", str(home / ".ssh" / "id_ed25519"),
+    )  # fmt: skip
+    assert fixed.returncode == 0, fixed.stdout[-4000:] + fixed.stderr[-4000:]
+    assert "termcolor: fail -> ok" in fixed.stdout
+    assert host.exec(["python3", "-c", "import termcolor"], check=False).returncode == 0
+    assert list(elsewhere.iterdir()) == []
 
 
 @pytest.fixture

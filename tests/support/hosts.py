@@ -203,8 +203,8 @@ def _ensure_image(tag: str, build: Callable[[], None]) -> str:
 
 @cache
 def apt_sources_parser():
-    """The apt source parsing of playbooks/library/apt_source_indexed.py (one implementation)."""
-    path = REPO_ROOT / "playbooks" / "library" / "apt_source_indexed.py"
+    """The apt source parsing of the collection's apt_source_indexed module (one implementation)."""
+    path = REPO_ROOT / "ansible_collections/jetson_env/jetson/plugins/modules/apt_source_indexed.py"
     spec = importlib.util.spec_from_file_location("apt_source_indexed", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

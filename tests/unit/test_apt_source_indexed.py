@@ -1,4 +1,5 @@
-"""playbooks/library/apt_source_indexed.py: does apt hold an index of a source file's repositories?
+"""The collection's apt_source_indexed module: does apt hold an index of a source file's
+repositories?
 
 The naming is checked against this machine's real apt: `apt-get update` of a local
 repository into a private lists folder, then the module looks for what apt wrote.
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+MODULES = REPO_ROOT / "ansible_collections" / "jetson_env" / "jetson" / "plugins" / "modules"
 spec = importlib.util.spec_from_file_location(
-    "apt_source_indexed", REPO_ROOT / "playbooks" / "library" / "apt_source_indexed.py"
+    "apt_source_indexed", MODULES / "apt_source_indexed.py"
 )
 apt_source_indexed = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(apt_source_indexed)

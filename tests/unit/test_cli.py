@@ -237,7 +237,7 @@ def test_images_build_rejects_bad_playbook_vars():
 def test_fix_with_an_unknown_role_is_a_usage_error_before_any_probe():
     proc = jetson_env("doctor", "--fix", "cuda_env,no_such_role", "--python", "/nonexistent/py")
     assert proc.returncode == 2, proc.stderr
-    assert "no role no_such_role in jetson.yml" in proc.stderr
+    assert "no role no_such_role in jetson_env.jetson.provision" in proc.stderr
     assert "cuda_env, python_base" in proc.stderr  # the playbook's roles, listed
     assert proc.stdout == ""  # no report: the (missing) interpreter was never started
 
@@ -263,5 +263,5 @@ def test_fix_without_ansible_says_how_to_install_it(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert "needs Ansible" in proc.stderr
-    assert "pip install '.[provision]'" in proc.stderr
+    assert "pip install 'jetson-env[provision]'" in proc.stderr
     assert proc.stdout == ""

@@ -1,4 +1,4 @@
-"""playbooks/library/openpgp_keyring.py: the key pin that guards NVIDIA's Jetson apt repository.
+"""The collection's openpgp_keyring module: the key pin that guards NVIDIA's Jetson apt repository.
 
 Keys are real ones made by gpg (the stand-in repository's signing key); the module is
 checked against gpg's own fingerprint and binary export, and run for real through
@@ -17,7 +17,7 @@ import pytest
 from support.standin_apt import signing_key
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-LIBRARY = REPO_ROOT / "playbooks" / "library"
+LIBRARY = REPO_ROOT / "ansible_collections" / "jetson_env" / "jetson" / "plugins" / "modules"
 ANSIBLE = Path(os.environ.get("VIRTUAL_ENV", REPO_ROOT / ".venv")) / "bin" / "ansible"
 
 spec = importlib.util.spec_from_file_location("openpgp_keyring", LIBRARY / "openpgp_keyring.py")

@@ -152,7 +152,8 @@ def test_the_torch_source_rule(source, overrides, expected):
     assert torch_source(matrix_torch(source), **overrides) == expected
 
 
-ROLE = Path(__file__).parents[2] / "playbooks" / "roles" / "torch"
+COLLECTIONS = Path(__file__).parents[2]  # holds ansible_collections/jetson_env/jetson
+ROLE = COLLECTIONS / "ansible_collections" / "jetson_env" / "jetson" / "roles" / "torch"
 RENDER = """
 - hosts: localhost
   gather_facts: false
@@ -182,7 +183,7 @@ def test_the_torch_role_reads_the_python_rule(tmp_path, source, overrides):
         [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
          str(playbook), "-e", json.dumps(extra)],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "ANSIBLE_FILTER_PLUGINS": str(ROLE.parents[1] / "filter_plugins"),
+        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
              "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr

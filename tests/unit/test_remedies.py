@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jetson_env import roles
+from jetson_env import collection, roles
 from jetson_env.checks import cuda, docker, libnvinfer, termcolor
 from jetson_env.checks.context import Facts
 from jetson_env.matrix import load
@@ -18,7 +18,7 @@ from jetson_env.probes import docker as docker_probe
 from jetson_env.probing import ProbeResult
 
 REPO = Path(__file__).parents[2]
-PLAYBOOK = REPO / "playbooks" / "jetson.yml"
+PLAYBOOK = REPO / "ansible_collections" / "jetson_env" / "jetson" / "playbooks" / "provision.yml"
 MATRIX = load()
 SYSTEM_PYTHON = "/usr/bin/python3"
 
@@ -55,7 +55,11 @@ TRT_NOT_LISTED = {
 
 def tagged_roles() -> dict[str, list[str]]:
     plays = yaml.safe_load(PLAYBOOK.read_text())
-    return {entry["role"]: entry.get("tags", []) for play in plays for entry in play["roles"]}
+    return {
+        entry["role"].removeprefix("jetson_env.jetson."): entry.get("tags", [])
+        for play in plays
+        for entry in play["roles"]
+    }
 
 
 def test_every_role_has_its_own_tag_and_the_facts_always_run():
@@ -166,17 +170,16 @@ def test_the_probes_read_the_docker_runtime_roles_paths():
 
 @pytest.fixture
 def renamed_roles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the roles' defaults the test edits, read instead of the shipped ones."""
-    for link in roles.DEFAULTS_DIR.glob("*.yml"):
-        shutil.copy(link, tmp_path / link.name)
-    monkeypatch.setattr(roles, "DEFAULTS_DIR", tmp_path)
+    """A copy of the collection's roles the test edits, read instead of the shipped ones."""
+    shutil.copytree(collection.PATH / "roles", tmp_path / "roles")
+    monkeypatch.setattr(collection, "PATH", tmp_path)
     roles.defaults.cache_clear()
     yield tmp_path
     roles.defaults.cache_clear()
 
 
 def test_renaming_a_roles_file_renames_it_in_the_doctors_text(renamed_roles: Path):
-    defaults = renamed_roles / "tensorrt.yml"
+    defaults = renamed_roles / "roles" / "tensorrt" / "defaults" / "main.yml"
     defaults.write_text(
         defaults.read_text().replace("jetson-env-tensorrt.conf", "site-tensorrt.conf")
     )
@@ -184,10 +187,11 @@ def test_renaming_a_roles_file_renames_it_in_the_doctors_text(renamed_roles: Pat
     assert "tee /etc/ld.so.conf.d/site-tensorrt.conf" in finding.remedy.shell
 
 
-def test_the_shipped_defaults_are_the_roles_own():
-    for link in roles.DEFAULTS_DIR.glob("*.yml"):
-        role = link.stem
-        assert link.resolve() == REPO / "playbooks" / "roles" / role / "defaults" / "main.yml"
+def test_the_defaults_read_are_the_collections_own():
+    collection_roles = REPO / "ansible_collections" / "jetson_env" / "jetson" / "roles"
+    for role in ("cuda_env", "docker_runtime", "python_base", "tensorrt", "torch"):
+        path = collection_roles / role / "defaults" / "main.yml"
+        assert roles.defaults(role) == yaml.safe_load(path.read_text())
 
 
 def test_a_missing_csv_list_is_installed_by_docker_runtime_l4t_csv_is_not():

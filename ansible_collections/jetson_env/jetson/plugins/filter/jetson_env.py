@@ -1,0 +1,92 @@
+"""Filters that give the roles jetson-env's own Python for the rules it owns.
+
+The matrix is loaded and validated, and a target's wheel tags are computed, by the same
+code the doctor and the image builds run (the `jetson_env` package on the controller),
+so the roles only read the results and cannot disagree with it. The wheel installs that
+package beside this collection; a collection installed on its own needs
+`pip install jetson-env` in the controller's Python.
+"""
+
+import sys
+from pathlib import Path
+
+from ansible.errors import AnsibleFilterError
+
+# <root>/ansible_collections/jetson_env/jetson/plugins/filter/jetson_env.py: the wheel's
+# site-packages or the checkout, both of which hold the jetson_env package at <root>.
+PACKAGE_ROOT = Path(__file__).resolve().parents[5]
+if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
+    sys.path.append(str(PACKAGE_ROOT))
+
+try:
+    from jetson_env import matrix, provisioning, wheels
+except ImportError as exc:  # the collection without its Python package
+    matrix = provisioning = wheels = None
+    MISSING = (
+        f"the jetson_env.jetson collection needs the jetson-env Python package in the "
+        f"controller's Python ({sys.executable}): {exc}; install it there with "
+        f"`{sys.executable} -m pip install jetson-env`. Nothing was changed"
+    )
+
+
+def matrix_mapping(path):
+    """The version matrix file at `path` ("" = jetson-env's own), validated, merge keys
+    resolved, as one mapping."""
+    return _load(path).raw
+
+
+def plan(matrix_file, platform, python, host, allow_newer_point_release=False):
+    """The host's matrix row and what follows from it (jetson_env.provisioning.plan):
+    {"error": None, "family", "l4t", "assumed_from", "row", "compute_capability",
+    "platform_key", "pycuda"}, or {"error": the message} for a host it cannot provision."""
+    loaded = _load(matrix_file)
+    return provisioning.plan(loaded, platform, python, str(host), bool(allow_newer_point_release))
+
+
+def torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", version=""):
+    """Where torch comes from for a host (jetson_env.provisioning.torch_source): the matrix
+    row's `torch` and the torch role's overrides -> {"kind", "url", "filename", "index",
+    "version", "overridden", "matrix_sha256"}."""
+    _require_package()
+    return provisioning.torch_source(
+        dict(matrix_torch), str(wheel_file or ""), str(wheel_url or ""), str(pip_index or ""),
+        str(version or ""),
+    )  # fmt: skip
+
+
+def torchvision_tag(torch_version, matrix_file):
+    """The torchvision release paired with a torch version ("2.5.0a0+..." -> "0.20.0")."""
+    try:
+        return provisioning.torchvision_tag_for(_load(matrix_file), str(torch_version))
+    except matrix.UnknownRelease as exc:
+        raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
+
+
+def pip_platforms(machine, glibc):
+    """`--platform TAG` arguments for every wheel tag a `machine` with `glibc` accepts."""
+    _require_package()
+    return wheels.pip_platform_args(str(machine), str(glibc) if glibc else None)
+
+
+def _load(matrix_file):
+    _require_package()
+    try:
+        return matrix.load(Path(matrix_file) if matrix_file else None)
+    except matrix.MatrixError as exc:
+        raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
+
+
+def _require_package():
+    if matrix is None:
+        raise AnsibleFilterError(MISSING)
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "matrix": matrix_mapping,
+            "pip_platforms": pip_platforms,
+            "plan": plan,
+            "torch_source": torch_source,
+            "torchvision_tag": torchvision_tag,
+        }

@@ -1,0 +1,113 @@
+"""The Ansible face of jetson-env: the collection jetson_env.jetson, where it is, and how
+ansible-playbook is started to run its playbooks.
+
+The wheel carries the collection as a top-level `ansible_collections/jetson_env/jetson/`
+beside the `jetson_env` package (the checkout has the same layout). ansible-core scans
+sys.path for `ansible_collections` folders, so an ansible-playbook of this environment
+finds it with no setting at all; only where that scan cannot see it (an editable install,
+an ansible-playbook from another environment) is ANSIBLE_COLLECTIONS_PATH given, with
+this folder first. Nothing is written into the current directory and no ansible.cfg is
+imposed: the user's own (ANSIBLE_CONFIG, ./ansible.cfg, ~/.ansible.cfg) applies.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+NAMESPACE, NAME = "jetson_env", "jetson"
+FQCN = f"{NAMESPACE}.{NAME}"
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # site-packages, or the checkout
+PATH = PACKAGE_ROOT / "ansible_collections" / NAMESPACE / NAME
+PROVISION = f"{FQCN}.provision"
+DOCTOR = f"{FQCN}.doctor"
+# Where Ansible looks for collections when nothing is configured (ansible-core's default).
+DEFAULT_COLLECTIONS_PATH = "~/.ansible/collections:/usr/share/ansible/collections"
+INSTALL_HINT = "install Ansible with jetson-env: pip install 'jetson-env[provision]'"
+
+
+class AnsibleMissing(Exception):
+    """No ansible-playbook to run: nothing was changed."""
+
+    hint = INSTALL_HINT
+
+
+def ansible_command(name: str = "ansible-playbook") -> str:
+    """An Ansible command of this interpreter's environment (the provision extra), else
+    PATH's."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        raise AnsibleMissing(f"{name} is not installed")
+    return found
+
+
+def environment(command: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for an Ansible `command` that must find this collection."""
+    env = dict(os.environ if base is None else base)
+    same_environment = Path(command).parent == Path(sys.executable).parent
+    if same_environment and str(PACKAGE_ROOT) in map(str, map(_resolved, sys.path)):
+        return env
+    configured = env.get("ANSIBLE_COLLECTIONS_PATH") or DEFAULT_COLLECTIONS_PATH
+    env["ANSIBLE_COLLECTIONS_PATH"] = os.pathsep.join([str(PACKAGE_ROOT), configured])
+    return env
+
+
+def _resolved(entry: str) -> Path:
+    return Path(entry or ".").resolve()
+
+
+def playbook_file(name: str) -> Path:
+    return PATH / "playbooks" / f"{name}.yml"
+
+
+@cache
+def provision_roles() -> list[str]:
+    """The roles of the provision playbook that have a tag of their own (the names
+    --fix and --tags take), in the playbook's order."""
+    plays = yaml.safe_load(playbook_file("provision").read_text())
+    roles = []
+    for play in plays:
+        for entry in play.get("roles", []):
+            short = entry["role"].rpartition(".")[2]
+            if short in entry.get("tags", []):
+                roles.append(short)
+    return roles
+
+
+def role_defaults_file(role: str) -> Path:
+    return PATH / "roles" / role / "defaults" / "main.yml"
+
+
+def provision_command(
+    ansible_playbook: str,
+    inventory: str | None,
+    *,
+    limit: str | None = None,
+    tags: str | None = None,
+    extra_vars: list[str] = (),
+    check: bool = False,
+    diff: bool = False,
+    ask_become_pass: bool = False,
+    passthrough: list[str] = (),
+) -> list[str]:
+    """`jetson-env provision`'s ansible-playbook command: the packaged provision playbook
+    with the user's inventory (this machine, over the local connection, without one) and
+    Ansible's own options, passed as given."""
+    target = ["-i", inventory] if inventory else ["-i", "localhost,", "-c", "local"]
+    cmd = [ansible_playbook, PROVISION, *target]
+    for option, value in (("--limit", limit), ("--tags", tags)):
+        if value:
+            cmd += [option, value]
+    for value in extra_vars:
+        cmd += ["-e", value]
+    cmd += [flag for flag, on in (("--check", check), ("--diff", diff),
+                                  ("--ask-become-pass", ask_become_pass)) if on]  # fmt: skip
+    return cmd + list(passthrough)

@@ -1,1 +1,0 @@
-../../jetson_env/probes/platform.py
