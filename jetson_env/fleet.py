@@ -113,10 +113,13 @@ def host_status(report: doctor_mod.Report) -> str:
 
 
 def platform_label(platform: dict[str, Any] | None) -> str:
-    """'L4T R36.4.3 / JetPack 6.2', 'x86_64', or '' when the platform is not known."""
+    """'L4T R36.4.3 / JetPack 6.2', 'L4T R36.4.9 / R36.4.7's row' (a point release the
+    matrix serves with its line's newest row), 'x86_64', or '' when the platform is not known."""
     if not platform:
         return ""
     if platform["is_jetson"]:
+        if platform.get("assumed_from"):  # a point release without a row (the row rule)
+            return f"L4T R{platform['l4t']} / R{platform['assumed_from']}'s row"
         return f"L4T R{platform['l4t'] or '?'} / JetPack {platform['jetpack'] or '?'}"
     return str(platform["machine"])
 

@@ -68,9 +68,9 @@ class Facts:
         if not self.is_jetson or not self.platform or not self.platform["l4t"]:
             return None
         try:
-            return self.matrix.release(self.platform["l4t"])
+            return self.matrix.resolve(self.platform["l4t"]).release
         except UnknownRelease:
-            return self.matrix.newest_of_line(self.platform["l4t"])
+            return None
 
     @property
     def profile(self) -> Release:
