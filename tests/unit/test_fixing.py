@@ -20,13 +20,12 @@ def test_the_default_port_is_left_to_ssh():
     assert fixing.Connection(None).variables() == {}
 
 
-def test_variables_go_in_a_file_only_the_user_reads(tmp_path):
+def test_variables_go_in_a_file_only_the_user_reads():
     secret = {"ansible_become_password": "s3cret-pass"}
     the_plan = fixing.Plan(roles=["python_base"])
     with fixing.variables_file(secret) as path:
-        cmd = fixing.command("ansible-playbook", tmp_path / "jetson.yml",
-                             fixing.Connection("u@10.0.0.7"), the_plan, path, check=True,
-                             ask_become_pass=False)  # fmt: skip
+        cmd = fixing.command("ansible-playbook", fixing.Connection("u@10.0.0.7"), the_plan, path,
+                             check=True, ask_become_pass=False)  # fmt: skip
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert json.loads(path.read_text()) == secret
         assert cmd[cmd.index("-e") + 1] == f"@{path}"
