@@ -1,10 +1,13 @@
 """Checks in-process, as tables: captured probe facts in, findings out."""
 
+import itertools
+
 import pytest
 
-from jetson_env import doctor
+from jetson_env import doctor, fixing, fleet_page
 from jetson_env.checks import BY_NAME, docker, packages, tensorrt_python
 from jetson_env.checks.context import Facts
+from jetson_env.findings import SEVERITY, Finding
 from jetson_env.matrix import load
 from jetson_env.probing import ProbeResult
 
@@ -229,3 +232,15 @@ def test_smoke_judging(changed, expected):
     found = facts(smoke={**SMOKE_PASSING, **changed})
     findings = doctor.run_checks([BY_NAME["smoke"]], found)
     assert [(f.status, f.summary, f.details) for f in findings] == expected
+
+
+@pytest.mark.parametrize("worse, better", list(itertools.combinations(SEVERITY, 2)))
+def test_one_severity_order_sums_up_a_check_a_host_and_a_run(worse, better):
+    """A check's cell on the fleet page, its move in --fix's before -> after, and the run's
+    status all take the worse of two findings (skip alone counts as ok for the run)."""
+    both = [Finding("smoke", "smoke", better, "b"), Finding("smoke", "smoke", worse, "w")]
+    page_host = {"report": {"findings": [f.as_dict() for f in both]}}
+    assert fleet_page.cells(page_host)["smoke"][0] == worse
+    before, after = (doctor.Report("local", None, found, {}) for found in (both[:1], both))
+    assert fixing.before_after(before, after) == [("smoke", better, worse)]
+    assert after.status == worse
