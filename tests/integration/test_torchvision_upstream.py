@@ -10,7 +10,8 @@ in the matrix and given to the role as a file on the controller.
 Under these conditions the role builds the real setup.py (11.6 minutes on 2 cores, see
 tests/README.md), so the provisioning tests are the `slow` tier until the built wheel is in
 the controller's cache, keyed by the build's inputs (the role's build files among them);
-from then on they install that wheel and run in the default tier. The bad-archive tests need no build and always run.
+from then on they install that wheel and run in the default tier. The bad-archive tests need
+no build and always run.
 """
 
 import json
