@@ -21,6 +21,14 @@ from typing import TYPE_CHECKING, Any
 from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
+from jetson_env.exit_codes import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+)
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load, normalize_l4t
 from jetson_env.targets import LocalTarget, Strays, cancel_all
 from jetson_env.terminal import Terminal
@@ -28,8 +36,6 @@ from jetson_env.terminal import Terminal
 if TYPE_CHECKING:  # imported where used: most commands need neither
     from jetson_env import fixing, fleet
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 SHOW_PROBE_ERROR = (
     "`jetson-env doctor --check platform -v --python {python}` shows the probe's output"
 )
@@ -687,9 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
         "doctor",
         help="what is broken and the command that fixes it; then a model converted and run",
         description="Checks this machine (or --host) for PyTorch -> TensorRT conversion and "
-        "runs a smoke conversion. Exit codes: 0 healthy (ok, warn, skip), 1 a check failed "
-        "or crashed, 2 usage error, 3 the target could not be reached or its Python cannot run "
-        "the probes, 130 interrupted. See docs/doctor.md.",
+        f"runs a smoke conversion. Exit codes: {EXIT_OK} healthy (ok, warn, skip), {EXIT_FAILED} "
+        f"a check failed or crashed, {EXIT_USAGE} usage error, {EXIT_UNREACHABLE} the target "
+        "could not be reached or its Python cannot run the probes, "
+        f"{EXIT_INTERRUPTED} interrupted. See docs/doctor.md.",
     )
     doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     doctor.add_argument("--python", default="python3", help="target interpreter (default python3)")

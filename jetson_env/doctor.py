@@ -19,14 +19,14 @@ from typing import Any
 from jetson_env import info
 from jetson_env.checks import BY_NAME, CHECKS, Check
 from jetson_env.checks.context import Facts
-from jetson_env.findings import CRASH, FAIL, SKIP, UNHEALTHY, Finding, Remedy, worst
+from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
+from jetson_env.findings import CRASH, FAIL, SKIP, STATUSES, UNHEALTHY, Finding, Remedy, worst
 from jetson_env.matrix import Matrix
 from jetson_env.probing import BY_NAME as PROBES
 from jetson_env.probing import ProbeResult, Unusable, probe_all
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 
 class UnknownCheck(LookupError):
@@ -89,7 +89,7 @@ class Report:
             "target": self.target,
             "status": self.status,
             "exit_code": self.exit_code,
-            "counts": {s: counts.get(s, 0) for s in ("ok", "warn", "fail", "skip", "crash")},
+            "counts": {s: counts.get(s, 0) for s in STATUSES},
             "platform": self.platform,
             "findings": [f.as_dict() for f in self.findings],
             "fixes": [

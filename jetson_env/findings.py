@@ -5,11 +5,15 @@ JSON names are part of the documented schema (docs/json.md): add fields, never r
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 OK, WARN, FAIL, SKIP, CRASH = "ok", "warn", "fail", "skip", "crash"
 STATUSES = (OK, WARN, FAIL, SKIP, CRASH)
+# Worst first: the one order in which a check's, a host's or a run's statuses are summed up
+# and shown.
+SEVERITY = (CRASH, FAIL, WARN, OK, SKIP)
 # Statuses that make the doctor exit non-zero.
 UNHEALTHY = frozenset({FAIL, CRASH})
 
@@ -64,8 +68,12 @@ class Finding:
         }
 
 
+def worst_of(statuses: Iterable[str]) -> str:
+    """The worst of these statuses (SEVERITY); ok when there are none."""
+    present = set(statuses)
+    return next((s for s in SEVERITY if s in present), OK)
+
+
 def worst(findings: list[Finding]) -> str:
-    """The overall status: crash > fail > warn > ok > skip (skip alone counts as ok)."""
-    order = (CRASH, FAIL, WARN, OK)
-    statuses = {f.status for f in findings}
-    return next((s for s in order if s in statuses), OK)
+    """The overall status: crash > fail > warn > ok (skip alone counts as ok)."""
+    return worst_of(f.status for f in findings if f.status != SKIP)

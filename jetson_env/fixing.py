@@ -23,7 +23,7 @@ from typing import Any
 
 from jetson_env import collection
 from jetson_env.doctor import SCHEMA, Report
-from jetson_env.findings import Finding
+from jetson_env.findings import Finding, worst_of
 
 RESULTS_CALLBACK = f"{collection.FQCN}.results"
 
@@ -223,13 +223,10 @@ def before_after(before: Report, after: Report) -> list[tuple[str, str, str]]:
     """(check, worst status before, worst status after) for every check whose status moved."""
 
     def worst_by_check(report: Report) -> dict[str, str]:
-        order = ("crash", "fail", "warn", "ok", "skip")
-        statuses: dict[str, str] = {}
+        statuses: dict[str, list[str]] = {}
         for finding in report.findings:
-            current = statuses.get(finding.check)
-            if current is None or order.index(finding.status) < order.index(current):
-                statuses[finding.check] = finding.status
-        return statuses
+            statuses.setdefault(finding.check, []).append(finding.status)
+        return {check: worst_of(found) for check, found in statuses.items()}
 
     old, new = worst_by_check(before), worst_by_check(after)
     return [

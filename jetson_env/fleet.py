@@ -32,7 +32,7 @@ from typing import Any
 from jetson_env import collection
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
-from jetson_env.findings import CRASH, FAIL, OK, WARN
+from jetson_env.findings import SEVERITY, SKIP, UNHEALTHY
 from jetson_env.matrix import Matrix
 from jetson_env.probing import (
     launch_budget,
@@ -52,7 +52,7 @@ from jetson_env.targets import (
 
 SCHEMA = 1
 UNREACHABLE = "unreachable"
-HOST_STATUSES = (UNREACHABLE, CRASH, FAIL, WARN, OK)  # worst first
+HOST_STATUSES = (UNREACHABLE, *(s for s in SEVERITY if s != SKIP))  # worst first
 # Ansible's own work around the probes on a host: connecting, interpreter discovery.
 TASK_SLACK_SECONDS = 60
 # The jetson_env_probe action puts the host's interpreter (shell-quoted) in its place.
@@ -152,7 +152,7 @@ class FleetReport:
                 "status": host_status(report),
                 "platform_label": platform_label(report.platform),
                 "failing": list(dict.fromkeys(
-                    f["check"] for f in data["findings"] if f["status"] in (FAIL, CRASH))),
+                    f["check"] for f in data["findings"] if f["status"] in UNHEALTHY)),
                 "report": data,
             })  # fmt: skip
         return {

@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from jetson_env.findings import worst_of
+
 FORMATS = (".html", ".md")
 COLOURS = {"ok": "#c8e6c9", "warn": "#fff59d", "fail": "#ef9a9a", "crash": "#e57373",
            "skip": "#eeeeee", "unreachable": "#b0bec5"}  # fmt: skip
@@ -49,10 +51,9 @@ def cells(host: dict[str, Any]) -> dict[str, tuple[str, str]]:
     found: dict[str, list[dict[str, Any]]] = {}
     for finding in host["report"]["findings"]:
         found.setdefault(finding["check"], []).append(finding)
-    order = ("crash", "fail", "warn", "ok", "skip")
     return {
         check: (
-            next(s for s in order if any(f["status"] == s for f in findings)),
+            worst_of(f["status"] for f in findings),
             "\n".join(f["summary"] for f in findings),
         )
         for check, findings in found.items()

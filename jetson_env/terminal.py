@@ -18,6 +18,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from jetson_env.findings import CRASH, FAIL, OK, SEVERITY, SKIP, WARN
+
 STATUS_LABELS = {"ok": "ok", "warn": "warn", "fail": "FAIL", "skip": "skip", "crash": "CRASH"}
 STATUS_STYLES = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim", "crash": "bold red"}
 HOST_LABELS = {"unreachable": "UNREACHABLE", "crash": "CRASH", "fail": "FAIL", "warn": "warn",
@@ -27,13 +29,7 @@ MIN_WIDTH = 40
 # C0 and C1 control characters (ESC starts every escape sequence), DEL, and the bidi
 # overrides that reorder what a terminal shows; tab is shown as a space.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-SUMMARY_WORDS = (
-    ("crash", "crashed"),
-    ("fail", "failed"),
-    ("warn", "warnings"),
-    ("ok", "ok"),
-    ("skip", "skipped"),
-)
+SUMMARY_WORDS = {CRASH: "crashed", FAIL: "failed", WARN: "warnings", OK: "ok", SKIP: "skipped"}
 
 
 def clean(text: object) -> str:
@@ -123,7 +119,7 @@ class Terminal:
                      if f.get("playbook")}  # fmt: skip
             self.fixes("Fixes, in the order to apply them:", report["fixes"], roles)
         counts = report["counts"]
-        parts = [f"{counts[s]} {name}" for s, name in SUMMARY_WORDS if counts[s]]
+        parts = [f"{counts[s]} {SUMMARY_WORDS[s]}" for s in SEVERITY if counts[s]]
         self.out.print(
             f"{report['status'].upper()}: {', '.join(parts)} (exit code {report['exit_code']})",
             style=STATUS_STYLES[report["status"]],
@@ -164,7 +160,7 @@ class Terminal:
                 continue
             self.fixes(f"Fixes for {clean(host['host'])}:", host["report"]["fixes"])
         counts = fleet["counts"]
-        parts = [f"{counts[s]} {s}" for s in HOST_LABELS if counts[s]]
+        parts = [f"{count} {status}" for status, count in counts.items() if count]  # worst first
         self.out.print(
             f"{fleet['status'].upper()}: {len(fleet['hosts'])} hosts, {', '.join(parts)} "
             f"(exit code {fleet['exit_code']})",

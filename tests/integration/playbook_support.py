@@ -9,11 +9,13 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,11 @@ import yaml
 from support.ansible_envs import AnsibleEnd
 from support.hosts import HOSTS, REPO_ROOT, Host, HostImage, HostSpec, _file_lock
 
+from jetson_env import collection
+
 PLAYBOOK = REPO_ROOT / "playbooks" / "jetson.yml"
+# The roles' folder: the collection's (jetson_env/collection.py), wherever it moves.
+ROLES_DIR = collection.PATH / "roles"
 TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
@@ -118,6 +124,47 @@ def write_inventory(path: Path, hosts: dict[str, dict], common: dict) -> Path:
     return path
 
 
+@cache
+def declared_task_names() -> frozenset[str]:
+    """The name of every task (and block) in the playbook and its roles, as written."""
+    names = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                if isinstance(child, dict) and isinstance(child.get("name"), str):
+                    names.add(child["name"])
+                walk(child)
+
+    for path in [collection.playbook_file("provision"), *sorted(ROLES_DIR.glob("*/tasks/*.yml"))]:
+        walk(yaml.safe_load(path.read_text()))
+    return frozenset(names)
+
+
+def _names_it(name: str, name_part: str) -> bool:
+    """Whether a task declared as `name` shows up containing `name_part`: a part of its text,
+    or a whole rendering of it (a Jinja expression in a name stands for any text)."""
+    rendered = ".+".join(re.escape(part) for part in re.split(r"\{\{.*?\}\}", name))
+    return name_part in name or re.search(rendered, name_part) is not None
+
+
+def declared(name_part: str) -> str:
+    """`name_part`, after checking that a task of the playbook or its roles is named with it:
+    a test about a task that was renamed must fail, not find it absent."""
+    assert any(_names_it(name, name_part) for name in declared_task_names()), (
+        f"no task of {PLAYBOOK.name} or its roles is named with {name_part!r}: renamed?"
+    )
+    return name_part
+
+
+def declared_tasks(*names: str) -> set[str]:
+    """Task names as changed_tasks() gives them, each checked to be declared."""
+    return {declared(name) for name in names}
+
+
 @dataclass
 class PlayResult:
     rc: int
@@ -139,7 +186,9 @@ class PlayResult:
         return [task for play in self.report.get("plays", []) for task in play["tasks"]]
 
     def task_hosts(self, name_part: str, status: str = "ran") -> set[str]:
-        """Hosts on which a task whose name contains `name_part` ran (not skipped)."""
+        """Hosts on which a task whose name contains `name_part` ran (not skipped); the
+        name must be one the playbook or its roles declare."""
+        declared(name_part)
         found = set()
         for task in self.tasks():
             if name_part not in task["task"]["name"]:
@@ -151,6 +200,7 @@ class PlayResult:
 
     def task_result(self, name_part: str, host: str) -> dict:
         """The result for `host` of the one task whose name contains `name_part`."""
+        declared(name_part)
         (result,) = [
             task["hosts"][host]
             for task in self.tasks()
@@ -166,23 +216,30 @@ class PlayResult:
             if task["hosts"].get(host, {}).get("changed")
         }
 
-    def messages(self) -> str:
-        """Every failure message, for asserting on what a user would read."""
+    def failures(self, host: str | None = None) -> list[tuple[str, str]]:
+        """(task name, message) of every failure (on `host`): a loop's items one by one, in
+        place of the loop's own summary ("One or more items failed")."""
         out = []
         for task in self.tasks():
-            for result in task["hosts"].values():
-                for item in [result, *result.get("results", [])]:
+            for name, result in task["hosts"].items():
+                if host not in (None, name):
+                    continue
+                for item in result.get("results") or [result]:
                     # ansible-core 2.21 leaves `failed` out of a failed loop item of
                     # validate_argument_spec; its `exception` is still there.
                     if item.get("failed") or "exception" in item:
-                        out.append(str(item.get("msg", "")))
-        return "\n".join(out)
+                        out.append((task["task"]["name"], str(item.get("msg", ""))))
+        return out
+
+    def messages(self) -> str:
+        """Every failure message, for asserting on what a user would read."""
+        return "\n".join(message for _task, message in self.failures())
 
 
 def newest_only(ansible: AnsibleEnd) -> None:
     """Skip at the oldest end: it runs the core set (bad input, --check, the full run, the
-    second run); failure paths and extra hosts run at the newest end only, to keep the
-    test run short."""
+    second run) and what a JetPack 4 host (2.16 only) meets; other failure paths and extra
+    hosts run at the newest end only, to keep the test run short."""
     if ansible.name != "newest":
         pytest.skip("beyond the core set: runs with the newest ansible-core only")
 

@@ -44,8 +44,8 @@ pytestmark = pytest.mark.hosts
 
 PYTHON = "/usr/bin/python3"
 TRT_VERSION = "10.3.0"
-TRT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"
-CUDA_LD_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"
+TRT_LD_CONF = roles.default("tensorrt", "ldconfig_file")
+CUDA_LD_CONF = roles.default("cuda_env", "ldconfig_file")
 CUDA_PROFILE = roles.default("cuda_env", "profile_file")
 DAEMON_JSON = roles.default("docker_runtime", "daemon_json")
 OTHER_DAEMON_KEYS = {"log-level": "warn"}
@@ -234,7 +234,7 @@ NANO = "nano-r32.4.3"
 WORKDIR = "/root/elsewhere"
 # What a flashed JetPack 4 has: JetPack's own apt source list and the CSV mount lists
 # (l4t.csv from L4T itself, the others from NVIDIA's nvidia-container-csv-* packages).
-JETPACK_SOURCE = "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list"  # jetpack_apt_existing_source
+JETPACK_SOURCE = roles.default("jetpack_apt", "existing_source")
 STANDIN_KEY = "/etc/apt/keyrings/jetson-env-standin.asc"
 NANO_VARS = {"docker_runtime_container_build": True}  # no Docker engine in the test host
 

@@ -16,12 +16,14 @@ import pytest
 from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
 from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
 
+from jetson_env import roles
+
 pytestmark = pytest.mark.hosts
 
 PYTHON = f"{VENV}/bin/python"
 TRT_VERSION = "8.6.1"
 TRT_DIR = f"/opt/TensorRT-{TRT_VERSION}"
-TRT_LD_CONF = "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"  # the tensorrt role's
+TRT_LD_CONF = roles.default("tensorrt", "ldconfig_file")
 WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 TORCH_VENV = "/opt/torch-venv"
@@ -183,7 +185,7 @@ def test_smoke_runs_the_reference_and_never_claims_a_conversion(x86_host: Host, 
     assert code == 0
 
 
-CSV_DIR = "/etc/nvidia-container-runtime/host-files-for-container.d"
+CSV_DIR = roles.default("docker_runtime", "csv_dir")
 
 
 @pytest.fixture
@@ -253,7 +255,7 @@ def cuda_toolkit_in_usr_local(x86_host: Host, tmp_path: Path) -> Iterator[Host]:
     x86_host.exec(["ldconfig"])
 
 
-CUDA_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"  # the cuda_env role's
+CUDA_CONF = roles.default("cuda_env", "ldconfig_file")
 
 
 def cudart_finding(host: Host) -> dict:

@@ -36,6 +36,7 @@ from support.standin_apt import CA_IN_HOST, standin_apt
 from support.standins import build_tensorrt_tarball
 
 from jetson_env import matrix as matrix_mod
+from jetson_env import roles
 
 pytestmark = pytest.mark.hosts
 
@@ -270,7 +271,7 @@ def test_r36_image_on_emulated_aarch64():
     ).stdout  # fmt: skip
     installed = {line.split()[0] for line in status.splitlines() if "ok installed" in line}
     assert installed == set(release.jetpack_packages["runtime"]), status
-    source = run_in(tag, "cat", "/etc/apt/sources.list.d/jetson-env-nvidia-jetson.list").stdout
+    source = run_in(tag, "cat", roles.default("jetpack_apt", "source_file")).stdout
     assert f"{apt_repo.url} r36.4 main" in source
 
     code, findings = doctor_findings(tag, timeout=1200)

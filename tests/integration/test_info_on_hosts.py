@@ -84,6 +84,9 @@ def test_info_explains_an_unreadable_release_file(orin_with_truncated_release: H
     platform = run_info(orin_with_truncated_release)
 
     assert platform["l4t"] is None
-    reason = platform["unknown"]["l4t"]
-    assert isinstance(reason, str)
-    assert reason
+    # Both sources, each with why: the file's first line, and no nvidia-l4t-core package.
+    assert platform["unknown"]["l4t"] == (
+        f"{NV_TEGRA_RELEASE} is malformed: first line is not "
+        "'# R<major> (release), REVISION: <x.y>, ...': '# R36 (release), REVISION'; "
+        "dpkg-query exited 1: dpkg-query: no packages found matching nvidia-l4t-core"
+    )

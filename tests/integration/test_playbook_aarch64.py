@@ -29,6 +29,8 @@ from pathlib import Path
 import pytest
 import yaml
 from playbook_support import (
+    declared,
+    declared_tasks,
     downloaded_wheel,
     newest_only,
     paths_changed_since,
@@ -45,6 +47,7 @@ from support.standin_apt import StandinApt, standin_apt, trust_in_host
 from support.standins import build_cusparselt_archive
 
 from jetson_env import matrix as matrix_mod
+from jetson_env import roles
 
 pytestmark = pytest.mark.hosts
 
@@ -52,14 +55,14 @@ ORIN = "orin-r36.4.3"
 TORCH_VERSION = "2.5.0"
 NUMPY_PIN = "1.26.1"  # the matrix's r36 family: numpy==1.26.1 (cp311 aarch64 wheel exists)
 CUDA_ROOT = "/usr/local/cuda"  # the fixture's symlink to cuda-12.6, as the probe reports it
-PROFILE_SCRIPT = "/etc/profile.d/jetson-env-cuda.sh"
-LD_CONF = "/etc/ld.so.conf.d/jetson-env-cuda.conf"
-DAEMON_JSON = "/etc/docker/daemon.json"
+PROFILE_SCRIPT = roles.default("cuda_env", "profile_file")
+LD_CONF = roles.default("cuda_env", "ldconfig_file")
+DAEMON_JSON = roles.default("docker_runtime", "daemon_json")
 PRE_EXISTING_DAEMON_JSON = {"data-root": "/srv/docker"}
 MARKER = "/var/tmp/jetson-env-test-marker"
-OUR_SOURCE = "/etc/apt/sources.list.d/jetson-env-nvidia-jetson.list"
-OUR_KEYRING = "/etc/apt/keyrings/jetson-env-nvidia-jetson.gpg"
-JETPACK_SOURCE = "/etc/apt/sources.list.d/nvidia-l4t-apt-source.list"
+OUR_SOURCE = roles.default("jetpack_apt", "source_file")
+OUR_KEYRING = roles.default("jetpack_apt", "keyring")
+JETPACK_SOURCE = roles.default("jetpack_apt", "existing_source")
 # What --check may change on a fresh host: it fetches apt's package lists (see python_base).
 CHECK_MODE_WRITES = ("/var/lib/apt/lists", "/var/cache/apt", "/var/log/apt")
 
@@ -240,7 +243,7 @@ def test_provision_orin(
     assert lock["sha256"][archive.name] == hashlib.sha256(archive.read_bytes()).hexdigest()
     cusparselt = matrix_mod.load().release("36.4.3").cusparselt
     libdir = f"/opt/nvidia/cusparselt-{cusparselt.version}/lib"
-    conf = orin.exec(["cat", "/etc/ld.so.conf.d/jetson-env-cusparselt.conf"]).stdout
+    conf = orin.exec(["cat", roles.default("torch", "cusparselt_ld_conf")]).stdout
     assert libdir in conf.splitlines()
     cache = orin.exec(["ldconfig", "-p"]).stdout
     assert f"libcusparseLt.so.0 (libc6,AArch64) => {libdir}/libcusparseLt.so.0" in cache, cache
@@ -289,7 +292,7 @@ def test_provision_orin(
     assert pip_version(orin, "numpy") == NUMPY_PIN
     assert pip_version(orin, "termcolor")
     # pycuda: siteconf only (pycuda_build false), for the Jetson's lib dirs; curand.h absent.
-    siteconf = orin.exec(["cat", "/etc/aksetup-defaults.py"]).stdout
+    siteconf = orin.exec(["cat", roles.default("pycuda", "siteconf")]).stdout
     assert f'CUDA_ROOT = "{CUDA_ROOT}"' in siteconf
     assert "/usr/lib/aarch64-linux-gnu/tegra" in siteconf
     assert "CUDA_ENABLE_CURAND = False" in siteconf
@@ -400,7 +403,7 @@ def test_xavier_keeps_jetpacks_own_source_list(
         keyring = work / "jetpack-key.asc"
         keyring.write_bytes(apt_repo.key.armored)
         host.copy_in(keyring, "/etc/apt/trusted.gpg.d/jetson-ota-public.asc")
-        jetpack_list = work / "nvidia-l4t-apt-source.list"
+        jetpack_list = work / Path(JETPACK_SOURCE).name
         jetpack_list.write_text(f"deb {apt_repo.url} r35.4 main\n")
         host.copy_in(jetpack_list, JETPACK_SOURCE)
         host.exec(["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-11.4"])
@@ -450,20 +453,26 @@ def test_xavier_keeps_jetpacks_own_source_list(
         remove_host(host)
 
 
+VERIFY_KEY = "Verify the key against its pinned sha256 and fingerprint"
+
+
 @pytest.mark.parametrize(
-    ("override", "message"),
+    ("override", "task", "message"),
     [
         (
             {"jetpack_apt_key_sha256": "0" * 64},
+            VERIFY_KEY,
             "is not the pinned one: sha256 {sha256} (expected " + "0" * 64 + ")",
         ),
         (
             {"jetpack_apt_key_fingerprint": "F" * 40},
+            VERIFY_KEY,
             "fingerprint {fingerprint} (expected " + "F" * 40 + ")",
         ),
         (
             {"jetpack_apt_url": "http://127.0.0.1:9/jetson/common"},
-            "http://127.0.0.1:9/jetson/common is not https",
+            "Refuse a repository or key that is not https",
+            "http://127.0.0.1:9/jetson/common is not https; only https downloads are allowed.",
         ),
     ],
     ids=["wrong-sha256", "wrong-fingerprint", "plain-http"],
@@ -475,9 +484,9 @@ def test_an_unverified_repository_stops_the_play_before_any_change(
     apt_repo: StandinApt,
     tls_env: dict,
     override,
+    task,
     message,
 ):
-    newest_only(ansible)
     host = start_host(ORIN, "playbook-orin-badkey")
     try:
         cache = work / "badkey-apt-keys"
@@ -498,15 +507,16 @@ def test_an_unverified_repository_stops_the_play_before_any_change(
         assert result.rc != 0
         assert result.failed("orin-badkey") == 1
         # Only the controller's download cache changed; the host did not (below).
-        assert result.changed_tasks("orin-badkey") <= {
+        assert result.changed_tasks("orin-badkey") <= declared_tasks(
             "Create the controller's key cache",
             "Download the repository's key to the controller",
-        }
+        )
         expected = message.format(
             sha256=apt_repo.key.binary_sha256, fingerprint=apt_repo.key.fingerprint
         )
-        assert expected in result.messages()
-        assert "Nothing was changed." in result.messages()
+        (failure,) = result.failures("orin-badkey")
+        assert failure[0] == f"jetpack_apt : {declared(task)}"
+        assert expected in failure[1] and "Nothing was changed." in failure[1], failure
         assert not list(cache.glob("*.gpg"))  # no verified key was kept
         assert paths_changed_since(host, MARKER) == set()
     finally:
@@ -525,12 +535,11 @@ NANO_ONLY_DOCKER = {
     "docker_runtime_install_packages": False,
     "docker_runtime_container_build": True,
 }
-CSV_DIR = "/etc/nvidia-container-runtime/host-files-for-container.d"
+CSV_DIR = roles.default("docker_runtime", "csv_dir")
 
 
 def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work: Path):
     """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
-    newest_only(ansible)
     host = start_host("nano-r32.4.3", "playbook-nano")
     try:
         inventory = write_inventory(

@@ -10,6 +10,7 @@ from the torchvision-like fixture given as a source archive on the controller.
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import pytest
 import yaml
 from playbook_support import (
     TORCH_WHEEL_X86,
+    declared,
+    declared_tasks,
     newest_only,
     pip_version,
     remove_host,
@@ -29,11 +32,14 @@ from support.ansible_envs import AnsibleEnd
 from support.hosts import VENV, Host
 from support.standins import build_tensorrt_tarball
 
+from jetson_env import roles
+
 pytestmark = pytest.mark.hosts
 
 TRT_VERSION = "10.3.0"
 TRT_HOME = f"/opt/TensorRT-{TRT_VERSION}"
-DAEMON_JSON = "/etc/docker/daemon.json"
+DAEMON_JSON = roles.default("docker_runtime", "daemon_json")
+BUILDS = str(Path(roles.default("torchvision", "build_dir")).parent)  # every build's folder
 PRE_EXISTING_DAEMON_JSON = {
     "log-driver": "json-file",
     "log-opts": {"max-size": "10m"},
@@ -85,8 +91,15 @@ def test_wrong_variable_type_fails_before_any_change(
 
     assert result.rc != 0
     assert result.changed("x86") == 0
-    assert "torchvision_max_jobs" in result.messages()
-    assert "int" in result.messages()
+    # Ansible's type check, refused before anything else (2.16 says "<class 'str'>").
+    validation = declared("Validate every role's variables before anything changes")
+    said = [message for task, message in result.failures("x86") if task.endswith(validation)]
+    wrong_type = (
+        r"Validation of arguments failed:\nargument 'torchvision_max_jobs' is of type "
+        r"(str|<class 'str'>) and we were unable to convert to int: .* "
+        r"cannot be converted to an int"
+    )
+    assert [m for m in said if re.fullmatch(wrong_type, m)], result.failures("x86")
     assert pip_version(x86_a, "torch") is None
 
 
@@ -101,7 +114,11 @@ def test_http_torch_url_is_refused_before_any_change(
 
     assert result.rc != 0
     assert result.changed("x86") == 0
-    assert "is not https" in result.messages()
+    assert result.failures("x86") == [
+        (f"torch : {declared('Refuse sources that are not https')}",
+         "torch source http://example.org/torch.whl is not https; only https downloads are "
+         "allowed. Nothing was changed."),
+    ]  # fmt: skip
 
 
 def test_http_torchvision_archive_is_refused_before_any_change(
@@ -115,13 +132,15 @@ def test_http_torchvision_archive_is_refused_before_any_change(
 
     assert result.rc != 0
     # Only the controller's lock file may have changed: torch's sha256 recorded on first use.
-    assert result.changed_tasks("x86") <= {
+    assert result.changed_tasks("x86") <= declared_tasks(
         "Record the sha256 in the lock file on first use: torch wheel"
-    }
-    assert pip_version(x86_a, "torch") is None
-    assert "torchvision_source_archive http://example.org/vision.tar.gz is not https" in (
-        result.messages()
     )
+    assert pip_version(x86_a, "torch") is None
+    assert result.failures("x86") == [
+        (f"torchvision : {declared('Refuse a source archive URL that is not https')}",
+         "torchvision_source_archive http://example.org/vision.tar.gz is not https; only https "
+         "downloads are allowed. Nothing was changed."),
+    ]  # fmt: skip
 
 
 def test_checksum_mismatch_stops_before_any_change(
@@ -188,7 +207,7 @@ def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: 
     assert build_info["env"]["FORCE_CUDA"] is None
     assert int(build_info["env"]["MAX_JOBS"]) >= 1
     # TensorRT from the tarball: in /opt, on the loader path, bindings of the same version.
-    conf = x86_a.exec(["cat", "/etc/ld.so.conf.d/jetson-env-tensorrt.conf"]).stdout
+    conf = x86_a.exec(["cat", roles.default("tensorrt", "ldconfig_file")]).stdout
     assert f"{TRT_HOME}/lib" in conf.splitlines()
     ldconfig = x86_a.exec(["ldconfig", "-p"]).stdout
     assert f"libnvinfer.so.10 (libc6,x86-64) => {TRT_HOME}/lib/libnvinfer.so.10" in ldconfig
@@ -200,12 +219,12 @@ def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: 
     assert daemon["runtimes"]["crun"] == {"path": "/usr/bin/crun"}
     assert daemon["runtimes"]["nvidia"]["path"] == "nvidia-container-runtime"
     assert "default-runtime" not in daemon  # off by default on x86
-    backups = x86_a.exec(["sh", "-c", "ls /etc/docker/daemon.json.*~"]).stdout.split()
+    backups = x86_a.exec(["sh", "-c", f"ls {DAEMON_JSON}.*~"]).stdout.split()
     assert len(backups) == 1
     assert json.loads(x86_a.exec(["cat", backups[0]]).stdout) == PRE_EXISTING_DAEMON_JSON
     # No CUDA toolkit on the x86 test host: no CUDA profile.d, no pycuda siteconf.
-    assert x86_a.exec(["test", "-e", "/etc/profile.d/jetson-env-cuda.sh"], check=False).returncode
-    assert x86_a.exec(["test", "-e", "/etc/aksetup-defaults.py"], check=False).returncode
+    for path in (roles.default("cuda_env", "profile_file"), roles.default("pycuda", "siteconf")):
+        assert x86_a.exec(["test", "-e", path], check=False).returncode, path
 
 
 def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: Path):
@@ -287,7 +306,7 @@ def test_fleet_second_host_installs_the_cached_wheel(
     assert result.task_hosts("Install torchvision from the cached wheel") == {"x86-b"}
     # Nothing was compiled on x86-b: the build's compiler was never even installed.
     assert x86_b.exec(["sh", "-c", "command -v g++"], check=False).returncode != 0
-    assert x86_b.exec(["test", "-e", "/var/cache/jetson-env/build"], check=False).returncode
+    assert x86_b.exec(["test", "-e", BUILDS], check=False).returncode
     wheels = list((work / "cache" / "torchvision").rglob("torchvision-*.whl"))
     assert [w.parent.name for w in wheels] == ["x86_64-x86-cp311-torch2.13.0-torchvision0.28.0"]
     out = x86_b.exec(
@@ -314,18 +333,15 @@ def test_torch2trt_without_tensorrt_fails_cleanly(
     assert "No module named 'tensorrt'" in message
     assert "Nothing was installed" in message
     assert pip_version(x86_b, "torch2trt") is None
+    assert x86_b.exec(["test", "-e", roles.default("torch2trt", "marker")], check=False).returncode
     assert x86_b.exec(
-        ["test", "-e", "/var/lib/jetson-env/torch2trt.installed"], check=False
-    ).returncode
-    assert x86_b.exec(
-        ["test", "-e", "/var/cache/jetson-env/build/torch2trt"], check=False
+        ["test", "-e", roles.default("torch2trt", "build_dir")], check=False
     ).returncode
 
 
 def test_docker_restart_failure_restores_daemon_json(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
 ):
-    newest_only(ansible)
     before = b'{\n    "data-root": "/srv/docker",\n    "runtimes": {}\n}\n'
     (work / "daemon.json").write_bytes(before)
     x86_a.copy_in(work / "daemon.json", DAEMON_JSON)

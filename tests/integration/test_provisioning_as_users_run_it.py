@@ -44,6 +44,8 @@ from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
 from support.pythons import pyenv_version
 from support.standins import build_tensorrt_tarball
 
+from jetson_env import roles
+
 pytestmark = pytest.mark.hosts
 
 README = (REPO_ROOT / "README.md").read_text()
@@ -329,7 +331,7 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
         [python36, "-c", "import termcolor, numpy; print(numpy.__version__)"]
     )
     assert installed.stdout.startswith("1.19."), installed.stdout
-    profile = jetpack4_host.exec(["cat", "/etc/profile.d/jetson-env-cuda.sh"]).stdout
+    profile = jetpack4_host.exec(["cat", roles.default("cuda_env", "profile_file")]).stdout
     assert "/usr/local/cuda-10.2/bin" in profile or "/usr/local/cuda/bin" in profile
 
     again = run_playbook(ANSIBLE_ENDS["oldest"], inventory)

@@ -9,19 +9,22 @@ in the matrix and given to the role as a file on the controller.
 
 Under these conditions the role builds the real setup.py (11.6 minutes on 2 cores, see
 tests/README.md), so the provisioning tests are the `slow` tier until the built wheel is in
-the controller's cache, keyed by the build's inputs; from then on they install that wheel
-and run in the default tier. The bad-archive tests need no build and always run.
+the controller's cache, keyed by the build's inputs (the role's build files among them);
+from then on they install that wheel and run in the default tier. The bad-archive tests need
+no build and always run.
 """
 
 import json
 import re
 import shlex
+import shutil
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from playbook_support import (
+    ROLES_DIR,
     PlayResult,
     pip_version,
     remove_host,
@@ -41,6 +44,8 @@ from support.hosts import (
     _ensure_image,
     short_hash,
 )
+
+from jetson_env import roles
 
 pytestmark = pytest.mark.hosts
 
@@ -69,6 +74,26 @@ ROLES_OFF = (
     "torch2trt",
     "docker_runtime",
 )
+# The folders of the role that say how it builds (tasks, scripts, variables, defaults); its
+# argument specs do not.
+ROLE_BUILD_FOLDERS = ("tasks", "files", "templates", "vars", "defaults")
+
+
+def role_build_digest(role: Path) -> str:
+    """A hash of every file the role builds with, by path and content."""
+    files = sorted(
+        path for folder in ROLE_BUILD_FOLDERS for path in (role / folder).rglob("*")
+        if path.is_file()
+    )  # fmt: skip
+    return short_hash(*(part for path in files
+                        for part in (str(path.relative_to(role)), path.read_bytes())))  # fmt: skip
+
+
+def wheel_cache(build_inputs: dict) -> Path:
+    """The wheel cache's folder for these build inputs."""
+    return CACHE / "torchvision-upstream" / short_hash(json.dumps(build_inputs, sort_keys=True))
+
+
 # Every input the built wheel depends on; its hash names the wheel cache's folder.
 BUILD_INPUTS = {
     "archive_sha256": vision_archive_sha256(VISION),
@@ -77,9 +102,10 @@ BUILD_INPUTS = {
     "arch": "x86_64",
     "apt": BUILD_APT_PACKAGES,
     "env": {"FORCE_CUDA": None, "TORCH_CUDA_ARCH_LIST": None},
+    "role": role_build_digest(ROLES_DIR / "torchvision"),
 }
-BUILD_DIR = "/var/cache/jetson-env/build/torchvision"  # the role's default, removed after a build
-WHEEL_CACHE = CACHE / "torchvision-upstream" / short_hash(json.dumps(BUILD_INPUTS, sort_keys=True))
+BUILD_DIR = roles.default("torchvision", "build_dir")  # removed after a build
+WHEEL_CACHE = wheel_cache(BUILD_INPUTS)
 
 
 def cached_wheels() -> list[Path]:
@@ -176,30 +202,53 @@ def task_seconds(result: PlayResult, name_part: str) -> float:
     raise AssertionError(f"no task '{name_part}' ran")
 
 
-@slow_until_cached
-def test_provision_builds_the_release_source(inventory: Path, host: Host):
-    result = run_playbook(NEWEST.ensure(), inventory)
+def test_the_wheel_cache_follows_the_roles_build_files(tmp_path: Path):
+    """A change to how the role builds (its build tasks) is a new cache folder: the wheel is
+    built again, not taken from a build by the role as it was."""
+    role = tmp_path / "torchvision"
+    shutil.copytree(ROLES_DIR / "torchvision", role)
+    assert role_build_digest(role) == BUILD_INPUTS["role"]
+    build_tasks = role / "tasks" / "build.yml"
+    build_tasks.write_text(build_tasks.read_text().replace("MAX_JOBS", "MAX_JOBS_CHANGED"))
+    changed = role_build_digest(role)
+    assert changed != BUILD_INPUTS["role"]
+    assert wheel_cache({**BUILD_INPUTS, "role": changed}) != WHEEL_CACHE
 
+
+def provision(inventory: Path, host: Host) -> PlayResult:
+    """The play, torchvision installed, the wheel in the controller's cache, no build tree."""
+    result = run_playbook(NEWEST.ensure(), inventory)
     assert result.rc == 0, result.messages() or result.stderr
     assert pip_version(host, "torchvision") == VISION
-    built = result.task_hosts("Build the torchvision wheel")
-    if WHEEL_WAS_CACHED:
-        assert built == set()
-    else:
-        assert built == {"vision"}
-        build = next(
-            t for t in result.tasks() if "Build the torchvision wheel" in t["task"]["name"]
-        )
-        # torch's extension builder says so on stderr when ninja runs the build's jobs.
-        output = build["hosts"]["vision"]["stderr"]
-        jobs = re.search(r"Using envvar MAX_JOBS \((\d+)\)", output)
-        assert jobs and int(jobs.group(1)) >= 1, output[-2000:]
-        seconds = task_seconds(result, "Build the torchvision wheel")
-        print(f"\ntorchvision {VISION} built in {seconds:.0f} s")
     (wheel,) = cached_wheels()
     assert wheel.name.startswith(f"torchvision-{VISION}-cp311-cp311-linux_x86_64")
     assert wheel.parent.name == f"x86_64-x86-cp311-torch1.13.0a0-torchvision{VISION}"
     assert host.exec(["test", "-e", BUILD_DIR], check=False).returncode
+    return result
+
+
+@pytest.mark.skipif(WHEEL_WAS_CACHED, reason="a wheel of these build inputs is cached: "
+                    "test_provision_installs_the_cached_wheel runs instead")  # fmt: skip
+@pytest.mark.slow
+def test_provision_builds_the_release_source(inventory: Path, host: Host):
+    result = provision(inventory, host)
+
+    assert result.task_hosts("Build the torchvision wheel") == {"vision"}
+    build = next(t for t in result.tasks() if "Build the torchvision wheel" in t["task"]["name"])
+    # torch's extension builder says so on stderr when ninja runs the build's jobs.
+    output = build["hosts"]["vision"]["stderr"]
+    jobs = re.search(r"Using envvar MAX_JOBS \((\d+)\)", output)
+    assert jobs and int(jobs.group(1)) >= 1, output[-2000:]
+    seconds = task_seconds(result, "Build the torchvision wheel")
+    print(f"\ntorchvision {VISION} built in {seconds:.0f} s")
+
+
+@pytest.mark.skipif(not WHEEL_WAS_CACHED, reason="no wheel of these build inputs is cached: "
+                    "test_provision_builds_the_release_source builds it (slow tier)")  # fmt: skip
+def test_provision_installs_the_cached_wheel(inventory: Path, host: Host):
+    result = provision(inventory, host)
+
+    assert result.task_hosts("Build the torchvision wheel") == set()
 
 
 RUN_FROM_A_NEUTRAL_FOLDER = """

@@ -1,10 +1,13 @@
 """Checks in-process, as tables: captured probe facts in, findings out."""
 
+import itertools
+
 import pytest
 
-from jetson_env import doctor
+from jetson_env import doctor, fixing, fleet_page
 from jetson_env.checks import BY_NAME, docker, packages, tensorrt_python
 from jetson_env.checks.context import Facts
+from jetson_env.findings import SEVERITY, Finding
 from jetson_env.matrix import load
 from jetson_env.probing import ProbeResult
 
@@ -188,3 +191,96 @@ def test_torchvision_remedy_pins_the_pair_of_the_torch_installed():
         finding.remedy.shell
         == "/opt/venv/bin/python3 -m pip install --no-deps 'torchvision==0.29.*'"
     )
+
+
+# The smoke probe's result (docs/json.md) on a GPU with fast fp16, every stage passing; the
+# rows below change one thing each. The skipped one is what an H100 without TensorRT gave
+# (docs/gpu-verification.md).
+SMOKE_PASSING = {
+    "torch": "2.5.0", "device": "Orin", "skipped": None,
+    "reference": {"latency_ms": 1.25, "output_shape": [1, 10]},
+    "tensorrt": "10.3.0", "torch2trt": True,
+    "fp16": {"supported": True, "source": "builder.platform_has_fast_fp16"},
+    "conversions": [
+        {"precision": "fp32", "converted": True, "error": None, "build_seconds": 14.2,
+         "max_abs_error": 2.4e-06, "tolerance": 1e-3, "within_tolerance": True,
+         "latency_ms": 0.5, "speedup": 2.5},
+        {"precision": "fp16", "converted": True, "error": None, "build_seconds": 30.0,
+         "max_abs_error": 1.2e-03, "tolerance": 5e-2, "within_tolerance": True,
+         "latency_ms": 0.25, "speedup": 5.0},
+    ],
+    "reload": {"done": True, "error": None, "bytes": 81234, "max_abs_difference": 0.0,
+               "same_output": True},
+}  # fmt: skip
+FP32, FP16 = SMOKE_PASSING["conversions"]
+REFERENCE = ("ok", "PyTorch reference (torch 2.5.0) on Orin: 1.250 ms", ())
+FP32_OK = ("ok", "torch2trt fp32 (TensorRT 10.3.0): max abs error 2.40e-06 (tolerance 0.001), "
+           "0.500 ms, 2.5x PyTorch", ("engine built in 14.2 s",))  # fmt: skip
+FP16_OK = ("ok", "torch2trt fp16 (TensorRT 10.3.0): max abs error 1.20e-03 (tolerance 0.05), "
+           "0.250 ms, 5.0x PyTorch", ("engine built in 30.0 s",))  # fmt: skip
+RELOADED = ("ok", "engine saved (81234 bytes) and reloaded: same output", ())
+
+
+@pytest.mark.parametrize(
+    "changed, expected",
+    [
+        ({}, [REFERENCE, FP32_OK, FP16_OK, RELOADED]),
+        ({"conversions": [{**FP32, "max_abs_error": 2.5e-03, "within_tolerance": False}, FP16]},
+         [REFERENCE,
+          ("fail", "torch2trt fp32 (TensorRT 10.3.0): max abs error 2.50e-03 (tolerance 0.001), "
+                   "0.500 ms, 2.5x PyTorch", ("engine built in 14.2 s",)),
+          FP16_OK, RELOADED]),
+        ({"reload": {**SMOKE_PASSING["reload"], "max_abs_difference": 0.5, "same_output": False}},
+         [REFERENCE, FP32_OK, FP16_OK,
+          ("fail", "engine save/reload (TRTModule state_dict) gave a different output",
+           ("max difference 0.5",))]),
+        ({"reload": {"done": False, "error": "RuntimeError: no engine in the state dict"}},
+         [REFERENCE, FP32_OK, FP16_OK,
+          ("fail", "engine save/reload (TRTModule state_dict) failed",
+           ("RuntimeError: no engine in the state dict",))]),
+        ({"fp16": {"supported": False, "source": "compute capability"}, "conversions": [FP32]},
+         [REFERENCE, FP32_OK,
+          ("skip", "fp16 not converted: no fast fp16 on this GPU (compute capability)", ()),
+          RELOADED]),
+        ({"conversions": [{"precision": "fp32", "converted": False,
+                           "error": "AttributeError: 'Tensor' object has no attribute '_trt'"}],
+          "reload": None, "fp16": {"supported": False, "source": "compute capability"}},
+         [REFERENCE,
+          ("fail", "torch2trt fp32: conversion failed",
+           ("AttributeError: 'Tensor' object has no attribute '_trt'",)),
+          ("skip", "fp16 not converted: no fast fp16 on this GPU (compute capability)", ())]),
+        ({"conversions": [{**FP32, "error": "RuntimeError: CUDA error: an illegal memory access"},
+                          FP16], "reload": None},
+         [REFERENCE,
+          ("fail", "torch2trt fp32: inference failed",
+           ("RuntimeError: CUDA error: an illegal memory access",)),
+          FP16_OK]),
+        ({"torch": "2.11.0+cu130", "device": "NVIDIA H100 80GB HBM3",
+          "reference": {"latency_ms": 0.197, "output_shape": [1, 10]}, "tensorrt": None,
+          "torch2trt": None, "fp16": None, "conversions": [], "reload": None,
+          "skipped": "tensorrt is not importable (ModuleNotFoundError: No module named "
+                     "'tensorrt')"},
+         [("ok", "PyTorch reference (torch 2.11.0+cu130) on NVIDIA H100 80GB HBM3: 0.197 ms",
+           ()),
+          ("skip", "conversion not run: tensorrt is not importable (ModuleNotFoundError: No "
+                   "module named 'tensorrt')", ())]),
+    ],
+    ids=["passing", "fp32-beyond-tolerance", "reload-different-output", "reload-failed",
+         "no-fast-fp16", "conversion-failed", "inference-failed", "h100-without-tensorrt"],
+)  # fmt: skip
+def test_smoke_judging(changed, expected):
+    found = facts(smoke={**SMOKE_PASSING, **changed})
+    findings = doctor.run_checks([BY_NAME["smoke"]], found)
+    assert [(f.status, f.summary, f.details) for f in findings] == expected
+
+
+@pytest.mark.parametrize("worse, better", list(itertools.combinations(SEVERITY, 2)))
+def test_one_severity_order_sums_up_a_check_a_host_and_a_run(worse, better):
+    """A check's cell on the fleet page, its move in --fix's before -> after, and the run's
+    status all take the worse of two findings (skip alone counts as ok for the run)."""
+    both = [Finding("smoke", "smoke", better, "b"), Finding("smoke", "smoke", worse, "w")]
+    page_host = {"report": {"findings": [f.as_dict() for f in both]}}
+    assert fleet_page.cells(page_host)["smoke"][0] == worse
+    before, after = (doctor.Report("local", None, found, {}) for found in (both[:1], both))
+    assert fixing.before_after(before, after) == [("smoke", better, worse)]
+    assert after.status == worse

@@ -50,9 +50,22 @@ def test_malformed_nv_tegra_release_says_why(name, reason):
 
 
 def test_binary_nv_tegra_release_is_a_value_error():
-    with pytest.raises(ValueError):
-        raw = (DATA / "nv_tegra_release" / "malformed-binary.txt").read_bytes()
-        platform.parse_nv_tegra_release(raw.decode("utf-8"))
+    """Decoded as tolerantly as a reader can, the bytes are still no release line."""
+    text = (
+        (DATA / "nv_tegra_release" / "malformed-binary.txt").read_bytes().decode("utf-8", "replace")
+    )
+    with pytest.raises(ValueError, match="first line"):
+        platform.parse_nv_tegra_release(text)
+
+
+def test_binary_nv_tegra_release_is_reported_as_malformed(monkeypatch):
+    """What the probe reads from disk: a file that is not text is malformed, not a crash."""
+    binary = DATA / "nv_tegra_release" / "malformed-binary.txt"
+    monkeypatch.setattr(platform, "NV_TEGRA_RELEASE", str(binary))
+    monkeypatch.setenv("PATH", "")  # no dpkg-query: the file is the only source
+    unknown = {}
+    assert platform.detect_l4t(unknown) == (None, None, None)
+    assert unknown["l4t"].startswith(f"{binary} is malformed: ")
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 from support.pythons import pyenv_version
 
 from jetson_env import probing
-from jetson_env.probing import PROBES, ProbeResult, Unusable, run_probes
+from jetson_env.probing import PROBES, ProbeResult, Unusable, probe_all, run_probes
 from jetson_env.targets import LocalTarget, Target
 
 
@@ -33,12 +33,22 @@ def stand_in(tmp_path: Path, body: str, name: str = "python3") -> str:
     return str(path)
 
 
+STARTS = "starts.log"  # beside the stand-in: one line per interpreter start
+
+
+def starts(python: str) -> int:
+    """How many times the stand-in `python` was started."""
+    log = Path(python).parent / STARTS
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
 @pytest.fixture(params=[sys.executable, str(PYTHON36)], ids=["this-python", "python3.6"])
 def isolated_python(request, tmp_path) -> str:
-    """-S -I: no site-packages, no user paths; the probes must work with the stdlib alone."""
+    """-S -I: no site-packages, no user paths; the probes must work with the stdlib alone.
+    Every start is counted (starts())."""
     if not Path(request.param).exists():
         pytest.fail(f"{request.param} is missing: pyenv's 3.6.15 is part of this machine")
-    return stand_in(tmp_path, f'exec {request.param} -S -I "$@"')
+    return stand_in(tmp_path, f'echo $$ >>{tmp_path / STARTS}\nexec {request.param} -S -I "$@"')
 
 
 @pytest.mark.parametrize("name", LIGHT)
@@ -49,12 +59,21 @@ def test_each_light_probe_returns_an_object(isolated_python, name):
 
 
 def test_framework_probes_share_one_process(isolated_python):
-    """One process for all of them (one READY): none installed here, each still reports."""
+    """One interpreter start for all of them: none installed here, each still reports."""
     results = run_probes(LocalTarget(isolated_python), FRAMEWORK, TIMEOUTS)
+    assert starts(isolated_python) == 1
     assert {name: r.error for name, r in results.items()} == dict.fromkeys(FRAMEWORK)
     assert results["torch"].data["torch"] == {"installed": False}
     assert results["tensorrt_bindings"].data["imported"] is False
     assert results["smoke"].data["skipped"].startswith("torch is not importable")
+
+
+def test_a_doctor_run_starts_one_process_per_light_probe_and_one_for_the_frameworks(
+    isolated_python,
+):
+    results = probe_all(LocalTarget(isolated_python), [p.name for p in PROBES])
+    assert starts(isolated_python) == len(LIGHT) + 1
+    assert [name for name, r in results.items() if not r.ok] == []
 
 
 def test_python_2_is_named_with_what_is_needed():

@@ -73,9 +73,11 @@ def test_cuda_remedies_write_the_cuda_env_roles_files():
     remedies = [f.remedy for f in findings if f.remedy]
     assert len(remedies) == 4  # nvcc on PATH, login shells, cuda.h, libcudart
     assert {r.role for r in remedies} == {"cuda_env"}
-    assert "sudo tee -a /etc/profile.d/jetson-env-cuda.sh" in remedies[0].shell
-    assert remedies[1].shell.endswith("| sudo tee /etc/profile.d/jetson-env-cuda.sh")
-    assert "sudo tee /etc/ld.so.conf.d/jetson-env-cuda.conf" in remedies[3].shell
+    profile = roles.default("cuda_env", "profile_file")
+    ldconfig = roles.default("cuda_env", "ldconfig_file")
+    assert f"sudo tee -a {profile}" in remedies[0].shell
+    assert remedies[1].shell.endswith(f"| sudo tee {profile}")
+    assert f"sudo tee {ldconfig}" in remedies[3].shell
     # libcudart's folder is not <root>/lib64: the role lists it as an extra dir.
     assert dict(remedies[3].variables) == {
         "cuda_env_root": "/usr/local/cuda-12.6",
@@ -97,7 +99,7 @@ def test_termcolor_is_installed_with_pip_as_python_base_does():
 def test_a_tarball_tensorrt_is_listed_in_the_tensorrt_roles_file():
     (finding,) = libnvinfer.run(facts(uid=0, tensorrt=TRT_NOT_LISTED))
     assert finding.remedy.shell == (
-        f"echo {TRT_DIR} | tee /etc/ld.so.conf.d/jetson-env-tensorrt.conf && ldconfig"
+        f"echo {TRT_DIR} | tee {roles.default('tensorrt', 'ldconfig_file')} && ldconfig"
     )
     assert finding.remedy.role == "tensorrt"
 
