@@ -108,6 +108,14 @@ def kill_marked(marker):
             kill(int(entry))
 
 
+def interpreter_options():
+    """The options this interpreter was started with that the probe processes keep (-S -I
+    -E: a doctor asked to probe with the stdlib alone gets probes that see nothing else)."""
+    flags = sys.flags
+    chosen = (("-S", flags.no_site), ("-I", flags.isolated), ("-E", flags.ignore_environment))
+    return [option for option, on in chosen if on]
+
+
 def start_process(argv, env):
     """A probe process: pipes for its three streams, a session (and process group) of its
     own, so that ending the group ends what it started."""
@@ -238,7 +246,10 @@ class Process:
         # for a stray.
         with self.runner.active_lock:
             try:
-                proc = start_process([sys.executable, "-c", self.request["bootstrap"]], env)
+                proc = start_process(
+                    [sys.executable, *interpreter_options(), "-c", self.request["bootstrap"]],
+                    env,
+                )
             except (OSError, ValueError) as exc:
                 self.stderr.append("cannot start %s: %s" % (sys.executable, exc))
                 self.crash(self.names[0], {"returncode": 127, "started": False})

@@ -1,7 +1,9 @@
 """Probes running for real: every probe in this interpreter and in JetPack 4's Python 3.6,
 the shared framework process, and how a probe that goes wrong is reported."""
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -9,8 +11,8 @@ import pytest
 from support.pythons import pyenv_version
 
 from jetson_env import probing
-from jetson_env.probing import PROBES, ProbeResult, Unusable, probe_all, run_probes
-from jetson_env.targets import LocalTarget, Target
+from jetson_env.probing import PROBES, ProbeResult, Unusable, run_probes
+from jetson_env.targets import BOOTSTRAP, LocalTarget, Target
 
 
 def run_probe(target: Target, name: str, timeout: float) -> ProbeResult:
@@ -33,22 +35,13 @@ def stand_in(tmp_path: Path, body: str, name: str = "python3") -> str:
     return str(path)
 
 
-STARTS = "starts.log"  # beside the stand-in: one line per interpreter start
-
-
-def starts(python: str) -> int:
-    """How many times the stand-in `python` was started."""
-    log = Path(python).parent / STARTS
-    return len(log.read_text().splitlines()) if log.exists() else 0
-
-
 @pytest.fixture(params=[sys.executable, str(PYTHON36)], ids=["this-python", "python3.6"])
 def isolated_python(request, tmp_path) -> str:
-    """-S -I: no site-packages, no user paths; the probes must work with the stdlib alone.
-    Every start is counted (starts())."""
+    """-S -I: no site-packages, no user paths; the probes must work with the stdlib alone
+    (the launcher starts the probe processes with the same options)."""
     if not Path(request.param).exists():
         pytest.fail(f"{request.param} is missing: pyenv's 3.6.15 is part of this machine")
-    return stand_in(tmp_path, f'echo $$ >>{tmp_path / STARTS}\nexec {request.param} -S -I "$@"')
+    return stand_in(tmp_path, f'exec {request.param} -S -I "$@"')
 
 
 @pytest.mark.parametrize("name", LIGHT)
@@ -58,22 +51,48 @@ def test_each_light_probe_returns_an_object(isolated_python, name):
     assert isinstance(result.data, dict)
 
 
-def test_framework_probes_share_one_process(isolated_python):
-    """One interpreter start for all of them: none installed here, each still reports."""
+def test_framework_probes_share_one_process(isolated_python, tmp_path):
+    """One probe process for all of them: none installed here, each still reports."""
     results = run_probes(LocalTarget(isolated_python), FRAMEWORK, TIMEOUTS)
-    assert starts(isolated_python) == 1
     assert {name: r.error for name, r in results.items()} == dict.fromkeys(FRAMEWORK)
     assert results["torch"].data["torch"] == {"installed": False}
     assert results["tensorrt_bindings"].data["imported"] is False
     assert results["smoke"].data["skipped"].startswith("torch is not importable")
+    assert probe_processes(isolated_python, FRAMEWORK, tmp_path) == (1, [])
 
 
 def test_a_doctor_run_starts_one_process_per_light_probe_and_one_for_the_frameworks(
-    isolated_python,
+    isolated_python, tmp_path
 ):
-    results = probe_all(LocalTarget(isolated_python), [p.name for p in PROBES])
-    assert starts(isolated_python) == len(LIGHT) + 1
-    assert [name for name, r in results.items() if not r.ok] == []
+    names = [p.name for p in PROBES]
+    assert probe_processes(isolated_python, names, tmp_path) == (len(LIGHT) + 1, [])
+
+
+def probe_processes(python: str, names: list[str], tmp_path: Path) -> tuple[int, list[str]]:
+    """probe_all in a child of this interpreter under `strace -f`: how many probe processes
+    the launcher started (executions of the target's real interpreter running BOOTSTRAP, the
+    launcher's own left out), and the probes that did not answer."""
+    log = tmp_path / "execve.log"
+    code = (
+        "import json, sys\n"
+        "from jetson_env.probing import probe_all\n"
+        "from jetson_env.targets import LocalTarget\n"
+        "results = probe_all(LocalTarget(sys.argv[1]), sys.argv[2].split(','), timeout=60)\n"
+        "print(json.dumps([name for name, r in results.items() if not r.ok]))\n"
+    )
+    done = subprocess.run(
+        ["strace", "-f", "-qq", "-s", "64", "-e", "trace=execve", "-o", str(log),
+         sys.executable, "-c", code, python, ",".join(names)],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    interpreter = Path(python).read_text().split("exec ")[1].split()[0]  # the real one
+    first_line = json.dumps(BOOTSTRAP.splitlines()[0])[1:-1]
+    runs = [
+        line for line in log.read_text().splitlines()
+        # concurrent calls are printed "<unfinished ...>": only failed ones say "= -1"
+        if f'execve("{interpreter}", ' in line and first_line in line and "= -1" not in line
+    ]  # fmt: skip
+    return len(runs) - 1, json.loads(done.stdout)
 
 
 def test_python_2_is_named_with_what_is_needed():
