@@ -131,7 +131,7 @@ def target_from_facts(platform: dict[str, Any], python: dict[str, Any]) -> Targe
     `bundle -i` use the same rule)."""
     major_minor = str(python.get("major_minor") or ".".join(str(python.get("version", "")).split(".")[:2]))
     libc = str(python.get("libc") or "")
-    glibc = libc if re.fullmatch(r"2\.\d+", libc) else "2.17"
+    glibc = libc if re.fullmatch(r"2\.\d+", libc) else ""  # "": not known
     l4t = normalize_l4t(str(platform.get("l4t") or "")) if platform.get("is_jetson") else ""
     return Target(str(platform.get("machine") or ""), major_minor, glibc, l4t)
 
@@ -883,10 +883,46 @@ def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:
     for key, entry in manifest["targets"].items():
         if (entry["machine"], entry["l4t"], entry["python"]) != (target.machine, target.l4t, target.python):
             continue
-        if _glibc_tuple(entry["glibc"]) <= _glibc_tuple(target.glibc):
+        if not target.glibc or _glibc_tuple(entry["glibc"]) <= _glibc_tuple(target.glibc):
             return key
     return None
 
 
 def _glibc_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split(".") if x.isdigit())
+
+
+# Roles that fetch nothing: the bundle is not needed for them, and they work offline.
+OFFLINE_ROLES = ("cuda_env",)
+# Roles that install system packages with apt, which a bundle does not carry.
+APT_ROLES = ("jetpack_apt", "docker_runtime")
+
+
+def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any]:
+    """For a doctor report (its JSON form): which of its fixes the bundle can apply on that
+    host with no network, and the `jetson-env provision --bundle` line that does it."""
+    directory = Path(directory).expanduser().resolve()
+    platform = report.get("platform") or {}
+    version = str((platform.get("python") or {}).get("version") or "")
+    python = {"major_minor": ".".join(version.split(".")[:2]), "version": version, "libc": None}
+    fixes = []
+    for finding in report.get("findings", []):
+        playbook = finding.get("playbook")
+        if finding["status"] not in ("fail", "warn", "crash") or not playbook:
+            continue
+        role = playbook["role"]
+        if role in OFFLINE_ROLES:
+            applies, why = True, "needs nothing from the network"
+        elif role in APT_ROLES:
+            applies, why = False, "installs apt packages, which a bundle does not carry"
+        elif role not in ROLES:
+            applies, why = False, f"{role} is not a role a bundle serves"
+        else:
+            plan = host_plan(directory, platform, python, {role: True})
+            applies = plan.get("error") is None
+            why = f"from the bundle (target {plan['target']})" if applies else plan["error"]
+        fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})
+    roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
+    command = (f"jetson-env provision --bundle {shlex.quote(str(directory))} --tags {','.join(roles)}"
+               if roles else None)  # fmt: skip
+    return {"directory": str(directory), "fixes": fixes, "roles": roles, "command": command}

@@ -565,7 +565,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
                                 text=True, check=False)  # fmt: skip
         facts = sorted(Path(tmp).glob("*.json"))
         if result.returncode != 0 or not facts:
-            tail = " ".join(result.stdout.strip().splitlines()[-6:])
+            tail = " ".join((result.stdout.strip() + "\n" + result.stderr.strip()).strip().splitlines()[-6:])
             raise bundle.BundleError(f"reading the facts of {args.inventory}'s hosts failed: {tail}",
                                      hint="`jetson-env doctor -i INVENTORY` shows which hosts answer")  # fmt: skip
         targets = []
@@ -595,10 +595,22 @@ def show_checks(args: argparse.Namespace, term: Terminal, checks: list) -> None:
 
 def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Report) -> None:
     data = report.as_dict()
+    if getattr(args, "bundle", None):
+        from jetson_env import bundle
+
+        data["bundle"] = bundle.doctor_fixes(args.bundle, data)
     if args.json:
         term.json(data)
-    else:
-        term.findings(data)
+        return
+    term.findings(data)
+    if "bundle" in data:
+        offline = data["bundle"]
+        for fix in offline["fixes"]:
+            verdict = "the bundle can apply it" if fix["applies"] else "not from the bundle"
+            term.line(f"{fix['check']} ({fix['role']}): {verdict}: {fix['why']}",
+                      style="green" if fix["applies"] else "yellow")  # fmt: skip
+        if offline["command"]:
+            term.line(f"offline fix: {offline['command']}")
 
 
 def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -741,6 +753,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="import no framework: platform, loader and file checks, versions from package "
         "metadata (no smoke)",
     )
+    doctor.add_argument(
+        "--bundle", metavar="DIR",
+        help="say which fixes this `jetson-env bundle` folder can apply with no network",
+    )  # fmt: skip
     doctor.add_argument(
         "--fix",
         nargs="?",

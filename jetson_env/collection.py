@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import sysconfig
 from functools import cache
 from pathlib import Path
 
@@ -53,7 +54,11 @@ def environment(command: str, base: dict[str, str] | None = None) -> dict[str, s
     """The environment for an Ansible `command` that must find this collection."""
     env = dict(os.environ if base is None else base)
     same_environment = Path(command).parent == Path(sys.executable).parent
-    if same_environment and str(PACKAGE_ROOT) in map(str, map(_resolved, sys.path)):
+    # Installed into this environment's site-packages: ansible-playbook's own sys.path has it.
+    # (Not sys.path: it holds this process's working directory, a checkout's root under
+    # `python -m`, which ansible-playbook does not scan.)
+    installed = {_resolved(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
+    if same_environment and PACKAGE_ROOT in installed:
         return env
     configured = env.get("ANSIBLE_COLLECTIONS_PATH") or DEFAULT_COLLECTIONS_PATH
     env["ANSIBLE_COLLECTIONS_PATH"] = os.pathsep.join([str(PACKAGE_ROOT), configured])

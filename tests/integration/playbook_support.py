@@ -29,17 +29,21 @@ PLAYBOOK_TIMEOUT_S = 1800
 
 
 def start_host(
-    image_of: str, name: str, image: str | None = None, env: dict[str, str] | None = None
+    image_of: str,
+    name: str,
+    image: str | None = None,
+    env: dict[str, str] | None = None,
+    network: str = "host",
 ) -> Host:
     """A fresh container `jetson-env-test-<name>` from the image of host `image_of`, or from
     `image`, one derived from it, with `env` in its environment (what `docker exec`, and so
-    Ansible, sees)."""
+    Ansible, sees); `network` "none" cuts it off from every network."""
     image = image or HostImage(HOSTS[image_of]).ensure()
     spec = HostSpec(name, HOSTS[image_of].debian_arch)
     env_args = [arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")]
     subprocess.run(["docker", "rm", "--force", spec.container], capture_output=True, check=False)
     subprocess.run(
-        ["docker", "run", "--detach", "--network", "host", "--name", spec.container, *env_args,
+        ["docker", "run", "--detach", "--network", network, "--name", spec.container, *env_args,
          image, "sleep", "infinity"],
         check=True, capture_output=True,
     )  # fmt: skip
