@@ -94,8 +94,13 @@ class Target:
         return f"{row} --python {self.python} --glibc {self.glibc}"
 
     def as_dict(self) -> dict[str, str]:
-        return {"machine": self.machine, "python": self.python, "glibc": self.glibc,
-                "l4t": self.l4t, "args": self.bundle_args()}  # fmt: skip
+        return {
+            "machine": self.machine,
+            "python": self.python,
+            "glibc": self.glibc,
+            "l4t": self.l4t,
+            "args": self.bundle_args(),
+        }
 
 
 def controller_glibc() -> str:
@@ -115,21 +120,30 @@ def targets_from_args(
     targets = []
     for l4t in l4ts:
         release = matrix.release(l4t)  # UnknownRelease lists the supported ones
-        targets.append(Target("aarch64", python or release.python,
-                              glibc or UBUNTU_GLIBC.get(release.ubuntu, "2.17"),
-                              normalize_l4t(release.l4t)))  # fmt: skip
+        targets.append(
+            Target(
+                "aarch64",
+                python or release.python,
+                glibc or UBUNTU_GLIBC.get(release.ubuntu, "2.17"),
+                normalize_l4t(release.l4t),
+            )
+        )
     if x86:
         current = f"{sys.version_info.major}.{sys.version_info.minor}"
         targets.append(Target("x86_64", python or current, glibc or controller_glibc()))
     if not targets:
-        raise BundleError("no target given", hint="name targets with --l4t R36.4.3, --x86, or -i INVENTORY")
+        raise BundleError(
+            "no target given", hint="name targets with --l4t R36.4.3, --x86, or -i INVENTORY"
+        )
     return list(dict.fromkeys(targets))
 
 
 def target_from_facts(platform: dict[str, Any], python: dict[str, Any]) -> Target:
     """The target a host with these jetson_env facts is (the playbook's bundle preflight and
     `bundle -i` use the same rule)."""
-    major_minor = str(python.get("major_minor") or ".".join(str(python.get("version", "")).split(".")[:2]))
+    major_minor = str(
+        python.get("major_minor") or ".".join(str(python.get("version", "")).split(".")[:2])
+    )
     libc = str(python.get("libc") or "")
     glibc = libc if re.fullmatch(r"2\.\d+", libc) else ""  # "": not known
     l4t = normalize_l4t(str(platform.get("l4t") or "")) if platform.get("is_jetson") else ""
@@ -190,7 +204,9 @@ def github_archive(git_url: str, ref: str) -> str:
     return f"{base}/archive/{ref}.tar.gz"
 
 
-def needs_for(matrix: Matrix, target: Target, roles: Iterable[str], files: dict[str, Path]) -> Needs:
+def needs_for(
+    matrix: Matrix, target: Target, roles: Iterable[str], files: dict[str, Path]
+) -> Needs:
     """What the playbook fetches for `target` with `roles` (the matrix row, the roles'
     defaults), and what a `--file KIND=PATH` supplies instead."""
     roles = set(roles)
@@ -198,50 +214,110 @@ def needs_for(matrix: Matrix, target: Target, roles: Iterable[str], files: dict[
     if target.l4t:
         release = matrix.release(target.l4t)
         family = matrix.family(release.family)
-        row = {"apt_prerequisites": list(family["apt_prerequisites"]),
-               "pip_prerequisites": list(family["pip_prerequisites"]), "numpy": family["numpy"]}  # fmt: skip
+        row = {
+            "apt_prerequisites": list(family["apt_prerequisites"]),
+            "pip_prerequisites": list(family["pip_prerequisites"]),
+            "numpy": family["numpy"],
+        }
         torch, torchvision, cusparselt = release.torch, release.torchvision, release.cusparselt
     else:
         raw = matrix.raw["x86"]
         row = raw
         torch, torchvision, cusparselt = matrix.x86.torch, matrix.x86.torchvision, None
     if "python_base" in roles:
-        needs.pip.append(PipSet("python_base", [row["numpy"], *row["pip_prerequisites"], "termcolor"]))
+        needs.pip.append(
+            PipSet("python_base", [row["numpy"], *row["pip_prerequisites"], "termcolor"])
+        )
         needs.apt += row["apt_prerequisites"]
     if "torch" in roles:
         if "torch" in files:
-            needs.urls.append(UrlFile("torch", "torch wheel", files["torch"].resolve().as_uri(),
-                                      files["torch"].name, None, "pip"))  # fmt: skip
+            needs.urls.append(
+                UrlFile(
+                    "torch",
+                    "torch wheel",
+                    files["torch"].resolve().as_uri(),
+                    files["torch"].name,
+                    None,
+                    "pip",
+                )
+            )
         elif torch.url:
-            needs.urls.append(UrlFile("torch", "torch wheel", torch.url,
-                                      torch.filename or Path(urllib.parse.urlsplit(torch.url).path).name,
-                                      torch.sha256, "pip"))  # fmt: skip
+            needs.urls.append(
+                UrlFile(
+                    "torch",
+                    "torch wheel",
+                    torch.url,
+                    torch.filename or Path(urllib.parse.urlsplit(torch.url).path).name,
+                    torch.sha256,
+                    "pip",
+                )
+            )
         else:
-            needs.pip.append(PipSet("torch", [f"torch=={torch.version}"], torch.index, no_deps=True))
+            needs.pip.append(
+                PipSet("torch", [f"torch=={torch.version}"], torch.index, no_deps=True)
+            )
         # torch's own dependencies: resolved once the wheel is here (see Bundler._torch_deps).
         if cusparselt is not None:
             if "cusparselt" in files:
-                needs.urls.append(UrlFile("torch", "cuSPARSELt archive", files["cusparselt"].resolve().as_uri(),
-                                          files["cusparselt"].name, cusparselt.sha256))  # fmt: skip
+                needs.urls.append(
+                    UrlFile(
+                        "torch",
+                        "cuSPARSELt archive",
+                        files["cusparselt"].resolve().as_uri(),
+                        files["cusparselt"].name,
+                        cusparselt.sha256,
+                    )
+                )
             else:
-                needs.urls.append(UrlFile("torch", "cuSPARSELt archive", cusparselt.url,
-                                          Path(urllib.parse.urlsplit(cusparselt.url).path).name,
-                                          cusparselt.sha256))  # fmt: skip
+                needs.urls.append(
+                    UrlFile(
+                        "torch",
+                        "cuSPARSELt archive",
+                        cusparselt.url,
+                        Path(urllib.parse.urlsplit(cusparselt.url).path).name,
+                        cusparselt.sha256,
+                    )
+                )
             needs.apt.append("xz-utils")
     if "torchvision" in roles:
         pinned = matrix.raw.get("torchvision_archives", {}).get("sha256", {}).get(torchvision)
         if "torchvision" in files:
-            needs.urls.append(UrlFile("torchvision", f"torchvision {torchvision} source archive",
-                                      files["torchvision"].resolve().as_uri(), files["torchvision"].name,
-                                      pinned))  # fmt: skip
+            needs.urls.append(
+                UrlFile(
+                    "torchvision",
+                    f"torchvision {torchvision} source archive",
+                    files["torchvision"].resolve().as_uri(),
+                    files["torchvision"].name,
+                    pinned,
+                )
+            )
         else:
-            needs.urls.append(UrlFile("torchvision", f"torchvision {torchvision} source archive",
-                                      github_archive("https://github.com/pytorch/vision.git", f"refs/tags/v{torchvision}"),
-                                      f"vision-{torchvision}.tar.gz", pinned))  # fmt: skip
+            needs.urls.append(
+                UrlFile(
+                    "torchvision",
+                    f"torchvision {torchvision} source archive",
+                    github_archive(
+                        "https://github.com/pytorch/vision.git", f"refs/tags/v{torchvision}"
+                    ),
+                    f"vision-{torchvision}.tar.gz",
+                    pinned,
+                )
+            )
         needs.pip.append(PipSet("torchvision", ["pillow", row["numpy"], "setuptools", "wheel"]))
-        needs.apt += ["g++", "ninja-build", "python3-dev", "python3-setuptools", "python3-wheel",
-                      "libjpeg-dev", "zlib1g-dev", "libpython3-dev", "libopenblas-dev",
-                      "libavcodec-dev", "libavformat-dev", "libswscale-dev"]  # fmt: skip
+        needs.apt += [
+            "g++",
+            "ninja-build",
+            "python3-dev",
+            "python3-setuptools",
+            "python3-wheel",
+            "libjpeg-dev",
+            "zlib1g-dev",
+            "libpython3-dev",
+            "libopenblas-dev",
+            "libavcodec-dev",
+            "libavformat-dev",
+            "libswscale-dev",
+        ]
     if "pycuda" in roles:
         needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
     if "torch2trt" in roles:
@@ -250,22 +326,41 @@ def needs_for(matrix: Matrix, target: Target, roles: Iterable[str], files: dict[
             url = files["torch2trt"].resolve().as_uri()
         else:
             url = github_archive(matrix.torch2trt["git"], ref)
-        needs.urls.append(UrlFile("torch2trt", f"torch2trt {ref[:12]} source archive", url,
-                                  f"torch2trt-{ref}.tar.gz" if "torch2trt" not in files else files["torch2trt"].name,
-                                  None))  # fmt: skip
+        needs.urls.append(
+            UrlFile(
+                "torch2trt",
+                f"torch2trt {ref[:12]} source archive",
+                url,
+                f"torch2trt-{ref}.tar.gz" if "torch2trt" not in files else files["torch2trt"].name,
+                None,
+            )
+        )
         needs.pip.append(PipSet("torch2trt", ["packaging", "setuptools", "wheel"]))
         needs.apt += ["cmake", "g++"]
     if "tensorrt" in roles:
         if target.l4t:
             needs.apt += ["tensorrt", "python3-libnvinfer-dev"]
         elif "tensorrt" in files:
-            needs.urls.append(UrlFile("tensorrt", "TensorRT tarball", files["tensorrt"].resolve().as_uri(),
-                                      files["tensorrt"].name, None))  # fmt: skip
+            needs.urls.append(
+                UrlFile(
+                    "tensorrt",
+                    "TensorRT tarball",
+                    files["tensorrt"].resolve().as_uri(),
+                    files["tensorrt"].name,
+                    None,
+                )
+            )
         else:
-            needs.manual.append(Manual(
-                "tensorrt", "TensorRT tarball", "files/TensorRT-<version>.Linux.x86_64-gnu.cuda-<cuda>.tar.gz",
-                "NVIDIA's TensorRT download page (behind an NVIDIA developer login)", "tensorrt",
-                target=target.key))  # fmt: skip
+            needs.manual.append(
+                Manual(
+                    "tensorrt",
+                    "TensorRT tarball",
+                    "files/TensorRT-<version>.Linux.x86_64-gnu.cuda-<cuda>.tar.gz",
+                    "NVIDIA's TensorRT download page (behind an NVIDIA developer login)",
+                    "tensorrt",
+                    target=target.key,
+                )
+            )
     needs.apt = list(dict.fromkeys(needs.apt))
     return needs
 
@@ -292,8 +387,10 @@ def load_manifest(directory: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise BundleError(f"{path} cannot be read: {exc}",
-                          hint="restore it, or start a new bundle in an empty folder") from None  # fmt: skip
+        raise BundleError(
+            f"{path} cannot be read: {exc}",
+            hint="restore it, or start a new bundle in an empty folder",
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise BundleError(f"{path} is not a jetson-env bundle manifest of schema {SCHEMA}")
     return data
@@ -356,14 +453,17 @@ def verify(directory: Path) -> list[dict[str, str]]:
     each with the path, what is wrong and the `jetson-env bundle` line that adds it again."""
     manifest = load_manifest(directory)
     if not (directory / MANIFEST).exists():
-        raise BundleError(f"{directory} has no {MANIFEST}: it is not a bundle",
-                          hint=f"make one with `jetson-env bundle {directory} --x86` (or --l4t, -i)")  # fmt: skip
+        raise BundleError(
+            f"{directory} has no {MANIFEST}: it is not a bundle",
+            hint=f"make one with `jetson-env bundle {directory} --x86` (or --l4t, -i)",
+        )
     problems = []
     for path, entry in sorted(manifest["artifacts"].items()):
         problem = artifact_problem(directory, path, entry)
         if problem:
-            problems.append({"path": path, "problem": problem,
-                             "fix": readd_line(directory, manifest, entry)})  # fmt: skip
+            problems.append(
+                {"path": path, "problem": problem, "fix": readd_line(directory, manifest, entry)}
+            )
     return problems
 
 
@@ -412,7 +512,9 @@ class Progress:
             now = time.monotonic()
             if self.report and (done or now - self.last > 0.5):
                 self.last = now
-                self.report(f"fetched {self.files}/{self.total_files} files, {self.bytes / 1e6:.1f} MB")
+                self.report(
+                    f"fetched {self.files}/{self.total_files} files, {self.bytes / 1e6:.1f} MB"
+                )
 
 
 @dataclass
@@ -456,12 +558,7 @@ def fetch_file(fetch: Fetch, directory: Path, progress: Progress) -> tuple[str, 
     digest = hashlib.sha256()
     size = 0
     try:
-        if fetch.url.startswith("file:"):
-            handle_ctx = open(urllib.request.url2pathname(urllib.parse.urlsplit(fetch.url).path), "rb")  # noqa: SIM115
-        else:
-            request = urllib.request.Request(fetch.url, headers={"User-Agent": "jetson-env-bundle"})
-            handle_ctx = urllib.request.urlopen(request, timeout=60)  # noqa: S310 (https checked)
-        with handle_ctx as handle, tmp.open("wb") as out:
+        with _open_source(fetch.url) as handle, tmp.open("wb") as out:
             for block in iter(lambda: handle.read(CHUNK), b""):
                 out.write(block)
                 digest.update(block)
@@ -473,8 +570,11 @@ def fetch_file(fetch: Fetch, directory: Path, progress: Progress) -> tuple[str, 
     actual = digest.hexdigest()
     if fetch.sha256 and actual != fetch.sha256:
         tmp.unlink(missing_ok=True)
-        raise BundleError(f"sha256 mismatch for {fetch.url}: expected {fetch.sha256}, got {actual}; "
-                          "nothing was added", hint="check the source; the pin comes from the index or the matrix")  # fmt: skip
+        raise BundleError(
+            f"sha256 mismatch for {fetch.url}: expected {fetch.sha256}, got {actual}; "
+            "nothing was added",
+            hint="check the source; the pin comes from the index or the matrix",
+        )
     progress.advance(0, done=True)
     tmp.replace(final)
     cached = _cache_path(actual)
@@ -483,6 +583,14 @@ def fetch_file(fetch: Fetch, directory: Path, progress: Progress) -> tuple[str, 
         shutil.copyfile(final, cached.with_suffix(".part"))
         cached.with_suffix(".part").replace(cached)
     return actual, size
+
+
+def _open_source(url: str):
+    """A readable stream of an https URL or a local file: URL (checked by _check_url)."""
+    if url.startswith("file:"):
+        return Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path)).open("rb")
+    request = urllib.request.Request(url, headers={"User-Agent": "jetson-env-bundle"})
+    return urllib.request.urlopen(request, timeout=60)
 
 
 class FetchFailed(Exception):
@@ -500,33 +608,66 @@ def _pip_command() -> list[str]:
     return [sys.executable, "-m", "pip"]
 
 
-def resolve(target: Target, requirements: list[str], *, index: str | None = None,
-            no_deps: bool = False, python: list[str] | None = None) -> list[dict[str, str]]:  # fmt: skip
+def resolve(
+    target: Target,
+    requirements: list[str],
+    *,
+    index: str | None = None,
+    no_deps: bool = False,
+    python: list[str] | None = None,
+) -> list[dict[str, str]]:
     """What pip would install for `target` from `requirements` (wheels for its tags only):
     [{"name", "version", "url", "sha256", "filename"}]. Cached by inputs for a day."""
-    args = ["install", "--dry-run", "--ignore-installed", "--quiet", "--disable-pip-version-check",
-            "--only-binary=:all:", "--python-version", target.python, "--implementation", "cp",
-            "--abi", target.abi, "--abi", "abi3", "--abi", "none",
-            *wheels.pip_platform_args(target.machine, target.glibc)]  # fmt: skip
+    args = [
+        "install",
+        "--dry-run",
+        "--ignore-installed",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--only-binary=:all:",
+        "--python-version",
+        target.python,
+        "--implementation",
+        "cp",
+        "--abi",
+        target.abi,
+        "--abi",
+        "abi3",
+        "--abi",
+        "none",
+        *wheels.pip_platform_args(target.machine, target.glibc),
+    ]
     if index:
         _check_url(index)
         args += ["--index-url", index]
     if no_deps:
         args.append("--no-deps")
-    key = hashlib.sha256(json.dumps([args, requirements, time.strftime("%Y-%m-%d")]).encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        json.dumps([args, requirements, time.strftime("%Y-%m-%d")]).encode()
+    ).hexdigest()[:24]
     cached = CACHE / "resolve" / f"{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
     with tempfile.TemporaryDirectory(prefix="jetson-env-resolve-") as tmp:
         report = Path(tmp) / "report.json"
-        cmd = [*(python or _pip_command()), *args, "--target", str(Path(tmp) / "never"),
-               "--report", str(report), *requirements]  # fmt: skip
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False)
+        cmd = [
+            *(python or _pip_command()),
+            *args,
+            "--target",
+            str(Path(tmp) / "never"),
+            "--report",
+            str(report),
+            *requirements,
+        ]
+        result = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False
+        )
         if result.returncode != 0:
             raise BundleError(
                 f"pip could not resolve {' '.join(requirements)} for {target.key}: "
                 + _last_lines(result.stderr),
-                hint="check pip's index settings (pip config list) and the target's Python and glibc",
+                hint="check pip's index settings (pip config list) and the target's Python "
+                "and glibc",
             )
         data = json.loads(report.read_text())
     found = []
@@ -534,9 +675,15 @@ def resolve(target: Target, requirements: list[str], *, index: str | None = None
         info = item["download_info"]
         hashes = info.get("archive_info", {}).get("hashes", {})
         url = info["url"]
-        found.append({"name": item["metadata"]["name"], "version": item["metadata"]["version"],
-                      "url": url, "sha256": hashes.get("sha256", ""),
-                      "filename": urllib.parse.unquote(Path(urllib.parse.urlsplit(url).path).name)})  # fmt: skip
+        found.append(
+            {
+                "name": item["metadata"]["name"],
+                "version": item["metadata"]["version"],
+                "url": url,
+                "sha256": hashes.get("sha256", ""),
+                "filename": urllib.parse.unquote(Path(urllib.parse.urlsplit(url).path).name),
+            }
+        )
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(found))
     return found
@@ -545,28 +692,51 @@ def resolve(target: Target, requirements: list[str], *, index: str | None = None
 def resolve_sdist(requirement: str) -> dict[str, Any]:
     """An sdist's URL and sha256, its runtime requirements and its build requirements
     (from its pyproject.toml): what a target needs to build it with no network."""
-    key = hashlib.sha256(json.dumps([requirement, time.strftime("%Y-%m-%d")]).encode()).hexdigest()[:24]
+    key = hashlib.sha256(json.dumps([requirement, time.strftime("%Y-%m-%d")]).encode()).hexdigest()[
+        :24
+    ]
     cached = CACHE / "resolve" / f"sdist-{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
     name = re.split(r"[<>=!~ ]", requirement, maxsplit=1)[0]
     with tempfile.TemporaryDirectory(prefix="jetson-env-sdist-") as tmp:
         result = subprocess.run(
-            [*_pip_command(), "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-             "--no-binary", name, "--dest", tmp, requirement],
-            capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False,
-        )  # fmt: skip
+            [
+                *_pip_command(),
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--no-binary",
+                name,
+                "--dest",
+                tmp,
+                requirement,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=RESOLVE_TIMEOUT_S,
+            check=False,
+        )
         files = list(Path(tmp).glob("*.tar.gz"))
         if result.returncode != 0 or not files:
-            raise BundleError(f"pip could not download the sdist of {requirement}: " + _last_lines(result.stderr))
+            raise BundleError(
+                f"pip could not download the sdist of {requirement}: " + _last_lines(result.stderr)
+            )
         sdist = files[0]
         requires, build = _sdist_requirements(sdist)
         sha = sha256_of(sdist)
         local = _cache_path(sha)
         local.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(sdist, local)
-    found = {"filename": sdist.name, "sha256": sha, "url": local.as_uri(), "requires": requires,
-             "build_requires": build, "source": f"pip download {requirement} (pip's configured index)"}  # fmt: skip
+    found = {
+        "filename": sdist.name,
+        "sha256": sha,
+        "url": local.as_uri(),
+        "requires": requires,
+        "build_requires": build,
+        "source": f"pip download {requirement} (pip's configured index)",
+    }
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(found))
     return found
@@ -615,10 +785,13 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "schema": SCHEMA,
             "bundle": str(self.directory),
             "added": self.added,
-            "targets": {key: {**self.manifest["targets"][key], "bytes": size}
-                        for key, size in self.sizes.items()},  # fmt: skip
+            "targets": {
+                key: {**self.manifest["targets"][key], "bytes": size}
+                for key, size in self.sizes.items()
+            },
             "total_bytes": self.total,
             "manual": self.manifest["manual"],
             "apt": self.manifest["apt"],
@@ -654,29 +827,70 @@ def make(
         needs = needs_for(matrix, target, roles, files)
         manual += needs.manual
         for url_file in needs.urls:
-            fetches.append(Fetch(url_file.url, f"{url_file.folder}/{url_file.filename}", url_file.sha256,
-                                 url_file.role, url_file.what, target.key))  # fmt: skip
+            fetches.append(
+                Fetch(
+                    url_file.url,
+                    f"{url_file.folder}/{url_file.filename}",
+                    url_file.sha256,
+                    url_file.role,
+                    url_file.what,
+                    target.key,
+                )
+            )
         for pip_set in needs.pip:
             say(f"{target.key}: resolving {' '.join(pip_set.requirements)} ({pip_set.role})")
-            for item in resolve(target, pip_set.requirements, index=pip_set.index, no_deps=pip_set.no_deps):
-                fetches.append(Fetch(item["url"], f"pip/{item['filename']}", item["sha256"] or None,
-                                     pip_set.role, f"{item['name']} {item['version']}", target.key))  # fmt: skip
+            for item in resolve(
+                target, pip_set.requirements, index=pip_set.index, no_deps=pip_set.no_deps
+            ):
+                fetches.append(
+                    Fetch(
+                        item["url"],
+                        f"pip/{item['filename']}",
+                        item["sha256"] or None,
+                        pip_set.role,
+                        f"{item['name']} {item['version']}",
+                        target.key,
+                    )
+                )
         for role, requirement in needs.sdists:
-            say(f"{target.key}: resolving {requirement}'s sdist and its build requirements ({role})")
+            say(
+                f"{target.key}: resolving {requirement}'s sdist and its build requirements ({role})"
+            )
             sdist = resolve_sdist(requirement)
-            fetches.append(Fetch(sdist["url"], f"pip/{sdist['filename']}", sdist["sha256"], role,
-                                 f"{requirement} (sdist)", target.key))  # fmt: skip
+            fetches.append(
+                Fetch(
+                    sdist["url"],
+                    f"pip/{sdist['filename']}",
+                    sdist["sha256"],
+                    role,
+                    f"{requirement} (sdist)",
+                    target.key,
+                )
+            )
             for item in resolve(target, sdist["requires"] + sdist["build_requires"]):
-                fetches.append(Fetch(item["url"], f"pip/{item['filename']}", item["sha256"] or None,
-                                     role, f"{item['name']} {item['version']}", target.key))  # fmt: skip
+                fetches.append(
+                    Fetch(
+                        item["url"],
+                        f"pip/{item['filename']}",
+                        item["sha256"] or None,
+                        role,
+                        f"{item['name']} {item['version']}",
+                        target.key,
+                    )
+                )
         manifest["targets"][target.key] = {
             **target.as_dict(),
-            "roles": sorted(set(manifest["targets"].get(target.key, {}).get("roles", [])) | set(roles)),
+            "roles": sorted(
+                set(manifest["targets"].get(target.key, {}).get("roles", [])) | set(roles)
+            ),
         }
         if needs.apt:
-            manifest["apt"][target.key] = {"packages": needs.apt, "download": apt_download_line(needs.apt),
-                                           "note": "run on a connected machine of the target's distribution and "
-                                                   "architecture; put the .debs in apt/" + target.key + "/"}  # fmt: skip
+            manifest["apt"][target.key] = {
+                "packages": needs.apt,
+                "download": apt_download_line(needs.apt),
+                "note": "run on a connected machine of the target's distribution and "
+                "architecture; put the .debs in apt/" + target.key + "/",
+            }
 
     added: list[str] = []
     failed: list[FetchFailed] = []
@@ -707,25 +921,53 @@ def make(
     dep_fetches = []
     for target in targets:
         for path, entry in list(manifest["artifacts"].items()):
-            if entry["role"] == "torch" and Path(path).name.startswith("torch-") and target.key in entry["targets"]:
+            if (
+                entry["role"] == "torch"
+                and Path(path).name.startswith("torch-")
+                and target.key in entry["targets"]
+            ):
                 say(f"{target.key}: resolving {Path(path).name}'s dependencies")
                 for item in resolve(target, [str((directory / path).resolve())]):
-                    if item["url"].startswith("file:") and Path(urllib.parse.urlsplit(item["url"]).path).name == Path(path).name:
+                    if (
+                        item["url"].startswith("file:")
+                        and Path(urllib.parse.urlsplit(item["url"]).path).name == Path(path).name
+                    ):
                         continue
-                    dep_fetches.append(Fetch(item["url"], f"pip/{item['filename']}", item["sha256"] or None,
-                                             "torch", f"{item['name']} {item['version']} (torch's)", target.key))  # fmt: skip
+                    dep_fetches.append(
+                        Fetch(
+                            item["url"],
+                            f"pip/{item['filename']}",
+                            item["sha256"] or None,
+                            "torch",
+                            f"{item['name']} {item['version']} (torch's)",
+                            target.key,
+                        )
+                    )
     run(dep_fetches)
 
     for failure in failed:
         fetch = failure.fetch
-        kind = {"torch wheel": "torch", "cuSPARSELt archive": "cusparselt"}.get(fetch.what, fetch.role)
-        manual.append(Manual(fetch.role, fetch.what, fetch.dest, f"{fetch.url} ({failure.reason})", kind,
-                             fetch.sha256, fetch.target))  # fmt: skip
+        kind = {"torch wheel": "torch", "cuSPARSELt archive": "cusparselt"}.get(
+            fetch.what, fetch.role
+        )
+        manual.append(
+            Manual(
+                fetch.role,
+                fetch.what,
+                fetch.dest,
+                f"{fetch.url} ({failure.reason})",
+                kind,
+                fetch.sha256,
+                fetch.target,
+            )
+        )
     manifest["manual"] = _merge_manual(manifest, manual)
     write_manifest(directory, manifest)
     write_index(directory, manifest)
-    sizes = {t.key: sum(e["size"] for e in manifest["artifacts"].values() if t.key in e["targets"])
-             for t in targets}  # fmt: skip
+    sizes = {
+        t.key: sum(e["size"] for e in manifest["artifacts"].values() if t.key in e["targets"])
+        for t in targets
+    }
     total = sum(e["size"] for e in manifest["artifacts"].values())
     return Result(directory, manifest, sorted(added), sizes, total, time.monotonic() - start)
 
@@ -740,7 +982,8 @@ def _plan_fetches(directory: Path, manifest: dict[str, Any], batch: list[Fetch])
             if fetch.sha256 and entry["sha256"] != fetch.sha256:
                 raise BundleError(
                     f"{directory / fetch.dest} is in the bundle with sha256 {entry['sha256']}, and "
-                    f"{fetch.url} has {fetch.sha256}: the bundle keeps the file it has. Nothing was added.",
+                    f"{fetch.url} has {fetch.sha256}: the bundle keeps the file it has. "
+                    "Nothing was added.",
                     hint=f"to take the new one, delete {directory / fetch.dest} and its entry in "
                     f"{directory / MANIFEST}, then run the command again",
                 )
@@ -762,9 +1005,13 @@ def _record(manifest: dict[str, Any], fetch: Fetch, sha: str, size: int) -> None
     if source.startswith("file:") and str(CACHE) in urllib.parse.unquote(source):
         source = "pip's configured index (sdist)"
     manifest["artifacts"][fetch.dest] = {
-        "sha256": sha, "size": size, "role": fetch.role, "what": fetch.what,
-        "targets": [fetch.target], "source": source,
-    }  # fmt: skip
+        "sha256": sha,
+        "size": size,
+        "role": fetch.role,
+        "what": fetch.what,
+        "targets": [fetch.target],
+        "source": source,
+    }
 
 
 def _merge_manual(manifest: dict[str, Any], new: list[Manual]) -> list[dict[str, Any]]:
@@ -772,18 +1019,29 @@ def _merge_manual(manifest: dict[str, Any], new: list[Manual]) -> list[dict[str,
     once the bundle holds that thing for it (fetched, or brought in with --file)."""
     merged = {(m["role"], m["what"]): m for m in manifest.get("manual", [])}
     for item in new:
-        entry = merged.setdefault((item.role, item.what), {
-            "role": item.role, "what": item.what, "expected": item.expected, "where_from": item.where_from,
-            "sha256": item.sha256, "targets": [], "kind": item.kind,
-        })  # fmt: skip
+        entry = merged.setdefault(
+            (item.role, item.what),
+            {
+                "role": item.role,
+                "what": item.what,
+                "expected": item.expected,
+                "where_from": item.where_from,
+                "sha256": item.sha256,
+                "targets": [],
+                "kind": item.kind,
+            },
+        )
         entry["targets"] = sorted(set(entry["targets"]) | {item.target})
     kept = []
     for entry in merged.values():
         entry["targets"] = [
-            t for t in entry["targets"]
-            if not any(a["role"] == entry["role"] and a["what"] == entry["what"] and t in a["targets"]
-                       for a in manifest["artifacts"].values())
-        ]  # fmt: skip
+            t
+            for t in entry["targets"]
+            if not any(
+                a["role"] == entry["role"] and a["what"] == entry["what"] and t in a["targets"]
+                for a in manifest["artifacts"].values()
+            )
+        ]
         if entry["targets"]:
             kept.append(entry)
     return sorted(kept, key=lambda m: (m["role"], m["what"]))
@@ -810,7 +1068,10 @@ def host_plan(
     target = target_from_facts(platform, python)
     add_line = f"jetson-env bundle {shlex.quote(str(directory))} {target.bundle_args()}"
     if not (directory / MANIFEST).is_file():
-        return {"error": f"{directory} is not a jetson-env bundle (no {MANIFEST}); make it with `{add_line}`. Nothing was changed."}
+        return {
+            "error": f"{directory} is not a jetson-env bundle (no {MANIFEST}); make it with "
+            f"`{add_line}`. Nothing was changed."
+        }
     try:
         manifest = load_manifest(directory)
     except BundleError as exc:
@@ -818,14 +1079,19 @@ def host_plan(
     key = _matching_target(manifest, target)
     wanted = [r for r in ROLES if roles.get(r)]
     if key is None:
-        return {"error": f"the bundle {directory} has nothing for {target.key} (this host); add it with "
-                         f"`{add_line} --roles {','.join(wanted)}`. Nothing was changed."}  # fmt: skip
+        return {
+            "error": f"the bundle {directory} has nothing for {target.key} (this host); "
+            "add it with "
+            f"`{add_line} --roles {','.join(wanted)}`. Nothing was changed."
+        }
     have_roles = set(manifest["targets"][key].get("roles", []))
     missing_roles = [r for r in wanted if r not in have_roles]
     if missing_roles:
-        return {"error": f"the bundle {directory} has no {', '.join(missing_roles)} for {key}; add "
-                         f"{'it' if len(missing_roles) == 1 else 'them'} with `{add_line} --roles "
-                         f"{','.join(missing_roles)}` (or turn the role off). Nothing was changed."}  # fmt: skip
+        return {
+            "error": f"the bundle {directory} has no {', '.join(missing_roles)} for {key}; add "
+            f"{'it' if len(missing_roles) == 1 else 'them'} with `{add_line} --roles "
+            f"{','.join(missing_roles)}` (or turn the role off). Nothing was changed."
+        }
     problems = []
     artifacts: dict[str, list[str]] = {}
     for path, entry in sorted(manifest["artifacts"].items()):
@@ -838,16 +1104,25 @@ def host_plan(
                 problems.append(f"{path}: {problem}")
         locked = (lock_sha256 or {}).get(Path(path).name)
         if locked and locked != entry["sha256"]:
-            problems.append(f"{path}: the lock file pins sha256 {locked}, the bundle has {entry['sha256']}")
+            problems.append(
+                f"{path}: the lock file pins sha256 {locked}, the bundle has {entry['sha256']}"
+            )
     for item in manifest.get("manual", []):
         if key in item["targets"] and item["role"] in wanted:
-            problems.append(f"{item['what']} is not in the bundle (expected at {item['expected']}): get it from "
-                            f"{item['where_from']} and add it with `{add_line} --roles {item['role']} "
-                            f"--file {item['kind']}=PATH`")  # fmt: skip
+            problems.append(
+                f"{item['what']} is not in the bundle (expected at {item['expected']}): "
+                "get it from "
+                f"{item['where_from']} and add it with `{add_line} --roles {item['role']} "
+                f"--file {item['kind']}=PATH`"
+            )
     if problems:
-        return {"error": f"the bundle {directory} cannot provision {key}: " + "; ".join(problems)
-                + f". Fix it with `{add_line} --roles {','.join(wanted)}` (after deleting a corrupted file), "
-                f"then `jetson-env bundle --verify {shlex.quote(str(directory))}`. Nothing was changed."}  # fmt: skip
+        return {
+            "error": f"the bundle {directory} cannot provision {key}: "
+            + "; ".join(problems)
+            + f". Fix it with `{add_line} --roles {','.join(wanted)}` "
+            "(after deleting a corrupted file), "
+            f"then `jetson-env bundle --verify {shlex.quote(str(directory))}`. Nothing was changed."
+        }
 
     def one(role: str, suffix: tuple[str, ...], folder: str = "files/") -> str:
         for path in artifacts.get(role, []):
@@ -855,8 +1130,12 @@ def host_plan(
                 return str(directory / path)
         return ""
 
-    torch_wheel = next((p for p in artifacts.get("torch", []) if Path(p).name.startswith("torch-")), "")
-    pip_files = sorted({p for paths in artifacts.values() for p in paths if p.startswith("pip/")} - {torch_wheel})
+    torch_wheel = next(
+        (p for p in artifacts.get("torch", []) if Path(p).name.startswith("torch-")), ""
+    )
+    pip_files = sorted(
+        {p for paths in artifacts.values() for p in paths if p.startswith("pip/")} - {torch_wheel}
+    )
     return {
         "error": None,
         "target": key,
@@ -867,9 +1146,11 @@ def host_plan(
         "torch_sha256": manifest["artifacts"][torch_wheel]["sha256"] if torch_wheel else "",
         "cusparselt": one("torch", (".tar.xz",)),
         "torchvision_archive": one("torchvision", (".tar.gz", ".zip")),
-        "torchvision_sha256": manifest["artifacts"].get(
-            os.path.relpath(one("torchvision", (".tar.gz", ".zip")), directory), {}).get("sha256", "")
-            if one("torchvision", (".tar.gz", ".zip")) else "",  # fmt: skip
+        "torchvision_sha256": manifest["artifacts"]
+        .get(os.path.relpath(one("torchvision", (".tar.gz", ".zip")), directory), {})
+        .get("sha256", "")
+        if one("torchvision", (".tar.gz", ".zip"))
+        else "",
         "torch2trt_archive": one("torch2trt", (".tar.gz",)),
         "tensorrt_tarball": one("tensorrt", (".tar.gz",)),
         "apt": manifest.get("apt", {}).get(key, {}),
@@ -881,7 +1162,11 @@ def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:
     """The bundle's target for a host: same machine, row and Python, a glibc no newer than
     the host's (its wheels then install there)."""
     for key, entry in manifest["targets"].items():
-        if (entry["machine"], entry["l4t"], entry["python"]) != (target.machine, target.l4t, target.python):
+        if (entry["machine"], entry["l4t"], entry["python"]) != (
+            target.machine,
+            target.l4t,
+            target.python,
+        ):
             continue
         if not target.glibc or _glibc_tuple(entry["glibc"]) <= _glibc_tuple(target.glibc):
             return key
@@ -923,6 +1208,9 @@ def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any
             why = f"from the bundle (target {plan['target']})" if applies else plan["error"]
         fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})
     roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
-    command = (f"jetson-env provision --bundle {shlex.quote(str(directory))} --tags {','.join(roles)}"
-               if roles else None)  # fmt: skip
+    command = (
+        f"jetson-env provision --bundle {shlex.quote(str(directory))} --tags {','.join(roles)}"
+        if roles
+        else None
+    )
     return {"directory": str(directory), "fixes": fixes, "roles": roles, "command": command}

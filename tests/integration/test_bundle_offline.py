@@ -59,8 +59,11 @@ PREFLIGHT_FAILURE = "Fail when the bundle cannot provision this host"
 def jetson_env(*args: object) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", *map(str, args)],
-        capture_output=True, text=True, timeout=1800, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
 
 
 def mark(host: Host) -> None:
@@ -112,8 +115,17 @@ def inventory(work: Path, x86: Host) -> Path:
 def bundle_dir(work: Path, inventory: Path) -> Path:
     """Made from the inventory's facts: the host says what target it is."""
     directory = work / "bundle"
-    proc = jetson_env("bundle", directory, "-i", inventory, "--roles", "python_base,torch",
-                      "--file", f"torch={TORCH_WHEEL_X86}", "--json")  # fmt: skip
+    proc = jetson_env(
+        "bundle",
+        directory,
+        "-i",
+        inventory,
+        "--roles",
+        "python_base,torch",
+        "--file",
+        f"torch={TORCH_WHEEL_X86}",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     return directory
 
@@ -132,8 +144,12 @@ def test_the_bundle_is_made_for_the_hosts_facts(bundle_dir: Path, x86: Host):
         assert any(n.lower().startswith(dependency) for n in names), dependency
     assert jetson_env("bundle", "--verify", bundle_dir).returncode == 0
     # The host really has no network.
-    mode = subprocess.run(["docker", "inspect", "-f", "{{.HostConfig.NetworkMode}}", x86.container],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    mode = subprocess.run(
+        ["docker", "inspect", "-f", "{{.HostConfig.NetworkMode}}", x86.container],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert mode == "none"
 
 
@@ -187,7 +203,9 @@ def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
 
     lock = work / "disagreeing.lock.yml"
     lock.write_text(yaml.safe_dump({"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}))
-    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir, torch_lock_file=str(lock)))
+    result = run_playbook(
+        ansible, inventory, extra_vars=bundle_vars(bundle_dir, torch_lock_file=str(lock))
+    )
     assert result.rc != 0
     assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
     assert f"the lock file pins sha256 {'0' * 64}" in result.messages()
@@ -205,16 +223,29 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     x86.copy_in(bundle_dir / "manifest.json", "/tmp/bundle/manifest.json")
     x86.copy_in(bundle_dir / "pip", "/tmp/bundle/pip")
     result = x86.exec(
-        [f"{VENV}/bin/jetson-env", "doctor", "--json", "--no-smoke", "--python", "/usr/bin/python3",
-         "--check", "termcolor", "--bundle", "/tmp/bundle"],
+        [
+            f"{VENV}/bin/jetson-env",
+            "doctor",
+            "--json",
+            "--no-smoke",
+            "--python",
+            "/usr/bin/python3",
+            "--check",
+            "termcolor",
+            "--bundle",
+            "/tmp/bundle",
+        ],
         check=False,
-    )  # fmt: skip
+    )
     x86.exec(["rm", "-rf", "/tmp/bundle"])
     report = json.loads(result.stdout)
     fixes = {f["check"]: f for f in report["bundle"]["fixes"]}
     assert fixes["termcolor"]["applies"] is True, fixes
     assert fixes["termcolor"]["why"] == f"from the bundle (target {X86_KEY})"
-    assert report["bundle"]["command"] == "jetson-env provision --bundle /tmp/bundle --tags python_base"
+    assert (
+        report["bundle"]["command"]
+        == "jetson-env provision --bundle /tmp/bundle --tags python_base"
+    )
 
 
 def test_provision_from_the_bundle_with_no_network(
@@ -231,7 +262,9 @@ def test_provision_from_the_bundle_with_no_network(
     assert not (work / "jetson-env.lock.yml").exists()
 
 
-def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host):
+def test_second_run_changes_nothing(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host
+):
     mark(x86)
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
 
@@ -243,10 +276,20 @@ def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, bundle
 def test_doctor_inside_the_offline_host_agrees(x86: Host):
     x86.install_project()
     result = x86.exec(
-        [f"{VENV}/bin/jetson-env", "doctor", "--json", "--no-smoke", "--python", "/usr/bin/python3",
-         "--check", "termcolor", "--check", "torch"],
+        [
+            f"{VENV}/bin/jetson-env",
+            "doctor",
+            "--json",
+            "--no-smoke",
+            "--python",
+            "/usr/bin/python3",
+            "--check",
+            "termcolor",
+            "--check",
+            "torch",
+        ],
         check=False,
-    )  # fmt: skip
+    )
     findings = {f["check"]: f for f in json.loads(result.stdout)["findings"]}
     assert findings["termcolor"]["status"] == "ok", findings
     assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
@@ -264,17 +307,29 @@ def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     ansible: AnsibleEnd, bundle_dir: Path, orin: Host, work: Path
 ):
     before = json.loads((bundle_dir / "manifest.json").read_text())["artifacts"]
-    proc = jetson_env("bundle", bundle_dir, "--l4t", "R36.4.3", "--python", "3.11", "--glibc", "2.36",
-                      "--roles", "python_base", "--json")  # fmt: skip
+    proc = jetson_env(
+        "bundle",
+        bundle_dir,
+        "--l4t",
+        "R36.4.3",
+        "--python",
+        "3.11",
+        "--glibc",
+        "2.36",
+        "--roles",
+        "python_base",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     after = json.loads((bundle_dir / "manifest.json").read_text())
     assert set(after["targets"]) == {X86_KEY, ORIN_KEY}
     for path, entry in before.items():  # re-running added; it replaced nothing
         assert after["artifacts"][path]["sha256"] == entry["sha256"]
     inventory = write_inventory(
-        work / "orin.yml", {"orin": {"ansible_host": orin.container}},
+        work / "orin.yml",
+        {"orin": {"ansible_host": orin.container}},
         {**OFFLINE_VARS, "torch_enabled": False, "torch_lock_file": str(work / "orin.lock.yml")},
-    )  # fmt: skip
+    )
 
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
     assert result.rc == 0, result.messages() or result.stderr

@@ -31,8 +31,11 @@ ORIN_FACTS = (
 def jetson_env(*args):
     return subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", *map(str, args)],
-        capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +43,20 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """A bundle of python_base for this x86 machine and the emulated Orin (Python 3.11,
     Debian's glibc), made with the CLI: numpy and termcolor from the real indexes."""
     directory = tmp_path_factory.mktemp("bundle") / "b"
-    proc = jetson_env("bundle", directory, "--x86", "--glibc", "2.36", "--l4t", "R36.4.3",
-                      "--python", "3.11", "--roles", "python_base", "--json")  # fmt: skip
+    proc = jetson_env(
+        "bundle",
+        directory,
+        "--x86",
+        "--glibc",
+        "2.36",
+        "--l4t",
+        "R36.4.3",
+        "--python",
+        "3.11",
+        "--roles",
+        "python_base",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     return directory, json.loads(proc.stdout)
 
@@ -76,14 +91,28 @@ def test_manifest_lists_every_artifact_with_its_sha256_size_and_source(made):
 
 def test_pip_installs_from_the_index_with_no_other_source(made, tmp_path: Path):
     directory, _ = made
-    for source in (["--index-url", (directory / "simple").as_uri()],
-                   ["--no-index", "--find-links", str(directory / "pip")]):  # fmt: skip
+    for source in (
+        ["--index-url", (directory / "simple").as_uri()],
+        ["--no-index", "--find-links", str(directory / "pip")],
+    ):
         dest = tmp_path / source[0].strip("-")
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--isolated", "--no-deps", "--dest", str(dest),
-             *source, "termcolor"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--isolated",
+                "--no-deps",
+                "--dest",
+                str(dest),
+                *source,
+                "termcolor",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         (wheel,) = dest.glob("termcolor-*.whl")
         assert (directory / "pip" / wheel.name).read_bytes() == wheel.read_bytes()
@@ -119,17 +148,24 @@ def test_running_again_adds_and_never_replaces(made, tmp_path: Path):
     shutil.copytree(directory, copy)
     before = (copy / "manifest.json").read_text()
     # Same targets again: nothing new, nothing rewritten.
-    proc = jetson_env("bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base", "--json")
+    proc = jetson_env(
+        "bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base", "--json"
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["added"] == []
-    assert json.loads((copy / "manifest.json").read_text())["artifacts"] == json.loads(before)["artifacts"]
+    assert (
+        json.loads((copy / "manifest.json").read_text())["artifacts"]
+        == json.loads(before)["artifacts"]
+    )
     # The index now serving another file under a name the bundle holds: refused, kept.
     manifest = json.loads(before)
     termcolor = next(p for p in manifest["artifacts"] if "termcolor" in p)
     manifest["artifacts"][termcolor]["sha256"] = "0" * 64
     (copy / "manifest.json").write_text(json.dumps(manifest))
     kept = (copy / termcolor).read_bytes()
-    proc = jetson_env("bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base")
+    proc = jetson_env(
+        "bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base"
+    )
     assert proc.returncode == 2
     assert "the bundle keeps the file it has" in proc.stderr
     assert (copy / termcolor).read_bytes() == kept
@@ -139,10 +175,14 @@ def test_running_again_adds_and_never_replaces(made, tmp_path: Path):
 def test_a_file_in_the_way_is_not_overwritten(tmp_path: Path):
     directory = tmp_path / "b"
     (directory / "pip").mkdir(parents=True)
-    resolved = bundle.resolve(bundle.Target("aarch64", "3.11", "2.36", "36.4.3"), ["termcolor"], no_deps=True)
+    resolved = bundle.resolve(
+        bundle.Target("aarch64", "3.11", "2.36", "36.4.3"), ["termcolor"], no_deps=True
+    )
     in_the_way = directory / "pip" / resolved[0]["filename"]
     in_the_way.write_bytes(b"not termcolor")
-    proc = jetson_env("bundle", directory, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base")
+    proc = jetson_env(
+        "bundle", directory, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base"
+    )
     assert proc.returncode == 2
     assert "move" in proc.stderr and in_the_way.name in proc.stderr.replace("\n", "")
     assert in_the_way.read_bytes() == b"not termcolor"
@@ -199,7 +239,9 @@ def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     assert "--file torch=PATH" in plan["error"] and "Nothing was changed" in plan["error"]
 
     standin = tmp_path / "cusparselt-standin.tar.xz"
-    subprocess.run(["tar", "-cJf", str(standin), "-C", str(tmp_path), "b/manifest.json"], check=True)
+    subprocess.run(
+        ["tar", "-cJf", str(standin), "-C", str(tmp_path), "b/manifest.json"], check=True
+    )
     result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], files={"cusparselt": standin})
     assert [m["what"] for m in result.manifest["manual"]] == ["torch wheel"]
     assert "files/cusparselt-standin.tar.xz" in result.manifest["artifacts"]
@@ -213,7 +255,10 @@ def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
     assert any("numpy-1.26.1" in p and "aarch64" in p for p in plan["pip"])
     # A host with an older glibc than the bundle's target cannot use its wheels.
     old = (ORIN_FACTS[0], {**ORIN_FACTS[1], "libc": "2.31"})
-    assert "has nothing for aarch64-l4t36.4.3-cp311" in bundle.host_plan(directory, *old, {"python_base": True})["error"]
+    assert (
+        "has nothing for aarch64-l4t36.4.3-cp311"
+        in bundle.host_plan(directory, *old, {"python_base": True})["error"]
+    )
     # A role the bundle was not made for.
     plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True, "torch": True})
     assert "has no torch for" in plan["error"] and "--roles torch" in plan["error"]
@@ -238,8 +283,22 @@ def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
     sdist = next(p for p in result.manifest["artifacts"] if p.startswith("pip/pycuda-"))
     assert sdist.endswith(f"pycuda-{matrix.pycuda_for(PY)}.tar.gz")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--isolated", "--no-index", "--find-links",
-         str(tmp_path / "b" / "pip"), "--no-deps", "--dest", str(tmp_path / "d"), "pycuda"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--isolated",
+            "--no-index",
+            "--find-links",
+            str(tmp_path / "b" / "pip"),
+            "--no-deps",
+            "--dest",
+            str(tmp_path / "d"),
+            "pycuda",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr

@@ -63,8 +63,13 @@ def bundle_plan(directory, platform, python, roles, lock_sha256=None):
     {"error": None | why, with the `jetson-env bundle` line that fixes it, "target", "pip",
     "torch_wheel", ...}."""
     _require_package()
-    return bundle.host_plan(str(directory), dict(platform), dict(python),
-                            {str(k): _truthy(v) for k, v in dict(roles).items()}, dict(lock_sha256 or {}))
+    return bundle.host_plan(
+        str(directory),
+        dict(platform),
+        dict(python),
+        {str(k): _truthy(v) for k, v in dict(roles).items()},
+        dict(lock_sha256 or {}),
+    )
 
 
 def _truthy(value):
