@@ -280,29 +280,25 @@ def needs_for(
                 )
             needs.apt.append("xz-utils")
     if "torchvision" in roles:
-        pinned = matrix.raw.get("torchvision_archives", {}).get("sha256", {}).get(torchvision)
+        pins = matrix.raw.get("torchvision_archives", {}).get("sha256", {})
         if "torchvision" in files:
-            needs.urls.append(
-                UrlFile(
-                    "torchvision",
-                    f"torchvision {torchvision} source archive",
-                    files["torchvision"].resolve().as_uri(),
-                    files["torchvision"].name,
-                    pinned,
-                )
-            )
+            # A release tarball of another version (Debian's pytorch-vision_0.21.0.orig.tar.gz):
+            # the matrix's pin for the version its name carries.
+            named = re.search(r"(\d+\.\d+\.\d+)", files["torchvision"].name)
+            version = named.group(1) if named else torchvision
+            source = files["torchvision"].resolve().as_uri()
+            filename = files["torchvision"].name
         else:
-            needs.urls.append(
-                UrlFile(
-                    "torchvision",
-                    f"torchvision {torchvision} source archive",
-                    github_archive(
-                        "https://github.com/pytorch/vision.git", f"refs/tags/v{torchvision}"
-                    ),
-                    f"vision-{torchvision}.tar.gz",
-                    pinned,
-                )
+            version = torchvision
+            source = github_archive(
+                "https://github.com/pytorch/vision.git", f"refs/tags/v{version}"
             )
+            filename = f"vision-{version}.tar.gz"
+        needs.urls.append(
+            UrlFile(
+                "torchvision", "torchvision source archive", source, filename, pins.get(version)
+            )
+        )
         needs.pip.append(PipSet("torchvision", ["pillow", row["numpy"], "setuptools", "wheel"]))
         needs.apt += [
             "g++",
@@ -894,6 +890,7 @@ def make(
 
     added: list[str] = []
     failed: list[FetchFailed] = []
+    refused: list[BundleError] = []
 
     def run(batch: list[Fetch]) -> None:
         todo = _plan_fetches(directory, manifest, batch)
@@ -908,8 +905,15 @@ def make(
                 except FetchFailed as exc:
                     failed.append(exc)
                     continue
+                except BundleError as exc:  # a sha256 mismatch: that file was not added
+                    refused.append(exc)
+                    continue
                 _record(manifest, fetch, sha, size)
                 added.append(fetch.dest)
+        if refused:  # keep what was fetched consistent with the manifest, then stop
+            write_manifest(directory, manifest)
+            write_index(directory, manifest)
+            raise refused[0]
         for fetch in batch:  # already there: the target uses it too
             entry = manifest["artifacts"].get(fetch.dest)
             if entry is not None and fetch.target not in entry["targets"]:

@@ -302,3 +302,24 @@ def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_supplied_file_must_match_the_matrixs_pin(tmp_path: Path):
+    """Debian's pytorch-vision_0.21.0.orig.tar.gz is pinned in the matrix: a file of that
+    name with other content is refused, and nothing of it stays in the bundle."""
+    (tmp_path / "vision-0.21.0").mkdir()
+    (tmp_path / "vision-0.21.0" / "version.txt").write_text("0.21.0\n")
+    fake = tmp_path / "pytorch-vision_0.21.0.orig.tar.gz"
+    subprocess.run(["tar", "-czf", str(fake), "-C", str(tmp_path), "vision-0.21.0"], check=True)
+    directory = tmp_path / "b"
+    proc = jetson_env(
+        "bundle", directory, "--x86", "--roles", "torchvision", "--file", f"torchvision={fake}"
+    )
+    assert proc.returncode == 2
+    pin = matrix_mod.load().raw["torchvision_archives"]["sha256"]["0.21.0"]
+    assert f"expected {pin}" in " ".join(proc.stderr.split())
+    assert not (directory / "files" / fake.name).exists()
+    assert not list(directory.rglob("*.part"))
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert "files/" + fake.name not in manifest["artifacts"]
+    assert bundle.verify(directory) == []  # what was fetched is consistent
