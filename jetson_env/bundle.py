@@ -611,9 +611,18 @@ def resolve(
     index: str | None = None,
     no_deps: bool = False,
     python: list[str] | None = None,
+    constraints: dict[str, str] | None = None,
+    _pins: dict[str, str] | None = None,
 ) -> list[dict[str, str]]:
-    """What pip would install for `target` from `requirements` (wheels for its tags only):
+    """What pip would install for `target` from `requirements` (wheels for its tags only),
+    preferring the `constraints` versions ({name: version}) where they fit:
     [{"name", "version", "url", "sha256", "filename"}]. Cached by inputs for a day."""
+    if constraints:
+        try:
+            return resolve(target, requirements, index=index, no_deps=no_deps, python=python,
+                           constraints=None, _pins=constraints)  # fmt: skip
+        except BundleError:
+            pass  # the shared versions do not fit this set: resolve it on its own
     args = [
         "install",
         "--dry-run",
@@ -639,7 +648,7 @@ def resolve(
     if no_deps:
         args.append("--no-deps")
     key = hashlib.sha256(
-        json.dumps([args, requirements, time.strftime("%Y-%m-%d")]).encode()
+        json.dumps([args, requirements, _pins, time.strftime("%Y-%m-%d")]).encode()
     ).hexdigest()[:24]
     cached = CACHE / "resolve" / f"{key}.json"
     if cached.is_file():
@@ -655,6 +664,12 @@ def resolve(
             str(report),
             *requirements,
         ]
+        if _pins:
+            pins = Path(tmp) / "shared-versions.txt"
+            pins.write_text(
+                "".join(f"{name}=={version}\n" for name, version in sorted(_pins.items()))
+            )
+            cmd += ["--constraint", str(pins)]
         result = subprocess.run(
             cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False
         )
@@ -833,10 +848,15 @@ def make(
                     target.key,
                 )
             )
+        shared = _shared_versions(target, needs, say)
         for pip_set in needs.pip:
             say(f"{target.key}: resolving {' '.join(pip_set.requirements)} ({pip_set.role})")
             for item in resolve(
-                target, pip_set.requirements, index=pip_set.index, no_deps=pip_set.no_deps
+                target,
+                pip_set.requirements,
+                index=pip_set.index,
+                no_deps=pip_set.no_deps,
+                constraints=shared if not pip_set.no_deps else None,
             ):
                 fetches.append(
                     Fetch(
@@ -863,7 +883,9 @@ def make(
                     target.key,
                 )
             )
-            for item in resolve(target, sdist["requires"] + sdist["build_requires"]):
+            for item in resolve(
+                target, sdist["requires"] + sdist["build_requires"], constraints=shared
+            ):
                 fetches.append(
                     Fetch(
                         item["url"],
@@ -974,6 +996,25 @@ def make(
     }
     total = sum(e["size"] for e in manifest["artifacts"].values())
     return Result(directory, manifest, sorted(added), sizes, total, time.monotonic() - start)
+
+
+def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -> dict[str, str]:
+    """One version per project for a target where one fits every role's set and the sdists'
+    build requirements (one numpy, not one per role): pip's resolution of them all at once,
+    then used as constraints for each set. {} when they do not fit together."""
+    requirements = [
+        r for p in needs.pip if not p.no_deps and p.index is None for r in p.requirements
+    ]
+    for _role, requirement in needs.sdists:
+        sdist = resolve_sdist(requirement)
+        requirements += sdist["requires"] + sdist["build_requires"]
+    if len(requirements) < 2:
+        return {}
+    say(f"{target.key}: resolving every role's requirements together (shared versions)")
+    try:
+        return {item["name"]: item["version"] for item in resolve(target, requirements)}
+    except BundleError:
+        return {}
 
 
 def _plan_fetches(directory: Path, manifest: dict[str, Any], batch: list[Fetch]) -> list[Fetch]:
