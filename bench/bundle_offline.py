@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "integration")]
 
 from playbook_support import (  # noqa: E402
+    OFFLINE_VARS,
     TORCH_WHEEL_X86,
     remove_host,
     run_playbook,
@@ -33,16 +34,6 @@ from playbook_support import (  # noqa: E402
 from support.ansible_envs import ANSIBLE_ENDS  # noqa: E402
 
 from jetson_env import bundle  # noqa: E402
-
-OFFLINE_VARS = {
-    "python_base_matrix_apt_packages": False,
-    "jetpack_apt_enabled": False,
-    "docker_runtime_enabled": False,
-    "tensorrt_enabled": False,
-    "torch2trt_enabled": False,
-    "torchvision_enabled": False,
-    "pycuda_enabled": False,
-}
 
 
 def make_bundle(directory: Path, jobs: str) -> tuple[float, dict]:

@@ -26,6 +26,17 @@ TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_
 WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 PLAYBOOK_TIMEOUT_S = 1800
+# A host with no network provisioned from a bundle: off, what needs apt (a bundle carries no
+# .debs) or a CUDA toolkit (pycuda) the hosts do not have.
+OFFLINE_VARS = {
+    "python_base_matrix_apt_packages": False,
+    "jetpack_apt_enabled": False,
+    "docker_runtime_enabled": False,
+    "tensorrt_enabled": False,
+    "torch2trt_enabled": False,
+    "torchvision_enabled": False,
+    "pycuda_enabled": False,
+}
 
 
 def start_host(

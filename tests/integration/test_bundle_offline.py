@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 from playbook_support import (
+    OFFLINE_VARS,
     TORCH_WHEEL_X86,
     newest_only,
     paths_changed_since,
@@ -44,15 +45,6 @@ pytestmark = pytest.mark.hosts
 MARKER = "/var/tmp/jetson-env-bundle-marker"
 X86_KEY = "x86_64-x86-cp311"
 ORIN_KEY = "aarch64-l4t36.4.3-cp311"
-OFFLINE_VARS = {
-    "python_base_matrix_apt_packages": False,
-    "jetpack_apt_enabled": False,
-    "docker_runtime_enabled": False,
-    "tensorrt_enabled": False,
-    "torch2trt_enabled": False,
-    "torchvision_enabled": False,
-    "pycuda_enabled": False,
-}
 PREFLIGHT_FAILURE = "Fail when the bundle cannot provision this host"
 
 
