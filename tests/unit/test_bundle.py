@@ -323,3 +323,9 @@ def test_a_supplied_file_must_match_the_matrixs_pin(tmp_path: Path):
     manifest = json.loads((directory / "manifest.json").read_text())
     assert "files/" + fake.name not in manifest["artifacts"]
     assert bundle.verify(directory) == []  # what was fetched is consistent
+
+
+def test_provision_refuses_a_folder_that_is_no_bundle(tmp_path: Path):
+    proc = jetson_env("provision", "--bundle", tmp_path, "--check")
+    assert proc.returncode == 2
+    assert "is not a jetson-env bundle" in proc.stderr and "jetson-env bundle" in proc.stderr
