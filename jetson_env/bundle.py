@@ -542,7 +542,10 @@ def fetch_file(fetch: Fetch, directory: Path, progress: Progress) -> tuple[str, 
     _check_url(fetch.url)
     final = directory / fetch.dest
     final.parent.mkdir(parents=True, exist_ok=True)
-    if fetch.sha256 and _cache_path(fetch.sha256).is_file():
+    # A download with a known sha256 comes from the cache (same content by definition); a
+    # local file is always read, so that the file given is the one checked.
+    local = fetch.url.startswith("file:")
+    if fetch.sha256 and not local and _cache_path(fetch.sha256).is_file():
         source = _cache_path(fetch.sha256)
         tmp = final.with_name(f".{final.name}.part")
         shutil.copyfile(source, tmp)
@@ -1178,9 +1181,13 @@ def host_plan(
     torch_wheel = next(
         (p for p in artifacts.get("torch", []) if Path(p).name.startswith("torch-")), ""
     )
-    pip_files = sorted(
-        {p for paths in artifacts.values() for p in paths if p.startswith("pip/")} - {torch_wheel}
-    )
+    pip_files = [
+        {"path": p, "name": Path(p).name, "sha256": manifest["artifacts"][p]["sha256"]}
+        for p in sorted(
+            {p for paths in artifacts.values() for p in paths if p.startswith("pip/")}
+            - {torch_wheel}
+        )
+    ]
     return {
         "error": None,
         "target": key,

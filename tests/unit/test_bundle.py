@@ -252,7 +252,7 @@ def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
     plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True})
     assert plan["error"] is None
     assert plan["target"] == ORIN_KEY
-    assert any("numpy-1.26.1" in p and "aarch64" in p for p in plan["pip"])
+    assert any("numpy-1.26.1" in p["name"] and "aarch64" in p["name"] for p in plan["pip"])
     # A host with an older glibc than the bundle's target cannot use its wheels.
     old = (ORIN_FACTS[0], {**ORIN_FACTS[1], "libc": "2.31"})
     assert (
