@@ -565,6 +565,7 @@ def fetch_file(fetch: Fetch, directory: Path, progress: Progress) -> tuple[str, 
                 progress.advance(len(block))
     except (OSError, ValueError) as exc:
         tmp.unlink(missing_ok=True)
+        progress.advance(0, done=True)  # counted: it goes to the manifest's manual list
         raise FetchFailed(fetch, str(exc)) from None
     actual = digest.hexdigest()
     if fetch.sha256 and actual != fetch.sha256:
@@ -909,8 +910,9 @@ def make(
             manifest["apt"][target.key] = {
                 "packages": needs.apt,
                 "download": apt_download_line(needs.apt),
-                "note": "run on a connected machine of the target's distribution and "
-                "architecture; put the .debs in apt/" + target.key + "/",
+                "note": "not in the bundle: run the line on a connected machine of the target's "
+                "distribution and architecture, and install the .debs on the hosts (or serve "
+                "them from a local apt mirror) before provisioning",
             }
 
     added: list[str] = []

@@ -588,6 +588,13 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
         term.line(
             f"{directory}: all {len(manifest['artifacts'])} artifact(s) match the manifest's sha256"
         )
+    if not term.as_json:
+        for item in manifest["manual"]:
+            term.line(
+                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
+                f"(--file {item['kind']}=PATH)",
+                style="yellow",
+            )
     return EXIT_FAILED if problems else EXIT_OK
 
 
