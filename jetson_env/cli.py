@@ -555,15 +555,193 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
     except collection.AnsibleMissing as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
+    extra_vars = list(args.extra_vars)
+    if args.bundle:
+        from jetson_env import bundle
+
+        directory = Path(args.bundle).expanduser().resolve()
+        if not (directory / bundle.MANIFEST).is_file():
+            quoted = shlex.quote(str(directory))
+            term.error(
+                f"{directory} is not a jetson-env bundle (no {bundle.MANIFEST})",
+                hint=f"make one with `jetson-env bundle {quoted} --x86` (or --l4t, -i)",
+            )
+            return EXIT_USAGE
+        extra_vars.append(json.dumps({"jetson_env_bundle": str(directory)}))
     cmd = collection.provision_command(
         ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,
-        extra_vars=args.extra_vars, check=args.check, diff=args.diff,
+        extra_vars=extra_vars, check=args.check, diff=args.diff,
         ask_become_pass=args.ask_become_pass, passthrough=args.ansible_args,
     )  # fmt: skip
     term.note("running: " + shlex.join(cmd))
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(ansible_playbook, cmd, collection.environment(ansible_playbook))
+
+
+def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    """Gather every artifact for some targets into a folder (or check one: --verify)."""
+    from jetson_env import bundle
+
+    directory = Path(args.directory).expanduser().resolve()
+    try:
+        if args.verify:
+            return _bundle_verify(args, term, directory, bundle)
+        files = {}
+        for item in args.file:
+            kind, _, path = item.partition("=")
+            if not path:
+                raise bundle.BundleError(
+                    f"--file {item!r} is not KIND=PATH",
+                    hint="e.g. --file torch=/path/torch-2.5.0-...whl",
+                )
+            files[kind] = Path(path).expanduser()
+        roles = (
+            [r.strip() for r in args.roles.split(",") if r.strip()]
+            if args.roles
+            else list(bundle.ROLES)
+        )
+        unknown = [r for r in roles if r not in bundle.ROLES]
+        if unknown:
+            raise bundle.BundleError(
+                f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
+            )
+        targets = (
+            bundle.targets_from_args(matrix, args.l4t, args.x86, args.python, args.glibc)
+            if (args.l4t or args.x86 or not args.inventory)
+            else []
+        )
+        if args.inventory:
+            targets += _inventory_targets(args, term, bundle)
+        with term.progress() as progress:
+            result = bundle.make(
+                directory,
+                matrix,
+                list(dict.fromkeys(targets)),
+                roles,
+                files,
+                report=progress,
+                workers=args.jobs,
+            )
+    except bundle.BundleError as exc:
+        term.error(str(exc), hint=exc.hint)
+        return EXIT_USAGE
+    data = result.as_dict()
+    if term.as_json:
+        term.json(data)
+        return EXIT_OK
+    term.table(
+        ["target", "roles", "size"],
+        [
+            [key, ", ".join(result.manifest["targets"][key]["roles"]), _mib(size)]
+            for key, size in result.sizes.items()
+        ]
+        + [["total (the whole bundle)", "", _mib(result.total)]],
+        title=f"bundle {directory}",
+    )
+    term.line(
+        f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip index: file://{directory}/simple"
+    )
+    for item in result.manifest["manual"]:
+        term.line(
+            f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
+            f"{directory}/{item['expected']}"
+            f" (from {item['where_from']}); add it with --file {item['kind']}=PATH",
+            style="yellow",
+        )
+    for key, apt in result.manifest["apt"].items():
+        term.line(
+            f"apt for {key} (not bundled): {' '.join(apt['packages'])}; "
+            "on a connected machine of its "
+            f"distribution: {apt['download']}",
+            style="dim",
+        )
+    return EXIT_OK
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bundle) -> int:
+    problems = bundle.verify(directory)
+    manifest = bundle.load_manifest(directory)
+    data = {
+        "schema": bundle.SCHEMA,
+        "bundle": str(directory),
+        "ok": not problems,
+        "artifacts": len(manifest["artifacts"]),
+        "problems": problems,
+        "manual": manifest["manual"],
+    }
+    if term.as_json:
+        term.json(data)
+    elif problems:
+        for problem in problems:
+            term.error(
+                f"{problem['path']}: {problem['problem']}",
+                hint=f"delete it and run `{problem['fix']}`",
+            )
+    else:
+        term.line(
+            f"{directory}: all {len(manifest['artifacts'])} artifact(s) match the manifest's sha256"
+        )
+    if not term.as_json:
+        for item in manifest["manual"]:
+            term.line(
+                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
+                f"(--file {item['kind']}=PATH)",
+                style="yellow",
+            )
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list:
+    """The targets an inventory's hosts are, from their facts (read-only, through Ansible)."""
+    import subprocess
+    import tempfile
+
+    from jetson_env import collection
+
+    try:
+        ansible_playbook = collection.ansible_command()
+    except collection.AnsibleMissing as exc:
+        raise bundle.BundleError(str(exc), hint=exc.hint) from None
+    with tempfile.TemporaryDirectory(prefix="jetson-env-facts-") as tmp:
+        cmd = [
+            ansible_playbook,
+            f"{collection.FQCN}.bundle_facts",
+            "-i",
+            args.inventory,
+            "-e",
+            json.dumps({"jetson_env_bundle_facts_dir": tmp}),
+        ]
+        if args.limit:
+            cmd += ["--limit", args.limit]
+        term.note("reading the hosts' facts: " + shlex.join(cmd))
+        result = subprocess.run(
+            cmd,
+            env=collection.environment(ansible_playbook),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        facts = sorted(Path(tmp).glob("*.json"))
+        if result.returncode != 0 or not facts:
+            tail = " ".join(
+                (result.stdout.strip() + "\n" + result.stderr.strip()).strip().splitlines()[-6:]
+            )
+            raise bundle.BundleError(
+                f"reading the facts of {args.inventory}'s hosts failed: {tail}",
+                hint="`jetson-env doctor -i INVENTORY` shows which hosts answer",
+            )
+        targets = []
+        for path in facts:
+            data = json.loads(path.read_text())
+            target = bundle.target_from_facts(data["platform"], data["python"])
+            term.note(f"{path.stem}: {target.key}")
+            targets.append(target)
+    return targets
 
 
 def forks(text: str) -> int:
@@ -584,10 +762,22 @@ def show_checks(args: argparse.Namespace, term: Terminal, checks: list) -> None:
 
 def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Report) -> None:
     data = report.as_dict()
+    if getattr(args, "bundle", None):
+        from jetson_env import bundle
+
+        data["bundle"] = bundle.doctor_fixes(args.bundle, data)
     if args.json:
         term.json(data)
-    else:
-        term.findings(data)
+        return
+    term.findings(data)
+    if "bundle" in data:
+        offline = data["bundle"]
+        for fix in offline["fixes"]:
+            verdict = "the bundle can apply it" if fix["applies"] else "not from the bundle"
+            term.line(f"{fix['check']} ({fix['role']}): {verdict}: {fix['why']}",
+                      style="green" if fix["applies"] else "yellow")  # fmt: skip
+        if offline["command"]:
+            term.line(f"offline fix: {offline['command']}")
 
 
 def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -740,6 +930,10 @@ def build_parser() -> argparse.ArgumentParser:
         "metadata (no smoke)",
     )
     doctor.add_argument(
+        "--bundle", metavar="DIR",
+        help="say which fixes this `jetson-env bundle` folder can apply with no network",
+    )  # fmt: skip
+    doctor.add_argument(
         "--fix",
         nargs="?",
         const=[],
@@ -779,12 +973,67 @@ def build_parser() -> argparse.ArgumentParser:
         help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",
     )  # fmt: skip
     provision.add_argument("--check", action="store_true", help="change nothing; say what would")
+    provision.add_argument(
+        "--bundle",
+        metavar="DIR",
+        help="install only from this `jetson-env bundle` folder: no network",
+    )
     provision.add_argument("--diff", action="store_true", help="show the changes to files")
     provision.add_argument(
         "-K", "--ask-become-pass", action="store_true", help="ask for the sudo password"
     )
     provision.add_argument("ansible_args", nargs="*", metavar="-- ANSIBLE-PLAYBOOK-ARGS")
     provision.set_defaults(func=cmd_provision)
+
+    bundle = sub.add_parser(
+        "bundle",
+        help="gather every artifact for some targets into a folder, for offline provisioning",
+        description="Fetches (in parallel) everything the provisioning playbook would fetch for "
+        "the targets into DIR: wheels with a PEP 503 index, source archives, a manifest with "
+        "sha256 and sizes; names what must be supplied by hand. Running it again adds to DIR "
+        "and never replaces a file. `jetson-env provision --bundle DIR` then needs no network. "
+        'See docs/playbook.md, "Offline fleets".',
+    )
+    bundle.add_argument("directory", metavar="DIR", help="the bundle folder (created if missing)")
+    bundle.add_argument(
+        "--l4t",
+        action="append",
+        default=[],
+        metavar="RELEASE",
+        help="a Jetson target by its L4T release, e.g. R36.4.3 (repeatable)",
+    )
+    bundle.add_argument(
+        "--x86", action="store_true", help="an x86_64 target (the matrix's x86 profile)"
+    )
+    bundle.add_argument(
+        "--python", metavar="X.Y", help="the targets' Python (default: the row's; x86: this one's)"
+    )
+    bundle.add_argument(
+        "--glibc",
+        metavar="2.N",
+        help="the targets' glibc (default: the row's Ubuntu; x86: this one's)",
+    )
+    bundle.add_argument(
+        "-i", "--inventory", metavar="INVENTORY", help="targets from these hosts' facts"
+    )
+    bundle.add_argument("--limit", metavar="PATTERN", help="only these hosts of the inventory")
+    bundle.add_argument(
+        "--roles", metavar="ROLE[,ROLE]", help="only what these roles need (default: all)"
+    )
+    bundle.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="KIND=PATH",
+        help="a file this machine cannot download (torch, torchvision, torch2trt, "
+        "tensorrt, cusparselt), added for the targets given",
+    )
+    bundle.add_argument("--jobs", type=forks, default=4, help="parallel downloads (default 4)")
+    bundle.add_argument(
+        "--verify", action="store_true", help="check every file of DIR against its sha256"
+    )
+    bundle.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    bundle.set_defaults(func=cmd_bundle)
 
     images = sub.add_parser("images", help="container images: list, build, the tag for this host")
     images.add_argument(

@@ -32,20 +32,35 @@ TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_
 WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 PLAYBOOK_TIMEOUT_S = 1800
+# A host with no network provisioned from a bundle: off, what needs apt (a bundle carries no
+# .debs) or a CUDA toolkit (pycuda) the hosts do not have.
+OFFLINE_VARS = {
+    "python_base_matrix_apt_packages": False,
+    "jetpack_apt_enabled": False,
+    "docker_runtime_enabled": False,
+    "tensorrt_enabled": False,
+    "torch2trt_enabled": False,
+    "torchvision_enabled": False,
+    "pycuda_enabled": False,
+}
 
 
 def start_host(
-    image_of: str, name: str, image: str | None = None, env: dict[str, str] | None = None
+    image_of: str,
+    name: str,
+    image: str | None = None,
+    env: dict[str, str] | None = None,
+    network: str = "host",
 ) -> Host:
     """A fresh container `jetson-env-test-<name>` from the image of host `image_of`, or from
     `image`, one derived from it, with `env` in its environment (what `docker exec`, and so
-    Ansible, sees)."""
+    Ansible, sees); `network` "none" cuts it off from every network."""
     image = image or HostImage(HOSTS[image_of]).ensure()
     spec = HostSpec(name, HOSTS[image_of].debian_arch)
     env_args = [arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")]
     subprocess.run(["docker", "rm", "--force", spec.container], capture_output=True, check=False)
     subprocess.run(
-        ["docker", "run", "--detach", "--network", "host", "--name", spec.container, *env_args,
+        ["docker", "run", "--detach", "--network", network, "--name", spec.container, *env_args,
          image, "sleep", "infinity"],
         check=True, capture_output=True,
     )  # fmt: skip

@@ -19,9 +19,9 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 try:
-    from jetson_env import matrix, provisioning, wheels
+    from jetson_env import bundle, matrix, provisioning, wheels
 except ImportError as exc:  # the collection without its Python package
-    matrix = provisioning = wheels = None
+    bundle = matrix = provisioning = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -68,6 +68,26 @@ def pip_platforms(machine, glibc):
     return wheels.pip_platform_args(str(machine), str(glibc) if glibc else None)
 
 
+def bundle_plan(directory, platform, python, roles, lock_sha256=None):
+    """What a host installs from the bundle in `directory` for the enabled `roles`, every
+    file checked against the manifest's sha256 and the lock file's (jetson_env.bundle.host_plan):
+    {"error": None | why, with the `jetson-env bundle` line that fixes it, "target", "pip",
+    "torch_wheel", ...}."""
+    _require_package()
+    return bundle.host_plan(
+        str(directory),
+        dict(platform),
+        dict(python),
+        {str(k): _truthy(v) for k, v in dict(roles).items()},
+        dict(lock_sha256 or {}),
+    )
+
+
+def _truthy(value):
+    """A boolean, also from ansible-core 2.16's rendering of one ("True", "False")."""
+    return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "yes", "1")
+
+
 def _load(matrix_file):
     _require_package()
     try:
@@ -84,6 +104,7 @@ def _require_package():
 class FilterModule:
     def filters(self):
         return {
+            "bundle_plan": bundle_plan,
             "matrix": matrix_mapping,
             "pip_platforms": pip_platforms,
             "plan": plan,

@@ -1,0 +1,337 @@
+"""Air-gapped provisioning: a bundle made on the controller (`jetson-env bundle`, real
+artifacts from the indexes this machine reaches), then test hosts whose network is cut
+(Docker's `--network none`) provisioned from it with `jetson_env_bundle`.
+
+x86 (both ends of the Ansible range): the bundle's target read from the host's facts
+(`bundle -i`), python_base and torch (the machine's real CPU torch 2.13.0 wheel, its
+dependencies from the index); --check with the bundle writes nothing on the host or the
+controller; a corrupted file, a missing file and a lock file that disagrees are refused in
+the preflight with nothing changed; the run converges with no network, a second run
+changes nothing, the doctor agrees and says which fixes a bundle can apply. The emulated
+Orin (newest end): added to the same bundle (re-running adds), python_base from it.
+
+Roles that need apt (a bundle carries no .debs: the manifest lists them with the line
+that downloads them) or network sources beyond the bundle are off here:
+python_base_matrix_apt_packages=false, jetpack_apt, docker_runtime, TensorRT, torch2trt,
+torchvision (its build needs apt's compilers) and pycuda (no CUDA on the hosts).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from playbook_support import (
+    OFFLINE_VARS,
+    TORCH_WHEEL_X86,
+    newest_only,
+    paths_changed_since,
+    pip_version,
+    remove_host,
+    run_playbook,
+    start_host,
+    write_inventory,
+)
+from support.ansible_envs import AnsibleEnd
+from support.hosts import VENV, Host
+
+pytestmark = pytest.mark.hosts
+
+MARKER = "/var/tmp/jetson-env-bundle-marker"
+X86_KEY = "x86_64-x86-cp311"
+ORIN_KEY = "aarch64-l4t36.4.3-cp311"
+PREFLIGHT_FAILURE = "Fail when the bundle cannot provision this host"
+
+
+def jetson_env(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+
+
+def mark(host: Host) -> None:
+    host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
+
+
+def tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """Every path under root with its size and modification time."""
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def linked_copy(source: Path, dest: Path) -> Path:
+    """The bundle again, its files hard links (a changed file must be rewritten, not edited)."""
+    shutil.copytree(source, dest, copy_function=os.link)
+    return dest
+
+
+def rewrite(path: Path, data: bytes) -> None:
+    path.unlink()
+    path.write_bytes(data)
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd) -> Path:
+    return tmp_path_factory.mktemp(f"bundle-offline-{ansible.name}")
+
+
+@pytest.fixture(scope="module")
+def x86(work: Path) -> Iterator[Host]:
+    host = start_host("x86-debian12", "bundle-x86", network="none")
+    yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def inventory(work: Path, x86: Host) -> Path:
+    common = {
+        **OFFLINE_VARS,
+        "torch_lock_file": str(work / "jetson-env.lock.yml"),
+        "torch_controller_cache": str(work / "cache" / "torch"),
+    }
+    return write_inventory(work / "inventory.yml", {"x86": {"ansible_host": x86.container}}, common)
+
+
+@pytest.fixture(scope="module")
+def bundle_dir(work: Path, inventory: Path) -> Path:
+    """Made from the inventory's facts: the host says what target it is."""
+    directory = work / "bundle"
+    proc = jetson_env(
+        "bundle",
+        directory,
+        "-i",
+        inventory,
+        "--roles",
+        "python_base,torch",
+        "--file",
+        f"torch={TORCH_WHEEL_X86}",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    return directory
+
+
+def bundle_vars(directory: Path, **more) -> dict:
+    return {"jetson_env_bundle": str(directory), **more}
+
+
+def test_the_bundle_is_made_for_the_hosts_facts(bundle_dir: Path, x86: Host):
+    manifest = json.loads((bundle_dir / "manifest.json").read_text())
+    assert list(manifest["targets"]) == [X86_KEY]
+    assert manifest["targets"][X86_KEY]["glibc"] == "2.36"  # Debian 12's, read on the host
+    names = {Path(p).name for p in manifest["artifacts"]}
+    assert TORCH_WHEEL_X86.name in names
+    for dependency in ("sympy", "networkx", "filelock", "jinja2", "numpy", "termcolor"):
+        assert any(n.lower().startswith(dependency) for n in names), dependency
+    assert jetson_env("bundle", "--verify", bundle_dir).returncode == 0
+    # The host really has no network.
+    mode = subprocess.run(
+        ["docker", "inspect", "-f", "{{.HostConfig.NetworkMode}}", x86.container],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert mode == "none"
+
+
+def test_check_with_the_bundle_writes_nothing_anywhere(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+):
+    mark(x86)
+    before = tree_state(work)
+    result = run_playbook(ansible, inventory, check=True, extra_vars=bundle_vars(bundle_dir))
+
+    assert result.rc == 0, result.messages() or result.stderr
+    said = result.task_result("Say what this host installs from the bundle", "x86")["msg"]
+    assert said.startswith(f"--check: x86 installs from the bundle {bundle_dir} (target {X86_KEY})")
+    assert TORCH_WHEEL_X86.name in said and "termcolor-" in said and "sympy-" in said
+    assert paths_changed_since(x86, MARKER) == set()
+    assert tree_state(work) == before  # no lock file, no cache, the bundle untouched
+
+
+def test_a_corrupted_file_is_refused_before_any_change(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+):
+    corrupt = linked_copy(bundle_dir, work / "corrupt")
+    termcolor = next(corrupt.glob("pip/termcolor-*.whl"))
+    data = bytearray(termcolor.read_bytes())
+    data[200] ^= 0xFF
+    rewrite(termcolor, bytes(data))
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(corrupt))
+
+    assert result.rc != 0
+    assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
+    message = result.messages()
+    assert f"pip/{termcolor.name}: sha256 " in message
+    assert f"jetson-env bundle {corrupt} --x86 --python 3.11 --glibc 2.36" in message
+    assert "Nothing was changed" in message
+    assert paths_changed_since(x86, MARKER) == set()
+    assert pip_version(x86, "termcolor") is None
+
+
+def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+):
+    newest_only(ansible)
+    missing = linked_copy(bundle_dir, work / "missing")
+    (numpy,) = missing.glob("pip/numpy-*.whl")
+    numpy.unlink()
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(missing))
+    assert result.rc != 0
+    assert f"pip/{numpy.name}: missing" in result.messages()
+
+    lock = work / "disagreeing.lock.yml"
+    lock.write_text(yaml.safe_dump({"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}))
+    result = run_playbook(
+        ansible, inventory, extra_vars=bundle_vars(bundle_dir, torch_lock_file=str(lock))
+    )
+    assert result.rc != 0
+    assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
+    assert f"the lock file pins sha256 {'0' * 64}" in result.messages()
+    assert paths_changed_since(x86, MARKER) == set()
+
+
+def test_the_doctor_says_which_fixes_the_bundle_can_apply(
+    ansible: AnsibleEnd, bundle_dir: Path, x86: Host
+):
+    """Before provisioning, on the offline host: termcolor is missing and python_base, from
+    the bundle, fixes it."""
+    newest_only(ansible)
+    x86.install_project()
+    x86.exec(["mkdir", "-p", "/tmp/bundle"])
+    x86.copy_in(bundle_dir / "manifest.json", "/tmp/bundle/manifest.json")
+    x86.copy_in(bundle_dir / "pip", "/tmp/bundle/pip")
+    result = x86.exec(
+        [
+            f"{VENV}/bin/jetson-env",
+            "doctor",
+            "--json",
+            "--no-smoke",
+            "--python",
+            "/usr/bin/python3",
+            "--check",
+            "termcolor",
+            "--bundle",
+            "/tmp/bundle",
+        ],
+        check=False,
+    )
+    x86.exec(["rm", "-rf", "/tmp/bundle"])
+    report = json.loads(result.stdout)
+    fixes = {f["check"]: f for f in report["bundle"]["fixes"]}
+    assert fixes["termcolor"]["applies"] is True, fixes
+    assert fixes["termcolor"]["why"] == f"from the bundle (target {X86_KEY})"
+    assert (
+        report["bundle"]["command"]
+        == "jetson-env provision --bundle /tmp/bundle --tags python_base"
+    )
+
+
+def test_provision_from_the_bundle_with_no_network(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+):
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert pip_version(x86, "torch") == "2.13.0+cpu"
+    assert pip_version(x86, "termcolor") is not None
+    out = x86.exec(["python3", "-c", "import torch; print(torch.ones(2).sum().item())"])
+    assert out.stdout.strip() == "2.0"
+    # The bundle's sha256 was the expected one: nothing recorded on first use.
+    assert not (work / "jetson-env.lock.yml").exists()
+
+
+def test_second_run_changes_nothing(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host
+):
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("x86") == 0, result.changed_tasks("x86")
+    assert paths_changed_since(x86, MARKER) == set()
+
+
+def test_doctor_inside_the_offline_host_agrees(x86: Host):
+    x86.install_project()
+    result = x86.exec(
+        [
+            f"{VENV}/bin/jetson-env",
+            "doctor",
+            "--json",
+            "--no-smoke",
+            "--python",
+            "/usr/bin/python3",
+            "--check",
+            "termcolor",
+            "--check",
+            "torch",
+        ],
+        check=False,
+    )
+    findings = {f["check"]: f for f in json.loads(result.stdout)["findings"]}
+    assert findings["termcolor"]["status"] == "ok", findings
+    assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
+
+
+@pytest.fixture(scope="module")
+def orin(ansible: AnsibleEnd) -> Iterator[Host]:
+    newest_only(ansible)
+    host = start_host("orin-r36.4.3", "bundle-orin", network="none")
+    yield host
+    remove_host(host)
+
+
+def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
+    ansible: AnsibleEnd, bundle_dir: Path, orin: Host, work: Path
+):
+    before = json.loads((bundle_dir / "manifest.json").read_text())["artifacts"]
+    proc = jetson_env(
+        "bundle",
+        bundle_dir,
+        "--l4t",
+        "R36.4.3",
+        "--python",
+        "3.11",
+        "--glibc",
+        "2.36",
+        "--roles",
+        "python_base",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    after = json.loads((bundle_dir / "manifest.json").read_text())
+    assert set(after["targets"]) == {X86_KEY, ORIN_KEY}
+    for path, entry in before.items():  # re-running added; it replaced nothing
+        assert after["artifacts"][path]["sha256"] == entry["sha256"]
+    inventory = write_inventory(
+        work / "orin.yml",
+        {"orin": {"ansible_host": orin.container}},
+        {**OFFLINE_VARS, "torch_enabled": False, "torch_lock_file": str(work / "orin.lock.yml")},
+    )
+
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
+    assert result.rc == 0, result.messages() or result.stderr
+    said = result.task_result("Say what this host installs from the bundle", "orin")["msg"]
+    assert f"(target {ORIN_KEY})" in said and "aarch64" in said
+    assert pip_version(orin, "numpy") == "1.26.1"  # the R36 row's pin
+    assert pip_version(orin, "termcolor") is not None
+
+    mark(orin)
+    again = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
+    assert again.rc == 0, again.messages() or again.stderr
+    assert again.changed("orin") == 0, again.changed_tasks("orin")
+    assert paths_changed_since(orin, MARKER) == set()

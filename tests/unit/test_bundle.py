@@ -1,0 +1,331 @@
+"""`jetson-env bundle` for real: pip's resolution against the indexes this machine reaches,
+files fetched into a folder, its PEP 503 index read back by pip, --verify, re-runs that add
+and never replace, bad input refused with nothing made, and the rules the playbook's bundle
+preflight uses (jetson_env.bundle.host_plan)."""
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jetson_env import bundle
+from jetson_env import matrix as matrix_mod
+
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+X86_KEY = f"x86_64-x86-cp{PY.replace('.', '')}"
+ORIN_KEY = "aarch64-l4t36.4.3-cp311"
+X86_FACTS = (
+    {"machine": "x86_64", "is_jetson": False, "l4t": None},
+    {"major_minor": PY, "version": f"{PY}.0", "libc": "2.36"},
+)
+ORIN_FACTS = (
+    {"machine": "aarch64", "is_jetson": True, "l4t": "36.4.3"},
+    {"major_minor": "3.11", "version": "3.11.2", "libc": "2.36"},
+)
+
+
+def jetson_env(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """A bundle of python_base for this x86 machine and the emulated Orin (Python 3.11,
+    Debian's glibc), made with the CLI: numpy and termcolor from the real indexes."""
+    directory = tmp_path_factory.mktemp("bundle") / "b"
+    proc = jetson_env(
+        "bundle",
+        directory,
+        "--x86",
+        "--glibc",
+        "2.36",
+        "--l4t",
+        "R36.4.3",
+        "--python",
+        "3.11",
+        "--roles",
+        "python_base",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    return directory, json.loads(proc.stdout)
+
+
+def test_manifest_lists_every_artifact_with_its_sha256_size_and_source(made):
+    directory, data = made
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert set(manifest["targets"]) == {ORIN_KEY, "x86_64-x86-cp311"}
+    assert manifest["targets"][ORIN_KEY]["args"] == "--l4t R36.4.3 --python 3.11 --glibc 2.36"
+    names = {Path(p).name.split("-")[0] for p in manifest["artifacts"]}
+    assert {"numpy", "termcolor"} <= names
+    for path, entry in manifest["artifacts"].items():
+        file = directory / path
+        assert hashlib.sha256(file.read_bytes()).hexdigest() == entry["sha256"]
+        assert file.stat().st_size == entry["size"]
+        assert entry["source"].startswith(("https://", "file://")), entry
+        assert entry["role"] == "python_base"
+    # The Orin's numpy is the row's pin, for aarch64; the x86 one for x86_64.
+    numpys = {p: e["targets"] for p, e in manifest["artifacts"].items() if "numpy" in p}
+    assert any("1.26.1" in p and "aarch64" in p and e == [ORIN_KEY] for p, e in numpys.items())
+    assert any("x86_64" in p for p in numpys)
+    # termcolor is one file for both targets.
+    (termcolor,) = [e for p, e in manifest["artifacts"].items() if "termcolor" in p]
+    assert sorted(termcolor["targets"]) == sorted(manifest["targets"])
+    # Sizes per target and in total.
+    assert data["total_bytes"] == sum(e["size"] for e in manifest["artifacts"].values())
+    assert data["targets"][ORIN_KEY]["bytes"] < data["total_bytes"]
+    # The apt packages the roles want are listed, with the line that downloads them.
+    assert "apt-get download" in manifest["apt"][ORIN_KEY]["download"]
+    assert "libopenblas-dev" in manifest["apt"][ORIN_KEY]["packages"]
+
+
+def test_pip_installs_from_the_index_with_no_other_source(made, tmp_path: Path):
+    directory, _ = made
+    for source in (
+        ["--index-url", (directory / "simple").as_uri()],
+        ["--no-index", "--find-links", str(directory / "pip")],
+    ):
+        dest = tmp_path / source[0].strip("-")
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--isolated",
+                "--no-deps",
+                "--dest",
+                str(dest),
+                *source,
+                "termcolor",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        (wheel,) = dest.glob("termcolor-*.whl")
+        assert (directory / "pip" / wheel.name).read_bytes() == wheel.read_bytes()
+
+
+def test_verify_passes_then_names_a_corrupted_and_a_missing_file(made, tmp_path: Path):
+    directory, _ = made
+    assert jetson_env("bundle", "--verify", directory).returncode == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    termcolor = next(p for p in manifest["artifacts"] if "termcolor" in p)
+    numpy = next(p for p in manifest["artifacts"] if "numpy" in p)
+    data = bytearray((copy / termcolor).read_bytes())
+    data[100] ^= 0xFF
+    (copy / termcolor).write_bytes(bytes(data))
+    (copy / numpy).unlink()
+
+    proc = jetson_env("bundle", "--verify", copy, "--json")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    problems = {p["path"]: p for p in report["problems"]}
+    assert set(problems) == {termcolor, numpy}
+    assert problems[termcolor]["problem"].startswith("sha256 ")
+    assert problems[numpy]["problem"] == "missing"
+    assert problems[numpy]["fix"].startswith(f"jetson-env bundle {copy} --")
+    assert "--roles python_base" in problems[numpy]["fix"]
+
+
+def test_running_again_adds_and_never_replaces(made, tmp_path: Path):
+    directory, _ = made
+    copy = tmp_path / "again"
+    shutil.copytree(directory, copy)
+    before = (copy / "manifest.json").read_text()
+    # Same targets again: nothing new, nothing rewritten.
+    proc = jetson_env(
+        "bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["added"] == []
+    assert (
+        json.loads((copy / "manifest.json").read_text())["artifacts"]
+        == json.loads(before)["artifacts"]
+    )
+    # The index now serving another file under a name the bundle holds: refused, kept.
+    manifest = json.loads(before)
+    termcolor = next(p for p in manifest["artifacts"] if "termcolor" in p)
+    manifest["artifacts"][termcolor]["sha256"] = "0" * 64
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    kept = (copy / termcolor).read_bytes()
+    proc = jetson_env(
+        "bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base"
+    )
+    assert proc.returncode == 2
+    assert "the bundle keeps the file it has" in proc.stderr
+    assert (copy / termcolor).read_bytes() == kept
+    assert json.loads((copy / "manifest.json").read_text()) == manifest
+
+
+def test_a_file_in_the_way_is_not_overwritten(tmp_path: Path):
+    directory = tmp_path / "b"
+    (directory / "pip").mkdir(parents=True)
+    resolved = bundle.resolve(
+        bundle.Target("aarch64", "3.11", "2.36", "36.4.3"), ["termcolor"], no_deps=True
+    )
+    in_the_way = directory / "pip" / resolved[0]["filename"]
+    in_the_way.write_bytes(b"not termcolor")
+    proc = jetson_env(
+        "bundle", directory, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base"
+    )
+    assert proc.returncode == 2
+    assert "move" in proc.stderr and in_the_way.name in proc.stderr.replace("\n", "")
+    assert in_the_way.read_bytes() == b"not termcolor"
+    assert not (directory / "manifest.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--l4t", "R99.1.0"], "supported releases: R32.4.3"),
+        (["--x86", "--python", "three"], "is not a Python version"),
+        (["--x86", "--glibc", "2"], "is not a glibc version"),
+        (["--x86", "--roles", "python_base,kernel"], "unknown role(s) kernel"),
+        (["--x86", "--file", "torch=/nonexistent/torch.whl"], "no such file"),
+        (["--x86", "--file", "kernel=/etc/hostname"], "unknown kind"),
+        (["--x86", "--file", "torch"], "is not KIND=PATH"),
+    ],
+)
+def test_bad_input_is_refused_and_makes_nothing(tmp_path: Path, args, message):
+    directory = tmp_path / "b"
+    proc = jetson_env("bundle", directory, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in " ".join(proc.stderr.split())
+    assert not directory.exists()
+
+
+def test_verify_of_a_folder_that_is_no_bundle(tmp_path: Path):
+    proc = jetson_env("bundle", "--verify", tmp_path)
+    assert proc.returncode == 2
+    assert "is not a bundle" in proc.stderr and "jetson-env bundle" in proc.stderr
+
+
+def test_only_https_or_local_files_are_fetched(tmp_path: Path):
+    fetch = bundle.Fetch("http://example.org/x.whl", "pip/x.whl", None, "torch", "x", "t")
+    with pytest.raises(bundle.BundleError, match="not https"):
+        bundle.fetch_file(fetch, tmp_path, bundle.Progress(None))
+    assert not list(tmp_path.rglob("*.whl*"))
+
+
+def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
+    """NVIDIA's Jetson torch wheel and cuSPARSELt cannot be reached here: the manifest names
+    them, where they go and the --file that adds them; a stand-in given with --file replaces
+    the entry for that target."""
+    matrix = matrix_mod.load()
+    target = bundle.Target("aarch64", "3.11", "2.36", "36.4.3")
+    result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], workers=2)
+    manual = {m["what"]: m for m in result.manifest["manual"]}
+    assert set(manual) == {"torch wheel", "cuSPARSELt archive"}
+    assert manual["torch wheel"]["expected"].startswith("pip/torch-2.5.0a0+872d972e41.nv24.08")
+    assert manual["torch wheel"]["where_from"].startswith("https://developer.download.nvidia.com/")
+    assert manual["cuSPARSELt archive"]["kind"] == "cusparselt"
+    plan = bundle.host_plan(tmp_path / "b", *ORIN_FACTS, {"torch": True})
+    assert "torch wheel is not in the bundle" in plan["error"]
+    assert "--file torch=PATH" in plan["error"] and "Nothing was changed" in plan["error"]
+
+    standin = tmp_path / "cusparselt-standin.tar.xz"
+    subprocess.run(
+        ["tar", "-cJf", str(standin), "-C", str(tmp_path), "b/manifest.json"], check=True
+    )
+    result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], files={"cusparselt": standin})
+    assert [m["what"] for m in result.manifest["manual"]] == ["torch wheel"]
+    assert "files/cusparselt-standin.tar.xz" in result.manifest["artifacts"]
+
+
+def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
+    directory, _ = made
+    plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True})
+    assert plan["error"] is None
+    assert plan["target"] == ORIN_KEY
+    assert any("numpy-1.26.1" in p["name"] and "aarch64" in p["name"] for p in plan["pip"])
+    # A host with an older glibc than the bundle's target cannot use its wheels.
+    old = (ORIN_FACTS[0], {**ORIN_FACTS[1], "libc": "2.31"})
+    assert (
+        "has nothing for aarch64-l4t36.4.3-cp311"
+        in bundle.host_plan(directory, *old, {"python_base": True})["error"]
+    )
+    # A role the bundle was not made for.
+    plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True, "torch": True})
+    assert "has no torch for" in plan["error"] and "--roles torch" in plan["error"]
+    # The lock file pins another sha256 for a file of the bundle.
+    termcolor = next(Path(p).name for p in plan_files(directory) if "termcolor" in p)
+    plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True}, {termcolor: "f" * 64})
+    assert f"the lock file pins sha256 {'f' * 64}" in plan["error"]
+
+
+def plan_files(directory: Path) -> list[str]:
+    return list(json.loads((directory / "manifest.json").read_text())["artifacts"])
+
+
+def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
+    """pycuda is built on the host: its sdist, its runtime requirements and its PEP 517
+    build requirements, as wheels for the target, so pip builds it with --no-index."""
+    matrix = matrix_mod.load()
+    target = bundle.Target("x86_64", PY, bundle.controller_glibc())
+    result = bundle.make(tmp_path / "b", matrix, [target], ["pycuda"])
+    names = {bundle.project_of(Path(p).name) for p in result.manifest["artifacts"]}
+    assert {"pycuda", "pytools", "platformdirs", "mako", "setuptools", "numpy"} <= names
+    sdist = next(p for p in result.manifest["artifacts"] if p.startswith("pip/pycuda-"))
+    assert sdist.endswith(f"pycuda-{matrix.pycuda_for(PY)}.tar.gz")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--isolated",
+            "--no-index",
+            "--find-links",
+            str(tmp_path / "b" / "pip"),
+            "--no-deps",
+            "--dest",
+            str(tmp_path / "d"),
+            "pycuda",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_supplied_file_must_match_the_matrixs_pin(tmp_path: Path):
+    """Debian's pytorch-vision_0.21.0.orig.tar.gz is pinned in the matrix: a file of that
+    name with other content is refused, and nothing of it stays in the bundle."""
+    (tmp_path / "vision-0.21.0").mkdir()
+    (tmp_path / "vision-0.21.0" / "version.txt").write_text("0.21.0\n")
+    fake = tmp_path / "pytorch-vision_0.21.0.orig.tar.gz"
+    subprocess.run(["tar", "-czf", str(fake), "-C", str(tmp_path), "vision-0.21.0"], check=True)
+    directory = tmp_path / "b"
+    proc = jetson_env(
+        "bundle", directory, "--x86", "--roles", "torchvision", "--file", f"torchvision={fake}"
+    )
+    assert proc.returncode == 2
+    pin = matrix_mod.load().raw["torchvision_archives"]["sha256"]["0.21.0"]
+    assert f"expected {pin}" in " ".join(proc.stderr.split())
+    assert not (directory / "files" / fake.name).exists()
+    assert not list(directory.rglob("*.part"))
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert "files/" + fake.name not in manifest["artifacts"]
+    assert bundle.verify(directory) == []  # what was fetched is consistent
+
+
+def test_provision_refuses_a_folder_that_is_no_bundle(tmp_path: Path):
+    proc = jetson_env("provision", "--bundle", tmp_path, "--check")
+    assert proc.returncode == 2
+    assert "is not a jetson-env bundle" in proc.stderr and "jetson-env bundle" in proc.stderr
