@@ -19,9 +19,9 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 try:
-    from jetson_env import matrix, provisioning, wheels
+    from jetson_env import keeping, matrix, provisioning, wheels
 except ImportError as exc:  # the collection without its Python package
-    matrix = provisioning = wheels = None
+    keeping = matrix = provisioning = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -51,6 +51,19 @@ def torchvision_tag(torch_version, matrix_file):
         raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
 
 
+def torch_probe(_name="torch"):
+    """The doctor's torch probe as one script for `python -c` (jetson_env.keeping)."""
+    _require_package()
+    return keeping.probe_script()
+
+
+def torch_keeping(probe_stdout, matrix_file, platform, cuda, wanted_version, replace_working=False):
+    """Whether the installed torch is kept (jetson_env.keeping.decide, the doctor's own torch
+    check): {"keep", "version", "reason"}."""
+    return keeping.decide(_load(matrix_file), str(probe_stdout), platform, cuda,
+                          str(wanted_version), bool(replace_working))  # fmt: skip
+
+
 def pip_platforms(machine, glibc):
     """`--platform TAG` arguments for every wheel tag a `machine` with `glibc` accepts."""
     _require_package()
@@ -77,4 +90,6 @@ class FilterModule:
             "pip_platforms": pip_platforms,
             "plan": plan,
             "torchvision_tag": torchvision_tag,
+            "torch_keeping": torch_keeping,
+            "torch_probe": torch_probe,
         }
