@@ -670,6 +670,7 @@ class LivedInImage:
     base_host: str
     cuda_tar: Path  # deterministic (deterministic_tar): cuda-12.6/
     torch_wheel: Path | None = None
+    numpy: str = "numpy>=1.26,<3"  # the matrix row's pin, so that it is met
 
     @cached_property
     def context(self) -> BuildContext:
@@ -697,7 +698,7 @@ class LivedInImage:
             " mkdir -p /etc/docker; install -m 0644 /tmp/daemon.json /etc/docker/daemon.json;"
             " test -e /usr/lib/python3.11/EXTERNALLY-MANAGED;"
             f" python3 -m venv {LIVED_IN_VENV};"
-            f" {LIVED_IN_VENV}/bin/pip install -q --no-cache-dir {torch} 'numpy>=1.26,<3';"
+            f" {LIVED_IN_VENV}/bin/pip install -q --no-cache-dir {torch} {shlex.quote(self.numpy)};"
             f" {VENV}/bin/pip install -q --no-cache-dir 'ansible-core>=2.16';"
             f" {VENV}/bin/pip download -q --no-deps -d {LIVED_IN_WHEELHOUSE} termcolor;"
             f" printf '[global]\\nno-index = true\\nfind-links = {LIVED_IN_WHEELHOUSE}\\n'"

@@ -1,0 +1,68 @@
+"""--fix's bookkeeping without Ansible: the plan per role, and the summary per finding."""
+
+from jetson_env import collection, fixing
+from jetson_env.doctor import Report
+from jetson_env.findings import FAIL, OK, Finding, Remedy
+
+ROLES = collection.provision_roles()
+
+
+def finding(check: str, status: str = FAIL, role: str | None = None) -> Finding:
+    remedy = Remedy(f"fix {check}", role) if status != OK else None
+    return Finding(check, "area", status, f"{check} is {status}", (), remedy)
+
+
+def report(*findings: Finding) -> Report:
+    return Report("host", None, list(findings), {})
+
+
+BEFORE = report(finding("termcolor", role="python_base"), finding("cuda", role="cuda_env"),
+                finding("tensorrt-python"), finding("platform", OK))  # fmt: skip
+
+
+def test_the_role_filter_leaves_findings_out_instead_of_calling_them_manual():
+    plan = fixing.plan(BEFORE, ROLES, only=["cuda_env"])
+    assert plan.roles == ["cuda_env"]
+    assert [f.check for f in plan.left_out] == ["termcolor"]
+    assert [f.check for f in plan.manual] == ["tensorrt-python"]
+
+
+def test_each_finding_gets_a_verdict_with_the_reason():
+    plan = fixing.plan(BEFORE, ROLES)
+    runs = [
+        fixing.RoleRun("cuda_env", applied=True, changed=1),
+        fixing.RoleRun("python_base", plan_error="Fetch the apt package lists: offline"),
+    ]
+    after = report(finding("termcolor", role="python_base"), finding("cuda", OK),
+                   finding("tensorrt-python"))  # fmt: skip
+
+    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.HostFix("applied", runs),
+                                                   after)}  # fmt: skip
+
+    assert rows["cuda"]["verdict"] == fixing.FIXED
+    assert rows["termcolor"]["verdict"] == fixing.FAILED
+    assert rows["termcolor"]["why"] == (
+        "the plan of role python_base: Fetch the apt package lists: offline"
+    )
+    assert rows["tensorrt-python"]["verdict"] == fixing.NO_AUTOMATIC_FIX
+    assert "platform" not in rows  # ok: nothing to fix
+
+
+def test_a_role_that_ran_but_did_not_fix_says_what_is_left():
+    plan = fixing.plan(BEFORE, ROLES, only=["cuda_env"])
+    runs = [fixing.RoleRun("cuda_env", applied=True, changed=0)]
+    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.HostFix("applied", runs),
+                                                   BEFORE)}  # fmt: skip
+    assert rows["cuda"]["verdict"] == fixing.FAILED
+    assert rows["cuda"]["why"] == "still fail after role cuda_env: cuda is fail"
+    assert rows["termcolor"]["verdict"] == fixing.LEFT_OUT
+    assert rows["termcolor"]["why"] == "--fix cuda_env leaves out role python_base"
+
+
+def test_the_roles_install_into_the_probed_python_not_ansibles():
+    plan = fixing.plan(BEFORE, ROLES)
+    setup = fixing.Setup(ROLES, None, "ansible-playbook", {"tensorrt_tarball": "/t.tgz"})
+    variables = fixing.host_variables(BEFORE, "/opt/venv/bin/python", plan, setup)
+    assert variables["jetson_facts_python"] == "/opt/venv/bin/python"
+    assert "ansible_python_interpreter" not in variables
+    assert variables["tensorrt_tarball"] == "/t.tgz"
