@@ -30,7 +30,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from playbook_support import TORCH_WHEEL_X86, remove_host, run_playbook, write_inventory
+from playbook_support import (
+    TORCH_WHEEL_X86,
+    paths_changed_since,
+    remove_host,
+    run_playbook,
+    write_inventory,
+)
 from support.ansible_envs import ANSIBLE_ENDS, AnsibleEnd
 from support.hosts import (
     LIVED_IN_DAEMON_JSON,
@@ -121,16 +127,6 @@ def touch_marker(host: Host) -> None:
     host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
 
 
-def changed_paths(host: Host) -> set[str]:
-    """Paths changed since the marker, without Ansible's and pip's own temporary folders."""
-    found = host.exec(
-        ["find", "/", "-xdev", "(", "-path", "/proc", "-o", "-path", "/tmp", "-o", "-path",
-         "/root/.ansible", "-o", "-path", f"/home/{LIVED_IN_USER}/.ansible", "-o", "-path",
-         "/root/.cache", ")", "-prune", "-o", "-newer", MARKER, "-print"],
-    ).stdout.split()  # fmt: skip
-    return set(found) - {"/root", "/tmp", f"/home/{LIVED_IN_USER}", "/var/log", "/var/log/sudo.log"}
-
-
 def file_text(host: Host, path: str) -> str:
     return host.exec(["cat", path]).stdout
 
@@ -150,7 +146,7 @@ def test_check_changes_nothing_and_says_what_it_would_do(lived_in: LivedIn):
     assert f"torch {INSTALLED_TORCH}" in messages and "kept (torch_replace_working" in messages
     assert not result.task_hosts("Download the torch wheel")  # case 4: nothing fetched
     assert not result.task_hosts("Fetch the apt package lists")  # case 3: apt left alone
-    assert changed_paths(lived_in.host) == set()
+    assert paths_changed_since(lived_in.host, MARKER, LIVED_IN_USER) == set()
 
 
 def test_the_run_converges_and_keeps_what_the_user_has(lived_in: LivedIn):
@@ -175,7 +171,7 @@ def test_the_run_converges_and_keeps_what_the_user_has(lived_in: LivedIn):
     assert python_has(host, f"{LIVED_IN_VENV}/bin/python", "termcolor")
     assert not python_has(host, SYSTEM_PYTHON, "termcolor")
     assert host.exec(["find", "/var/lib/apt/lists", "-name", "*_Packages*"]).stdout == ""
-    changed = changed_paths(host)
+    changed = paths_changed_since(host, MARKER, LIVED_IN_USER)
     assert "/usr/local/bin/nvcc" not in changed and "/usr/local/cuda" not in changed
     assert "/etc/ld.so.conf.d/cuda-12-6.conf" not in changed  # NVIDIA's file stays
     assert CUDA_PROFILE in changed

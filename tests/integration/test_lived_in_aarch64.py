@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playbook_support import remove_host, run_playbook, write_inventory
+from playbook_support import paths_changed_since, remove_host, run_playbook, write_inventory
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import (
     LIVED_IN_NVCC,
@@ -47,15 +47,6 @@ def orin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, Path]
         remove_host(host)
 
 
-def changed_paths(host: Host) -> set[str]:
-    found = host.exec(
-        ["find", "/", "-xdev", "(", "-path", "/proc", "-o", "-path", "/tmp", "-o", "-path",
-         "/root/.ansible", "-o", "-path", f"/home/{LIVED_IN_USER}/.ansible", "-o", "-path",
-         "/root/.cache", ")", "-prune", "-o", "-newer", MARKER, "-print"],
-    ).stdout.split()  # fmt: skip
-    return set(found) - {"/root", "/tmp", f"/home/{LIVED_IN_USER}", "/var/log", "/var/log/sudo.log"}
-
-
 def test_check_then_run_then_nothing_to_do(orin: tuple[Host, Path]):
     host, inventory = orin
     ansible = ANSIBLE_ENDS["newest"].ensure()
@@ -64,7 +55,7 @@ def test_check_then_run_then_nothing_to_do(orin: tuple[Host, Path]):
     check = run_playbook(ansible, inventory, "--tags", ROLES, check=True)
 
     assert check.rc == 0, check.messages() or check.stderr[-3000:]
-    assert changed_paths(host) == set()
+    assert paths_changed_since(host, MARKER, LIVED_IN_USER) == set()
     assert not check.task_hosts("Fetch the apt package lists")
     first = run_playbook(ansible, inventory, "--tags", ROLES)
     assert first.rc == 0, first.messages() or first.stderr[-3000:]
