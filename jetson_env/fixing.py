@@ -226,8 +226,10 @@ class PlaybookRun:
     failures: list[str]  # "task: message" of each failed task
 
     def error(self) -> str:
+        """The last failed task's message: the one that ended the run (a failure a block
+        rescued comes before the rescue's own)."""
         if self.failures:
-            return "; ".join(self.failures)[:600]
+            return self.failures[-1][:600]
         return f"ansible-playbook exited {self.code} (its output is above)"
 
 
@@ -366,7 +368,13 @@ def verdicts(
     """Per finding that has a remedy: fixed, failed (why), left out (the user's role filter),
     no automatic fix, or not applied (declined, no terminal)."""
     runs = {run.role: run for run in (fixed.runs if fixed else [])}
-    now = worst_by_check(after) if after is not None else {}
+    # After the fix: the problems each role still has to answer for, per check (a check's
+    # other findings, e.g. one no role fixes, do not make this finding's role fail).
+    remaining: dict[tuple[str, str | None], Finding] = {}
+    for found in after.findings if after is not None else []:
+        if found.status in PROBLEMS:
+            role = found.remedy.role if found.remedy else None
+            remaining.setdefault((found.check, role), found)
     left_out = {id(f) for f in the_plan.left_out}
     rows = []
     for finding in before.findings:
@@ -376,6 +384,7 @@ def verdicts(
         row = {"check": finding.check, "summary": finding.summary, "role": remedy.role,
                "why": None}  # fmt: skip
         run = runs.get(remedy.role or "")
+        still = remaining.get((finding.check, remedy.role))
         if remedy.role is None:
             row["verdict"] = NO_AUTOMATIC_FIX
         elif id(finding) in left_out:
@@ -387,17 +396,11 @@ def verdicts(
             row["verdict"] = NOT_APPLIED
         elif run.error:
             row["verdict"], row["why"] = FAILED, f"role {remedy.role}: {run.error}"
+        elif still is None:
+            row["verdict"] = FIXED
         else:
-            current = now.get(finding.check)
-            if (
-                current is None
-                or current.status not in PROBLEMS
-                or (current.status == "warn" and finding.status != "warn")
-            ):
-                row["verdict"] = FIXED
-            else:
-                row["verdict"] = FAILED
-                row["why"] = f"still {current.status} after role {remedy.role}: {current.summary}"
+            row["verdict"] = FAILED
+            row["why"] = f"still {still.status} after role {remedy.role}: {still.summary}"
         rows.append(row)
     return rows
 
