@@ -1,8 +1,10 @@
 """The lived-in host on the emulated Orin (R36.4.3, aarch64 under qemu): the reduced role set
 cuda_env, python_base and docker_runtime (emulation is 5-20x slower; torch and the builds
 are test_lived_in.py's, on x86). The same lived-in state as there (tests/support/hosts.py,
-LivedInImage, no torch in its venv), reached the same way: the docker connection as the
-non-root user with become, the venv as ansible_python_interpreter, the network cut."""
+LivedInImage, no torch in its venv), reached the same way but as root: the venv as
+ansible_python_interpreter, the network cut. Not as the user with become: sudo cannot
+become root under qemu-user ("effective uid is not 0": binfmt_misc's qemu-aarch64 entry
+runs setuid binaries without their credentials), so x86's module covers sudo."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +39,7 @@ def orin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, Path]
     host = start_lived_in(LivedInImage("orin-r36.4.3", cuda_tar, numpy="numpy==1.26.1"), HOST)
     try:
         inventory = write_inventory(work / "inventory.yml", {HOST: {
-            "ansible_host": host.container, "ansible_user": LIVED_IN_USER, "ansible_become": True,
+            "ansible_host": host.container,
             "ansible_python_interpreter": f"{LIVED_IN_VENV}/bin/python"}},
             # The documented offline setting: the row's apt packages are not installable here.
             {"jetson_facts_python": f"{LIVED_IN_VENV}/bin/python",
