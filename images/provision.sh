@@ -61,7 +61,14 @@ ANSIBLE_FORCE_COLOR=0 \
     -e "$stage_vars" \
     -e "$playbook_vars"
 
-if [ -n "${TORCH_VERSION:-}" ] && "$python" -c 'import torch' 2>/dev/null; then
+# The matrix's torch, unless the build was given another one (PLAYBOOK_VARS naming a torch
+# source or version: a controller wheel where the matrix's cannot be had, as in the tests).
+torch_overridden=$(printf '%s' "$playbook_vars" | "$python" -c 'import json, sys
+keys = ("torch_wheel_file", "torch_wheel_url", "torch_pip_index", "torch_version")
+print("yes" if any(json.load(sys.stdin).get(key) for key in keys) else "no")')
+if [ "$torch_overridden" = yes ]; then
+    say "torch comes from PLAYBOOK_VARS, not the matrix's ${TORCH_VERSION:-}"
+elif [ -n "${TORCH_VERSION:-}" ] && "$python" -c 'import torch' 2>/dev/null; then
     installed=$("$python" -c 'import torch; print(torch.__version__.split("+")[0])')
     if [ "$installed" != "$TORCH_VERSION" ]; then
         say "torch $installed is installed but the matrix pairs this image with $TORCH_VERSION" >&2

@@ -19,8 +19,8 @@ from typing import Any
 from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
-from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load
-from jetson_env.targets import LocalTarget, cancel_all
+from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load, normalize_l4t
+from jetson_env.targets import LocalTarget, Strays, cancel_all
 from jetson_env.terminal import Terminal
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -43,6 +43,9 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+MIN_TIMEOUT = 1  # --timeout, seconds
+
+
 class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that the probes are ended as for Ctrl-C."""
 
@@ -55,11 +58,18 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    if value < MIN_TIMEOUT:  # no interpreter starts sooner: it would be blamed for the timeout
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_TIMEOUT:g} seconds (an interpreter's start), not {text}"
+        )
     return value
 
 
-def release_as_dict(release: Release, matrix: Matrix) -> dict[str, Any]:
+def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None = None) -> dict:
+    """A row and every artifact the playbook installs for it (docs/json.md)."""
     torch = release.torch
+    family = matrix.raw["families"].get(release.family) or matrix.raw["x86"]
+    cusparselt = release.cusparselt
     return {
         "l4t": release.l4t or None,
         "jetpack": release.jetpack or None,
@@ -74,8 +84,32 @@ def release_as_dict(release: Release, matrix: Matrix) -> dict[str, Any]:
             "url": torch.url,
             "index": torch.index,
             "sha256": torch.sha256,
+            "filename": torch.filename,
+            "cuda": torch.cuda,
         },
         "torchvision": release.torchvision,
+        "cusparselt": (
+            {"version": cusparselt.version, "url": cusparselt.url, "sha256": cusparselt.sha256}
+            if cusparselt
+            else None
+        ),
+        "jetpack_packages": (
+            {kind: list(names) for kind, names in release.jetpack_packages.items()}
+            if release.jetpack_packages
+            else None
+        ),
+        "prerequisites": {
+            "apt": list(family["apt_prerequisites"]),
+            "pip": list(family["pip_prerequisites"]),
+            "numpy": family["numpy"],
+        },
+        "torch_cuda_arch_list": family.get("torch_cuda_arch_list"),
+        "compute_capabilities": (
+            {soc: matrix.socs[soc] for soc in family["socs"]} if "socs" in family else None
+        ),
+        "pycuda": matrix.pycuda_for(release.python),
+        "torch2trt": dict(matrix.torch2trt),
+        "assumed_from": assumed_from,
         "sources": [matrix.source_url(name) for name in release.sources],
     }
 
@@ -84,11 +118,19 @@ def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.l4t is not None and not args.l4t.strip():
         term.error("--l4t needs a release, e.g. R36.4.3", hint="`jetson-env matrix` lists them")
         return EXIT_USAGE
-    releases = [matrix.release(args.l4t)] if args.l4t else list(matrix.releases.values())
+    if args.unsupported:
+        return show_unsupported(args, term, matrix)
+    resolution = matrix.resolve(args.l4t) if args.l4t else None
+    releases = [resolution.release] if resolution else list(matrix.releases.values())
+    assumed_from = resolution.assumed_from if resolution else None
     if args.json:
-        data = {"schema": 1, "releases": [release_as_dict(r, matrix) for r in releases]}
+        data = {
+            "schema": 1,
+            "releases": [release_as_dict(r, matrix, assumed_from) for r in releases],
+        }
         if not args.l4t:
             data["x86"] = release_as_dict(matrix.x86, matrix)
+            data["unsupported"] = matrix.unsupported_entries()
         term.json(data)
         return EXIT_OK
     rows = [
@@ -117,10 +159,43 @@ def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     )
     if args.l4t:
         release = releases[0]
+        if assumed_from:
+            term.line(
+                f"R{normalize_l4t(args.l4t)} has no row of its own: R{assumed_from}'s, the"
+                " newest of its line, applies"
+            )
+        data = release_as_dict(release, matrix)
         torch = release.torch
-        term.line(f"torch source: {torch.url or torch.index or 'pip index'}")
+        term.line(f"torch source: {torch.url or torch.index or 'pip index'} (CUDA {torch.cuda})")
         term.line(f"sha256: {torch.sha256 or 'recorded on first download (lock file)'}")
+        if release.cusparselt:
+            term.line(f"cuSPARSELt {release.cusparselt.version}: {release.cusparselt.url}")
+        for kind, names in (data["jetpack_packages"] or {}).items():
+            term.line(f"JetPack apt packages ({kind}): {' '.join(names)}")
+        prerequisites = data["prerequisites"]
+        term.line(
+            "prerequisites: apt " + (" ".join(prerequisites["apt"]) or "-")
+            + ", pip " + (" ".join([*prerequisites["pip"], prerequisites["numpy"]]))
+        )  # fmt: skip
+        term.line(
+            f"built from source: torchvision {release.torchvision}, pycuda {data['pycuda']},"
+            f" torch2trt {data['torch2trt']['ref'][:12]}, for CUDA archs"
+            f" {data['torch_cuda_arch_list']}"
+        )
         term.line("sources: " + ", ".join(matrix.source_url(s) for s in release.sources))
+    return EXIT_OK
+
+
+def show_unsupported(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    entries = matrix.unsupported_entries()
+    if args.json:
+        term.json({"schema": 1, "unsupported": entries})
+        return EXIT_OK
+    term.table(
+        ("L4T", "JetPack", "Why it is not supported"),
+        [(f"R{e['l4t']}", e["jetpack"] or "-", e["reason"]) for e in entries],
+        title="Releases left out on purpose",
+    )
     return EXIT_OK
 
 
@@ -160,10 +235,18 @@ def cmd_info(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         ("CUDA", show("cuda", p["cuda"]["version"])),
         ("OS", p["os"]["pretty_name"] or "unknown"),
         ("Python", f"{p['python']['version']} ({p['python']['executable']})"),
-        ("In the matrix", "yes" if p["supported"] else "no: see `jetson-env matrix`"),
+        ("In the matrix", in_the_matrix(p)),
     ]
     term.table(("", "This machine"), rows)
     return EXIT_OK
+
+
+def in_the_matrix(platform: dict[str, Any]) -> str:
+    if not platform["supported"]:
+        return "no: see `jetson-env matrix`"
+    if platform.get("assumed_from"):
+        return f"no row of its own: R{platform['assumed_from']}'s, the newest of its line"
+    return "yes"
 
 
 def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -258,6 +341,9 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
         if not report_path.parent.is_dir():
             term.error(f"--report {args.report}: no folder {report_path.parent}")
             return EXIT_USAGE
+        if problem := fleet_page.unwritable(report_path):
+            term.error(f"--report {args.report}: {problem}", hint="give a file you can write")
+            return EXIT_USAGE
     if args.fix is not None:
         from jetson_env import fixing
 
@@ -283,13 +369,18 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
     if isinstance(report, int):
         return report
     data = report.as_dict()
-    if report_path is not None:
-        report_path.write_text(fleet_page.render(data, report_path.suffix), encoding="utf-8")
-        term.note(f"report written to {report_path}")
     if args.json:
         term.json(data)
     else:
         term.fleet(data)
+    if report_path is not None:
+        try:  # the run is shown above whatever happens to the file
+            report_path.write_text(fleet_page.render(data, report_path.suffix), encoding="utf-8")
+        except OSError as exc:
+            term.error(f"--report {args.report} was not written: {exc.strerror or exc}",
+                       hint="the report is above; give a file you can write")  # fmt: skip
+            return max(report.exit_code, EXIT_USAGE)
+        term.note(f"report written to {report_path}")
     return report.exit_code
 
 
@@ -368,6 +459,11 @@ def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         except images_mod.NoImage as exc:
             term.error(str(exc), hint="`jetson-env images list` shows which host runs which image")
             return EXIT_FAILED
+        if host.l4t and matrix.resolve(host.l4t).assumed:
+            term.note(
+                f"L4T R{normalize_l4t(host.l4t)} has no row of its own: R"
+                f"{matrix.resolve(host.l4t).assumed_from}'s, the newest of its line, applies"
+            )
         if args.json:
             term.json({"schema": 1, "image": images_mod.describe(image, matrix, repo)})
         else:
@@ -419,6 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
     matrix = sub.add_parser("matrix", help="the supported L4T releases and their versions")
     matrix.add_argument("--l4t", metavar="RELEASE", help="one release, e.g. R36.4.3")
     matrix.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    matrix.add_argument(
+        "--unsupported", action="store_true", help="the releases left out on purpose, and why"
+    )
     matrix.set_defaults(func=cmd_matrix)
 
     info = sub.add_parser("info", help="what this machine is (model, L4T, JetPack, GPU, CUDA)")
@@ -558,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
         verbosity=args.verbose,
     )
     signal.signal(signal.SIGTERM, _raise_terminated)
+    strays = Strays()  # what a probe or Ansible leaves behind ends with the doctor
     try:
         matrix = load()
         return args.func(args, term, matrix)
@@ -575,6 +675,8 @@ def main(argv: list[str] | None = None) -> int:
         cancel_all()
         term.error("terminated: every probe process was ended")
         return EXIT_TERMINATED
+    finally:
+        strays.end()
 
 
 def _raise_terminated(_signum, _frame) -> None:

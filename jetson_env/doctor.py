@@ -23,7 +23,7 @@ from jetson_env.findings import CRASH, FAIL, SKIP, UNHEALTHY, Finding, Remedy, w
 from jetson_env.matrix import Matrix
 from jetson_env.probing import BY_NAME as PROBES
 from jetson_env.probing import ProbeResult, Unusable, probe_all
-from jetson_env.targets import Target
+from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -118,8 +118,11 @@ def not_reached(target: str, check: str, summary: str, remedy: str | None) -> Re
     return Report(target, None, [finding], {}, reached=False)
 
 
+CONNECTION = "connection"  # the finding of a target that was not reached
+
+
 def unreachable(target: str, error: str, remedy: str | None) -> Report:
-    return not_reached(target, "connection", f"cannot reach {target}: {error}", remedy)
+    return not_reached(target, CONNECTION, f"cannot reach {target}: {error}", remedy)
 
 
 def crash_finding(check: Check, result: ProbeResult) -> Finding:
@@ -176,6 +179,8 @@ def run(
         results = probe_all(target, needed_probes(checks), timeout, progress)
     except Unusable as exc:
         return not_reached(target.description, "interpreter", str(exc), exc.remedy)
+    except Unreachable as exc:
+        return unreachable(target.description, str(exc), exc.remedy)
     platform = None
     if results["platform"].ok:
         cuda = results["cuda"].data if results["cuda"].ok else {}

@@ -15,12 +15,14 @@ interpreter (discovered, or the inventory's) for its modules and apt's system ta
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,18 +151,26 @@ class Connection:
     def arguments(self) -> list[str]:
         if self.host is None:
             return ["-i", "localhost,", "-l", "localhost", "-c", "local"]
-        user, _, address = self.host.rpartition("@")
-        name, _, port = address.partition(":")
+        from jetson_env.remote import parse_address  # --host's own rules (IPv6 in brackets)
+
+        address = parse_address(self.host)
         known_hosts = shlex.quote(str(Path.home() / ".ssh" / "known_hosts"))
-        args = ["-i", f"{name},", "-l", name, "-c", "ssh",
+        args = ["-i", f"{address.host},", "-l", address.host, "-c", "ssh",
                 "--ssh-common-args", f"-o UserKnownHostsFile={known_hosts}"]  # fmt: skip
-        if user:
-            args += ["-u", user]
-        if port:
-            args += ["-e", json.dumps({"ansible_port": int(port)})]
+        if address.user:
+            args += ["-u", address.user]
         if self.identity:
             args += ["--private-key", self.identity]
         return args
+
+    def variables(self) -> dict[str, Any]:
+        """Connection variables that go with the others (the vars file)."""
+        if self.host is None:
+            return {}
+        from jetson_env.remote import DEFAULT_PORT, parse_address
+
+        port = parse_address(self.host).port
+        return {} if port == DEFAULT_PORT else {"ansible_port": port}
 
 
 @dataclass(frozen=True)
@@ -174,23 +184,42 @@ class InventoryHost:
     def arguments(self) -> list[str]:
         return ["-i", self.inventory, "--limit", self.host]
 
+    def variables(self) -> dict[str, Any]:
+        return {}
+
 
 def command(
     ansible_playbook: str,
     connection: Connection | InventoryHost,
     the_plan: Plan,
-    variables: dict[str, Any],
+    variables_file: Path,
     *,
     check: bool,
     ask_become_pass: bool,
 ) -> list[str]:
+    """The ansible-playbook command; its variables are in `variables_file` (variables_file()),
+    never on the command line: they may hold a become password."""
     cmd = [ansible_playbook, collection.PROVISION, *connection.arguments(),
-           "--tags", ",".join(the_plan.roles), "-e", json.dumps(variables)]  # fmt: skip
+           "--tags", ",".join(the_plan.roles), "-e", f"@{variables_file}"]  # fmt: skip
     if ask_become_pass:
         cmd.append("--ask-become-pass")
     if check:
         cmd += ["--check", "--diff"]
     return cmd
+
+
+@contextlib.contextmanager
+def variables_file(variables: dict[str, Any]) -> Iterator[Path]:
+    """The playbook's variables as a JSON file only this user can read (mode 0600, as
+    mkstemp makes it), removed afterwards."""
+    fd, name = tempfile.mkstemp(prefix="jetson-env-fix-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(variables, handle)
+        yield Path(name)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 def run_playbook(cmd: list[str]) -> PlaybookRun:
@@ -301,10 +330,11 @@ def fix_host(
     runs = []
 
     def playbook(role: str, *, check: bool) -> PlaybookRun:
-        cmd = command(setup.ansible_playbook, connection, Plan(roles=[role]), variables,
-                      check=check, ask_become_pass=ask_become_pass)  # fmt: skip
-        term.note("running: " + shlex.join(cmd))
-        return run_playbook(cmd)
+        with variables_file({**connection.variables(), **variables}) as path:
+            cmd = command(setup.ansible_playbook, connection, Plan(roles=[role]), path,
+                          check=check, ask_become_pass=ask_become_pass)  # fmt: skip
+            term.note("running: " + shlex.join(cmd))
+            return run_playbook(cmd)
 
     for role in the_plan.roles:
         say(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")

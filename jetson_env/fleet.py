@@ -2,14 +2,13 @@
 
 Ansible reaches the hosts (the inventory's connection settings, become, forks, SSH
 multiplexing and host key checking: what users already run their fleet with) and runs
-the same probe scripts as `doctor --host` in each host's interpreter, through the
-jetson_env.jetson.probe action (the collection's plugins/action): one command per host, the
-probe runner (jetson_env/ansible/probe_runner.py) and its jobs on stdin. On a host the
-light probes share one process (one interpreter start per host, not seven), the
-framework ones another. Their output comes back whole and is read here exactly as a
-local or SSH run is read (RecordedTarget replays it), so the same checks judge it. A
-probe that crashes or hangs leaves the probes after it to a fresh process: those
-scripts are run in one more pass, on the hosts that need them only.
+the probe launcher that `doctor --host` and a local run use (jetson_env/probes/_runner.py,
+under targets.launch_command) in each host's interpreter, through the jetson_env.jetson.probe
+action (the collection's plugins/action): one command per host. On a host the light probes
+share one process (one interpreter start per host, not seven), the framework ones another;
+a probe that crashes or hangs leaves the probes after it to a fresh process, there. The
+launcher's output comes back whole and is read here exactly as a local or SSH run is read
+(RecordedTarget replays it), so the same checks judge it.
 
 A host that is unreachable, refuses its host key or fails the task (a timeout, a broken
 interpreter) is one row with Ansible's message; the others go on.
@@ -17,15 +16,16 @@ interpreter) is one row with Ansible's message; the others go on.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
+import os
 import shlex
+import signal
 import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,16 +34,20 @@ from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.findings import CRASH, FAIL, OK, WARN
 from jetson_env.matrix import Matrix
-from jetson_env.probing import RECORD, last_line, plan, process_budget, process_groups, script
+from jetson_env.probing import (
+    launch_budget,
+    launcher_script,
+    plan,
+    process_groups,
+    startup_timeout,
+)
 from jetson_env.targets import (
-    BOOTSTRAP,
-    OUTPUT_LIMIT,
-    READY,
-    STARTUP_TIMEOUT,
     Completed,
     Deadline,
+    ExitStatus,
     StreamCollector,
     framed,
+    launch_command,
 )
 
 if TYPE_CHECKING:
@@ -51,10 +55,13 @@ if TYPE_CHECKING:
 
 SCHEMA = 1
 UNREACHABLE = "unreachable"
-RUNS_MARKER = "@@jetson-env runs "
 HOST_STATUSES = (UNREACHABLE, CRASH, FAIL, WARN, OK)  # worst first
 # Ansible's own work around the probes on a host: connecting, interpreter discovery.
 TASK_SLACK_SECONDS = 60
+# The jetson_env_probe action puts the host's interpreter (shell-quoted) in its place.
+PYTHON_PLACEHOLDER = "__JETSON_ENV_PYTHON__"
+# ansible-playbook's grace after SIGTERM (the doctor interrupted) before SIGKILL.
+ANSIBLE_STOP_SECONDS = 5
 INTERPRETER_REMEDY = (
     "set ansible_python_interpreter for the host in the inventory to a Python 3.6 or newer"
 )
@@ -68,59 +75,54 @@ class FleetError(Exception):
         self.hint = hint
 
 
-class NotRecorded(Exception):
-    """A probe script that the hosts have not run yet (the rest after a crashed probe)."""
-
-    def __init__(self, source: str):
-        super().__init__("probe script not run on the host yet")
-        self.source = source
-
-
 @dataclass(frozen=True)
 class Recording:
-    """How one probe process ended on a host, as the probe runner returned it."""
+    """The launcher's run on a host, as the jetson_env_probe action returned it."""
 
-    returncode: int
     stdout: str
     stderr: str
-    timed_out: bool
-    overflow: str | None
 
 
 class RecordedTarget:
-    """A host's probe processes, already run by Ansible, replayed line by line."""
+    """A host's launcher run, already done by Ansible, replayed line by line."""
 
     remote = True
     light_probes_together = True
 
-    def __init__(self, host: str, python: str, runs: dict[str, Recording]):
+    def __init__(self, host: str, python: str, recording: Recording):
         self.description = host
         self.python = python
-        self.runs = runs
+        self.recording = recording
 
     def run_python(self, source, deadline: Deadline, on_line, budget: float = 0) -> Completed:
-        recording = self.runs.get(source)
-        if recording is None:
-            raise NotRecorded(source)
-        for name in ("stdout", "stderr"):
-            collector = StreamCollector(name, on_line)
-            collector.feed(getattr(recording, name).encode("utf-8", "surrogateescape"))
+        """The recording of `source`: fleet.run sent the launcher script that probe_all
+        builds for this target (the same probes, timeouts and groups)."""
+        status = ExitStatus(on_line)
+        collectors = [StreamCollector(name, status.on_line) for name in ("stdout", "stderr")]
+        for collector, text in zip(collectors, (self.recording.stdout, self.recording.stderr),
+                                   strict=True):  # fmt: skip
+            collector.feed(text.encode("utf-8", "surrogateescape"))
             collector.finish()
-        if recording.timed_out:
-            raise TimeoutError(f"timed out after {deadline.seconds:g}s")
-        return Completed(recording.returncode, recording.stdout, recording.stderr,
-                         recording.overflow)  # fmt: skip
+        overflow = next((c.name for c in collectors if c.overflow), None)
+        return status.completed(collectors[0].text, collectors[1].text, overflow)
 
 
 def host_status(report: doctor_mod.Report) -> str:
-    return UNREACHABLE if not report.reached else report.status
+    """UNREACHABLE for a host Ansible did not reach; one it reached whose interpreter cannot
+    run the probes is a failed host."""
+    if not report.reached and report.findings[0].check == doctor_mod.CONNECTION:
+        return UNREACHABLE
+    return report.status
 
 
 def platform_label(platform: dict[str, Any] | None) -> str:
-    """'L4T R36.4.3 / JetPack 6.2', 'x86_64', or '' when the platform is not known."""
+    """'L4T R36.4.3 / JetPack 6.2', 'L4T R36.4.9 / R36.4.7's row' (a point release the
+    matrix serves with its line's newest row), 'x86_64', or '' when the platform is not known."""
     if not platform:
         return ""
     if platform["is_jetson"]:
+        if platform.get("assumed_from"):  # a point release without a row (the row rule)
+            return f"L4T R{platform['l4t']} / R{platform['assumed_from']}'s row"
         return f"L4T R{platform['l4t'] or '?'} / JetPack {platform['jetpack'] or '?'}"
     return str(platform["machine"])
 
@@ -168,32 +170,20 @@ class FleetReport:
         }
 
 
-def _job(names: list[str], timeouts: dict[str, float]) -> dict[str, Any]:
-    source = script(names)
-    return {"id": hashlib.sha256(source.encode("utf-8")).hexdigest()[:16], "script": source,
-            "names": names, "timeouts": {name: timeouts[name] for name in names}}  # fmt: skip
-
-
-def _payload(jobs: list[dict[str, Any]]) -> bytes:
-    """What the jetson_env_probe action sends on stdin: the runner, framed, then its request."""
-    runner = (resources.files("jetson_env") / "ansible" / "probe_runner.py").read_text("utf-8")
-    request = {"bootstrap": BOOTSTRAP, "ready": READY, "record": RECORD,
-               "startup": STARTUP_TIMEOUT, "output_limit": OUTPUT_LIMIT, "marker": RUNS_MARKER,
-               "jobs": jobs}  # fmt: skip
-    return framed(runner) + json.dumps(request).encode("utf-8")
+def _payload(script: str, budget: float, startup: float) -> bytes:
+    """What the jetson_env_probe action reads: the command (one line of JSON, the host's
+    interpreter in PYTHON_PLACEHOLDER's place), then what it sends on the command's stdin."""
+    header = {"command": launch_command(PYTHON_PLACEHOLDER, budget, startup, lifeline=False),
+              "placeholder": PYTHON_PLACEHOLDER}  # fmt: skip
+    return json.dumps(header).encode("utf-8") + b"\n" + framed(script)
 
 
 def run_playbook(
-    inventory: str,
-    limit: str | None,
-    jobs_all: list[dict[str, Any]],
-    jobs_by_host: dict[str, list[dict[str, Any]]],
-    forks: int | None,
+    inventory: str, limit: str | None, payload: bytes, budget: float, forks: int | None
 ) -> tuple[dict[str, dict[str, Any]], str]:
     """ansible-playbook with the probe playbook: per host, its outcome and result; and
-    what Ansible said on stderr (warnings: an inventory it could not parse ...)."""
-    every = jobs_all + [job for jobs in jobs_by_host.values() for job in jobs]
-    budget = max(process_budget(job["names"], job["timeouts"]) for job in every)
+    what Ansible said on stderr (warnings: an inventory it could not parse ...). When the
+    doctor is interrupted, Ansible is stopped (its workers and connections with it)."""
     try:
         ansible_playbook = collection.ansible_command()
     except collection.AnsibleMissing as exc:
@@ -204,14 +194,10 @@ def run_playbook(
         "ANSIBLE_RETRY_FILES_ENABLED": "false",
     })  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="jetson-env-fleet-") as tmp:
-        paths = {}
-        for index, (name, jobs) in enumerate({"": jobs_all, **jobs_by_host}.items()):
-            if jobs:
-                paths[name] = Path(tmp) / f"payload-{index}"
-                paths[name].write_bytes(_payload(jobs))
+        payload_file = Path(tmp) / "payload"
+        payload_file.write_bytes(payload)
         variables = {
-            "jetson_env_probe_payload": str(paths.get("", "")),
-            "jetson_env_probe_payloads": {host: str(paths[host]) for host in jobs_by_host},
+            "jetson_env_probe_payload": str(payload_file),
             "jetson_env_probe_timeout": int(budget + TASK_SLACK_SECONDS),
         }
         vars_file = Path(tmp) / "vars.json"
@@ -222,7 +208,7 @@ def run_playbook(
             command += ["--limit", limit]
         if forks:
             command += ["--forks", str(forks)]
-        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        done = run_ansible(command, env)
     found = next(
         (line for line in reversed(done.stdout.splitlines()) if line.startswith('{"hosts"')), None
     )
@@ -232,6 +218,37 @@ def run_playbook(
             f"ansible-playbook exited {done.returncode} without a result: " + " / ".join(said)
         )
     return json.loads(found)["hosts"], done.stderr
+
+
+def run_ansible(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run an Ansible command in a process group of its own; interrupted (Ctrl-C, SIGTERM),
+    the group gets SIGTERM (Ansible ends its workers and connections: the hosts' launchers
+    see their stdin close), then SIGKILL."""
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env,
+                               start_new_session=True)  # fmt: skip
+    try:
+        stdout, stderr = process.communicate()
+    except BaseException:
+        stop_group(process)
+        raise
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+        except OSError:
+            return
+        try:
+            process.wait(timeout=ANSIBLE_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            continue
+        if signum == signal.SIGTERM:  # its own workers may still be ending
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+        return
 
 
 def unreachable_remedy(inventory: str, host: str, message: str) -> str:
@@ -246,18 +263,8 @@ def unreachable_remedy(inventory: str, host: str, message: str) -> str:
     )
 
 
-def _runner_output(result: dict[str, Any]) -> dict[str, Any] | None:
-    """The probe runner's document in a host's task result; None where it printed none."""
-    lines = str(result.get("stdout", "")).splitlines()
-    found = next((line for line in reversed(lines) if line.startswith(RUNS_MARKER)), None)
-    return json.loads(found[len(RUNS_MARKER) :]) if found else None
-
-
 def _not_run(inventory: str, host: str, outcome: str, result: dict[str, Any]) -> doctor_mod.Report:
     message = str(result.get("msg") or "no message").strip()
-    if outcome == "ok":  # the task ran, the runner said nothing
-        said = last_line(str(result.get("stderr", ""))) or "no output"
-        message = f"the probe runner printed no result: {said}"
     if outcome == "unreachable":
         return doctor_mod.unreachable(host, message, unreachable_remedy(inventory, host, message))
     return doctor_mod.not_reached(host, "interpreter", f"the probes did not run on {host}: "
@@ -275,47 +282,29 @@ def run(
 ) -> FleetReport:
     timeouts, light, framework = plan(doctor_mod.needed_probes(checks), timeout)
     groups = process_groups(light, framework, together=RecordedTarget.light_probes_together)
-    jobs_all = [_job(group, timeouts) for group in groups]
-    # After a probe that crashed or hung, the rest of its group: any tail of a group.
-    tails = {script(group[i:]): group[i:] for group in groups for i in range(len(group))}
-    by_id = {job["id"]: job["script"] for job in jobs_all}
-    recorded: dict[str, dict[str, Recording]] = {}
-    pythons: dict[str, str] = {}
-    reports: dict[str, doctor_mod.Report] = {}
-    more: dict[str, list[dict[str, Any]]] = {}
-    pass_limit = limit
-    for _ in range(len(timeouts) + 1):
-        progress(f"running the probes through Ansible on {pass_limit or 'every host'}")
-        results, said = run_playbook(
-            inventory, pass_limit, jobs_all if not more else [], more, forks
+    script = launcher_script(groups, timeouts)
+    budget = launch_budget(groups, timeouts)
+    progress(f"running the probes through Ansible on {limit or 'every host'}")
+    payload = _payload(script, budget, startup_timeout(timeouts))
+    results, said = run_playbook(inventory, limit, payload, budget, forks)
+    if not results:
+        warnings = [line for line in said.splitlines() if line.startswith("[WARNING]")]
+        raise FleetError(
+            f"no host of {inventory} matches {limit or 'all'}"
+            + (f" (Ansible said: {' '.join(warnings)[:1500]})" if warnings else "")
         )
-        if not results and not reports:
-            warnings = [line for line in said.splitlines() if line.startswith("[WARNING]")]
-            raise FleetError(
-                f"no host of {inventory} matches {limit or 'all'}"
-                + (f" (Ansible said: {' '.join(warnings)[:1500]})" if warnings else "")
-            )
-        for host, entry in results.items():
-            runner = _runner_output(entry["result"]) if entry["outcome"] == "ok" else None
-            if runner is None:
-                reports[host] = _not_run(inventory, host, entry["outcome"], entry["result"])
-                continue
-            pythons[host] = runner["python"]
-            runs = recorded.setdefault(host, {})
-            for job_id, run_ in runner["runs"].items():
-                runs[by_id[job_id]] = Recording(**run_)
-        more = {}
-        for host in sorted(recorded.keys() - reports.keys()):
-            target = RecordedTarget(host, pythons[host], recorded[host])
-            try:
-                reports[host] = doctor_mod.run(target, matrix, checks, timeout)
-            except NotRecorded as exc:
-                job = _job(tails[exc.source], timeouts)
-                by_id[job["id"]] = job["script"]
-                more[host] = [job]
-        if not more:
-            break
-        pass_limit = ",".join(more)
+    reports: dict[str, doctor_mod.Report] = {}
+    for host, entry in sorted(results.items()):
+        result = entry["result"]
+        if entry["outcome"] != "ok" or not isinstance(result.get("stdout"), str):
+            reports[host] = _not_run(inventory, host, entry["outcome"], result)
+            continue
+        recording = Recording(result["stdout"], str(result.get("stderr", "")))
+        target = RecordedTarget(host, str(result.get("python", "python")), recording)
+        report = doctor_mod.run(target, matrix, checks, timeout)
+        if not report.reached:  # the interpreter: what to set in the inventory
+            report = _with_remedy(report, INTERPRETER_REMEDY)
+        reports[host] = report
     return FleetReport(inventory, limit, reports)
 
 
@@ -363,3 +352,8 @@ def fix(
         rows = fixing.verdicts(before.reports[host], the_plan, fixed, again.reports[host])
         fixing.say_verdicts(term.line, host, rows)
     return FleetReport(before.inventory, before.limit, {**before.reports, **again.reports})
+
+
+def _with_remedy(report: doctor_mod.Report, remedy: str) -> doctor_mod.Report:
+    (finding,) = report.findings
+    return doctor_mod.not_reached(report.target, finding.check, finding.summary, remedy)

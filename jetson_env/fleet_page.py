@@ -9,7 +9,9 @@ host is untrusted text: escaped for HTML, and for Markdown kept out of its synta
 from __future__ import annotations
 
 import html
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 FORMATS = (".html", ".md")
@@ -21,6 +23,19 @@ STYLE = (
     "pre{background:#f5f5f5;padding:.5em;white-space:pre-wrap}"
     + "".join(f".{status}{{background:{colour}}}" for status, colour in COLOURS.items())
 )
+
+
+def unwritable(path: Path) -> str | None:
+    """Why the page cannot be written to path (checked before the fleet runs); None if it can."""
+    if path.is_dir():
+        return "is a folder"
+    if path.exists() and not path.is_file():
+        return "is not a regular file"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "is not writable"
+    if not path.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"the folder {path.parent} is not writable (or is mounted read-only)"
+    return None
 
 
 def columns(fleet: dict[str, Any]) -> list[str]:

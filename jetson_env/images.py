@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jetson_env.matrix import Image, Matrix, UnknownRelease
+from jetson_env.matrix import Image, Matrix, UnknownRelease, normalize_l4t
 
 DEFAULT_REPOSITORY = "jetson-env"
 IMAGES_DIR = Path(__file__).resolve().parent.parent / "images"
@@ -73,11 +73,11 @@ def image_for(host: HostPlatform, matrix: Matrix) -> Image:
         return next(i for i in matrix.images if i.hosts is None)
     if host.l4t is None:
         raise NoImage("this Jetson's L4T release is unknown (see `jetson-env info`); pass --l4t R")
-    release = matrix.release(host.l4t)  # UnknownRelease lists the supported ones
+    matrix.resolve(host.l4t)  # the row rule: UnknownRelease says why, listing the supported ones
     for image in matrix.images:
-        if image.runs_on(release.l4t):
+        if image.runs_on(normalize_l4t(host.l4t)):
             return image
-    raise NoImage(f"no image runs on L4T R{release.l4t}")
+    raise NoImage(f"no image runs on L4T R{normalize_l4t(host.l4t)}")
 
 
 def describe(image: Image, matrix: Matrix, repository: str) -> dict[str, Any]:
@@ -90,6 +90,7 @@ def describe(image: Image, matrix: Matrix, repository: str) -> dict[str, Any]:
         "l4t": release.l4t or None,
         "jetpack": release.jetpack or None,
         "cuda": release.cuda or None,
+        "image_cuda": image.cuda,
         "cuda_from": image.cuda_from,
         "tensorrt": release.tensorrt or None,
         "python": release.python or None,

@@ -13,27 +13,26 @@ SCHEMA = 1
 def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> dict[str, Any]:
     """Platform facts plus what the matrix says about them (JetPack, compute capability)."""
     unknown = dict(platform.get("unknown", {}))
-    jetpack = None
+    jetpack = matrix_row = assumed_from = None
     supported = not platform["is_jetson"]
     if platform["l4t"]:
         try:
-            jetpack = matrix.release(platform["l4t"]).jetpack
-            supported = True
+            resolution = matrix.resolve(platform["l4t"])
         except UnknownRelease as exc:
             unknown["jetpack"] = str(exc)
-    if platform["is_jetson"]:
-        compute_capability = matrix.compute_capability(platform["soc"])
-        if compute_capability is None:
-            unknown["compute_capability"] = (
-                f"SoC {platform['soc']!r} is not in the matrix"
-                if platform["soc"]
-                else unknown.get("soc", "SoC unknown")
-            )
-    else:
-        gpus = platform.get("gpus") or []
-        compute_capability = gpus[0]["compute_capability"] if gpus else None
-        if compute_capability is None:
-            unknown["compute_capability"] = unknown.get("gpus", "no NVIDIA GPU found")
+        else:
+            supported = True
+            matrix_row, assumed_from = resolution.release.l4t, resolution.assumed_from
+            if resolution.assumed:
+                unknown["jetpack"] = (
+                    f"L4T R{platform['l4t']} has no row in the matrix; R{matrix_row}'s (JetPack"
+                    f" {resolution.release.jetpack}), the newest of its line, applies"
+                )
+            else:
+                jetpack = resolution.release.jetpack
+    compute_capability, why = matrix.device_capability(platform)
+    if compute_capability is None:
+        unknown["compute_capability"] = why
     if cuda.get("unknown", {}).get("version"):
         unknown["cuda"] = cuda["unknown"]["version"]
     return {
@@ -55,6 +54,8 @@ def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> 
             "source": cuda.get("version_source"),
         },
         "supported": supported,
+        "matrix_row": matrix_row,
+        "assumed_from": assumed_from,
         "unknown": unknown,
     }
 

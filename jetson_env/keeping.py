@@ -21,19 +21,22 @@ from jetson_env.checks import torch as torch_check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import CRASH, FAIL
 from jetson_env.matrix import Matrix
+from jetson_env.probes._prelude import RECORD
 from jetson_env.probing import ProbeResult
 
 PROBE = "torch"
 
 
 def probe_script() -> str:
-    """The doctor's torch probe as one `python -c` script (its records on stdout)."""
-    return probing.script([PROBE])
+    """The doctor's torch probe as one `python -c` script: the probes' prelude and the probe,
+    its records on stdout (no GPU work: no CUDA context, as the doctor without the smoke)."""
+    probes = [(PROBE, probing.source(PROBE))]
+    return probing.source("_prelude") + f"\nrun_probes({probes!r}, gpu_work=False)\n"
 
 
 def probe_data(stdout: str) -> dict[str, Any] | None:
     """The probe's result from its records ("@@jetson-env result torch {...}"), or None."""
-    prefix = f"{probing.RECORD}result {PROBE} "
+    prefix = f"{RECORD} result {PROBE} "
     for line in stdout.splitlines():
         if line.startswith(prefix):
             try:

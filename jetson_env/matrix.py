@@ -29,7 +29,9 @@ SECTIONS = (
     "unsupported", "x86", "images", "packages", "jetpack_apt",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
-FAMILY_FIELDS = ("apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list")
+FAMILY_FIELDS = (
+    "apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list", "socs",
+)  # fmt: skip
 
 
 class MatrixError(ValueError):
@@ -42,13 +44,15 @@ class UnknownRelease(LookupError):
 
 @dataclass(frozen=True)
 class TorchSource:
-    """Where torch comes from: a wheel URL, or a pip index (None = pip's configured one)."""
+    """Where torch comes from: a wheel URL, or a pip index (None = pip's configured one).
+    `cuda`: the CUDA version the build targets (torch.version.cuda)."""
 
     version: str
     url: str | None
     index: str | None
     filename: str | None
     sha256: str | None
+    cuda: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,9 +91,23 @@ class Image:
     base: str
     hosts: SpecifierSet | None  # None: x86
     cuda_from: str  # "host" (CSV mounts), "base" (in the base image) or "apt" (jetpack_apt role)
+    cuda: str = ""  # the CUDA the image's builds compile with: the base's (x86) or the row's
 
     def runs_on(self, l4t: str) -> bool:
         return self.hosts is not None and Version(l4t) in self.hosts
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The row that applies to an L4T release: its own, or for a point release the matrix
+    does not list (R36.4.9) its line's newest row, named by `assumed_from`."""
+
+    release: Release
+    assumed_from: str | None
+
+    @property
+    def assumed(self) -> bool:
+        return self.assumed_from is not None
 
 
 @dataclass(frozen=True)
@@ -122,8 +140,51 @@ class Matrix:
         rows = [r for key, r in self.releases.items() if key.split(".")[:2] == line]
         return max(rows, key=lambda r: Version(r.l4t), default=None)
 
+    def resolve(self, l4t: str) -> Resolution:
+        """THE row rule, for provisioning, the doctor, `info` and `images tag` alike: a
+        release's own row; else, for a point release of a line the matrix has rows for
+        (R36.4.9), that line's newest row, marked assumed; UnknownRelease for a release left
+        out on purpose (with its reason) or of a line without rows."""
+        key = normalize_l4t(l4t)
+        if key in self.releases or key in self.unsupported or not L4T.match(key):
+            return Resolution(self.release(key), None)
+        newest = self.newest_of_line(key)
+        if newest is None:
+            self.release(key)  # raises UnknownRelease, naming the supported releases
+        return Resolution(newest, newest.l4t)
+
     def compute_capability(self, soc: str | None) -> str | None:
         return self.socs.get(soc or "")
+
+    def device_capability(self, platform: dict[str, Any]) -> tuple[str | None, str | None]:
+        """(compute capability, why it is unknown) of a host from the platform probe's facts:
+        a Jetson's from its SoC through the matrix, another host's from its first GPU."""
+        unknown = platform.get("unknown") or {}
+        if platform.get("is_jetson"):
+            soc = platform.get("soc")
+            capability = self.compute_capability(soc)
+            if capability is not None:
+                return capability, None
+            return None, (
+                f"SoC {soc!r} is not in the matrix" if soc else unknown.get("soc", "SoC unknown")
+            )
+        gpus = platform.get("gpus") or []
+        capability = (gpus[0].get("compute_capability") or None) if gpus else None
+        if capability is not None:
+            return capability, None
+        return None, unknown.get("gpus", "no NVIDIA GPU found")
+
+    def unsupported_entries(self) -> list[dict[str, Any]]:
+        """The releases left out on purpose: l4t, JetPack label, reason and source URLs."""
+        return [
+            {
+                "l4t": l4t,
+                "jetpack": _text(entry.get("jetpack")),
+                "reason": " ".join(str(entry["reason"]).split()),
+                "sources": [self.source_url(name) for name in _names(entry.get("source"))],
+            }
+            for l4t, entry in self.raw["unsupported"].items()
+        ]
 
     def torchvision_for(self, torch_version: str) -> str | None:
         """The torchvision major.minor paired with a torch version, or None if unknown."""
@@ -208,6 +269,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         for field in FAMILY_FIELDS:
             if field not in family:
                 raise MatrixError(f"{where}: {row}: missing '{field}'")
+        _family_archs(row, family, socs, where)
 
     def parse_torch(row: str, entry: dict[str, Any]) -> tuple[TorchSource, str]:
         torch = entry.get("torch")
@@ -225,6 +287,10 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
             raise MatrixError(f"{where}: {row}: torch sha256 '{sha}' is not 64 hex digits")
         if url and not torch.get("filename"):
             raise MatrixError(f"{where}: {row}: a torch url needs the wheel's filename")
+        cuda = str(torch.get("cuda") or "")
+        if not DOTTED.match(cuda):
+            raise MatrixError(f"{where}: {row}: torch.cuda '{cuda}' (the CUDA torch is built for)"
+                              " is not like '12.6'")  # fmt: skip
         paired = _pair(pairs, version)
         if paired is None:
             raise MatrixError(
@@ -238,7 +304,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
                 f"{where}: {row}: torchvision {torchvision} does not pair with torch {version}"
                 f" (expected {paired}.x)"
             )
-        source = TorchSource(version, url, index, torch.get("filename"), sha)
+        source = TorchSource(version, url, index, torch.get("filename"), sha, cuda)
         return source, torchvision
 
     releases: dict[str, Release] = {}
@@ -255,6 +321,11 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         if entry["family"] not in raw["families"]:
             raise MatrixError(f"{where}: {row}: unknown family '{entry['family']}'")
         torch, torchvision = parse_torch(row, entry)
+        if _major(torch.cuda) != _major(str(entry["cuda"])):
+            raise MatrixError(
+                f"{where}: {row}: torch {torch.version} is built for CUDA {torch.cuda}, the"
+                f" release ships CUDA {entry['cuda']}: their major versions must be the same"
+            )
         releases[str(l4t)] = Release(
             l4t=str(l4t),
             torch=torch,
@@ -309,8 +380,18 @@ def _unsupported(section, releases, where, check_sources) -> dict[str, str]:
         if not isinstance(entry, dict) or not str(entry.get("reason") or "").strip():
             raise MatrixError(f"{where}: {row}: missing 'reason'")
         check_sources(row, entry)
-        reasons[str(l4t)] = str(entry["reason"]).strip()
+        reason = " ".join(str(entry["reason"]).split())
+        label = _text(entry.get("jetpack"))
+        reasons[str(l4t)] = f"JetPack {label}: {reason}" if label else reason
     return reasons
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def _names(cited: Any) -> list[str]:
+    return [cited] if isinstance(cited, str) else list(cited or [])
 
 
 def _packages(section, where, check_sources) -> None:
@@ -397,11 +478,11 @@ def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
             raise MatrixError(f"{where}: {row}: hosts '{hosts}' must include its own L4T")
         if not entry.get("base"):
             raise MatrixError(f"{where}: {row}: missing 'base'")
+        release = releases[l4t]
         images.append(
-            Image(
-                f"r{l4t}", releases[l4t], str(entry["base"]), hosts, _cuda_from(row, entry, where)
-            )
-        )
+            Image(f"r{l4t}", release, str(entry["base"]), hosts, _cuda_from(row, entry, where),
+                  str(entry.get("cuda") or release.cuda))
+        )  # fmt: skip
     for index, image in enumerate(images):
         for other in images[index + 1 :]:
             overlap = [r for r in releases if image.runs_on(r) and other.runs_on(r)]
@@ -412,9 +493,40 @@ def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
     x86_entry = section.get("x86") or {}
     if not x86_entry.get("base"):
         raise MatrixError(f"{where}: images.x86: missing 'base'")
+    check_sources("images.x86", x86_entry)
+    if not DOTTED.match(str(x86_entry.get("cuda") or "")):
+        raise MatrixError(f"{where}: images.x86: 'cuda' (the base image's CUDA) is missing")
     cuda_from = _cuda_from("images.x86", x86_entry, where)
-    images.append(Image("x86_64", x86, str(x86_entry["base"]), None, cuda_from))
+    images.append(
+        Image("x86_64", x86, str(x86_entry["base"]), None, cuda_from, str(x86_entry["cuda"]))
+    )
+    for image in images:
+        if _major(image.cuda) != _major(image.release.torch.cuda):
+            raise MatrixError(
+                f"{where}: image {image.name}: its CUDA {image.cuda} and torch"
+                f" {image.release.torch.version}'s CUDA {image.release.torch.cuda} differ in"
+                " major version (CUDA extensions built there would not load)"
+            )
     return tuple(images)
+
+
+def _major(version: str) -> str:
+    return version.split(".")[0]
+
+
+def _family_archs(row: str, family: dict[str, Any], socs: dict[str, str], where: str) -> None:
+    """A family's SoCs are in the matrix, and its CUDA arch list is exactly their capabilities."""
+    names = family.get("socs") or []
+    unknown = [name for name in names if name not in socs]
+    if not names or unknown:
+        raise MatrixError(f"{where}: {row}: socs {unknown or names!r} are not SoCs of the matrix")
+    wanted = sorted({socs[name] for name in names}, key=Version)
+    archs = str(family.get("torch_cuda_arch_list", "")).split(";")
+    if archs != wanted:
+        raise MatrixError(
+            f"{where}: {row}: torch_cuda_arch_list '{';'.join(archs)}' must be its SoCs'"
+            f" compute capabilities '{';'.join(wanted)}'"
+        )
 
 
 def _cuda_from(row: str, entry: dict[str, Any], where: str) -> str:

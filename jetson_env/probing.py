@@ -1,18 +1,21 @@
-"""The probe registry, and how a set of probes runs in one target process.
+"""The probe registry, and how the probes run: the launcher on the target.
 
-Light probes (files, the loader, subprocesses such as nvidia-smi) each run in a process
-of their own, concurrently; on a target that says `light_probes_together` (a fleet host,
-where one interpreter start per host instead of seven is what the fleet's wall time is
-made of) they share one process, in order, as the framework ones do. Probes that import
-frameworks (torch, tensorrt, pycuda) share ONE process per doctor run, one after another:
-torch is imported once, and pycuda's CUDA context is destroyed before torch makes its
-own, so at most one context is alive at any time (a 4 GB Nano cannot hold two imports of
-torch, or two contexts).
-Each probe keeps its own timeout inside the shared process; one that crashes or hangs
-is reported as such, and the probes after it run in a fresh process.
+One launcher (jetson_env/probes/_runner.py) runs on every target, started by the
+target's run_python (here, over SSH, or on a fleet host through Ansible): it starts the
+probe processes there and passes their records on. Light probes (files, the loader,
+subprocesses such as nvidia-smi) each run in a process of their own, concurrently; on a
+target that says `light_probes_together` (a fleet host, where one interpreter start per
+host instead of seven is what the fleet's wall time is made of) they share one process,
+in order, as the framework ones do. Probes that import frameworks (torch, tensorrt,
+pycuda) share ONE process per doctor run, one after another: torch is imported once,
+and pycuda's CUDA context is destroyed before torch makes its own, so at most one
+context is alive at any time (a 4 GB Nano cannot hold two imports of torch, or two
+contexts). The launcher keeps each probe's own timeout inside its process; one that
+crashes, hangs or floods is reported as such, and the probes after it run in a fresh
+process, all on the target.
 
 A target whose interpreter does not start, is not Python 3.6+, or whose login shell
-refuses commands is found by the first process that tries, and raised as Unusable:
+refuses commands is found when the launcher does not start, and raised as Unusable:
 one finding, early, instead of one crash per probe.
 """
 
@@ -23,25 +26,27 @@ import shlex
 import signal
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from jetson_env.probes._prelude import RECORD, STAGE
 from jetson_env.targets import (
+    BOOTSTRAP,
     CANCELLATION,
+    KILL_WAIT_SECONDS,
+    OUTPUT_LIMIT,
     READY,
+    RUN_ENV,
+    STARTUP_EXPIRED,
     STARTUP_TIMEOUT,
     TOO_OLD,
     Completed,
     Deadline,
     Target,
     Unstarted,
-    cancel_all,
 )
 
-RECORD = "@@jetson-env "
-STAGE = "@@stage "
 STDERR_LINES_KEPT = 40
 
 
@@ -96,12 +101,23 @@ def source(name: str) -> str:
     return (resources.files("jetson_env.probes") / f"{name}.py").read_text(encoding="utf-8")
 
 
-def script(names: Iterable[str]) -> str:
-    """The shared helpers, once, then the named probes and the call that runs them. Only
-    with the smoke do probes run on the GPU (a CUDA context, made while torch imports)."""
-    probes = [(name, source(name)) for name in names]
-    gpu_work = "smoke" in names
-    return source("_prelude") + f"\nrun_probes({probes!r}, gpu_work={gpu_work!r})\n"
+def launcher_script(groups: list[list[str]], timeouts: dict[str, float]) -> str:
+    """What run_python sends: the launcher and its request (the probes' sources, the
+    groups, one process each, and each probe's timeout)."""
+    request = {
+        "bootstrap": BOOTSTRAP,
+        "prelude": source("_prelude"),
+        "probes": {name: source(name) for group in groups for name in group},
+        "groups": groups,
+        "timeouts": {name: timeouts[name] for group in groups for name in group},
+        "record": RECORD,
+        "stage": STAGE,
+        "ready": READY,
+        "run_env": RUN_ENV,
+        "startup": STARTUP_TIMEOUT,
+        "output_limit": OUTPUT_LIMIT,
+    }
+    return source("_runner") + f"\nmain(json.loads({json.dumps(request)!r}))\n"
 
 
 def run_probes(
@@ -110,105 +126,134 @@ def run_probes(
     timeouts: dict[str, float],
     on_stage: Callable[[str], None] = lambda _text: None,
 ) -> dict[str, ProbeResult]:
-    """Run `names` in order in one process; after a crash or hang, the rest in a fresh one."""
-    results: dict[str, ProbeResult] = {}
-    while pending := [name for name in names if name not in results]:
-        found = _ProcessRun(target, pending, timeouts, on_stage).run()
-        if not found:  # the process ended without a word about the first probe
-            found = {pending[0]: ProbeResult(pending[0], None, "the probe did not run", 0.0)}
-        results.update(found)
-    return results
+    """Run `names` in order in one probe process; after a crash or hang, the rest in a
+    fresh one."""
+    return _Launch(target, [names], timeouts, on_stage).run()
 
 
-class _ProcessRun:
-    """One target process running `names` in order, read record by record as it runs."""
+class _Launch:
+    """The launcher on the target, read record by record as it runs."""
 
-    def __init__(self, target, names, timeouts, on_stage):
+    def __init__(self, target, groups, timeouts, on_stage):
         self.target = target
-        self.names = names
+        self.groups = groups
+        self.names = [name for group in groups for name in group]
         self.timeouts = timeouts
         self.on_stage = on_stage
-        self.deadline = Deadline(min(STARTUP_TIMEOUT, timeouts[names[0]]))
+        self.startup = startup_timeout(timeouts)
+        self.deadline = Deadline(self.startup)
         self.ready = False
-        self.current: str | None = None
-        self.started = time.monotonic()
+        self.began: dict[str, float] = {}
+        self.said: dict[str, tuple[str, Any]] = {}  # name -> (kind, payload) before its end
         self.results: dict[str, ProbeResult] = {}
         self.stderr: list[str] = []
+        self.startup_expired = False
 
     def run(self) -> dict[str, ProbeResult]:
-        budget = process_budget(self.names, self.timeouts)
+        budget = launch_budget(self.groups, self.timeouts)
+        script = launcher_script(self.groups, self.timeouts)
         try:
-            done = self.target.run_python(script(self.names), self.deadline, self.on_line, budget)
+            done = self.target.run_python(script, self.deadline, self.on_line, budget)
         except Unstarted as exc:
             raise Unusable(
                 f"cannot start {self.target.python}: {exc}", remedy=interpreter_remedy(self.target)
             ) from None
         except TimeoutError as exc:
             if not self.ready:
-                raise Unusable(
-                    f"{self.target.python} did not start within {self.deadline.seconds:g}s",
-                    remedy=interpreter_remedy(self.target),
-                ) from None
-            if self.current is not None:
-                self.fail(self.current, f"probe '{self.current}' {exc}")
+                raise self.did_not_start() from None
+            self.unfinished(f"the probe launcher {exc}")
             return self.results
         if not self.ready:
+            if self.startup_expired:
+                raise self.did_not_start()
             raise not_started(self.target, done)
-        if self.current is not None:
-            self.fail(self.current, describe_exit(self.current, done))
+        self.unfinished(f"the probe launcher {exit_reason(done)}")
         return self.results
+
+    def did_not_start(self) -> Unusable:
+        return Unusable(
+            f"{self.target.python} did not start within {self.startup:g}s",
+            remedy=interpreter_remedy(self.target),
+        )
+
+    def unfinished(self, why: str) -> None:
+        for name in self.names:
+            if name not in self.results:
+                self.results[name] = ProbeResult(name, None, f"probe '{name}': {why}", 0.0)
 
     def on_line(self, stream: str, line: str) -> None:
         if stream == "stderr":
-            if line.startswith(STAGE):
-                self.on_stage(line[len(STAGE) :])
-            else:
+            if line.startswith(STARTUP_EXPIRED):
+                self.startup_expired = True
+            elif line.strip():
                 self.stderr = [*self.stderr[-STDERR_LINES_KEPT:], line]
+            return
+        if line.startswith(STAGE + " "):
+            self.on_stage(line[len(STAGE) + 1 :])
             return
         if line == READY:
             self.ready = True
-            self.deadline.reset(self.timeouts[self.names[0]])
+            self.deadline.reset(launch_budget(self.groups, self.timeouts))
             return
-        if not line.startswith(RECORD) or not self.ready:
-            return  # an import's banner: not ours
-        kind, _, rest = line[len(RECORD) :].partition(" ")
+        if not line.startswith(RECORD + " ") or not self.ready:
+            return
+        kind, _, rest = line[len(RECORD) + 1 :].partition(" ")
         name, _, payload = rest.partition(" ")
-        if name not in self.names:
+        if kind == "done":
+            self.deadline.finish()
+            return
+        if name not in self.names or name in self.results:
             return
         if kind == "begin":
-            self.current, self.started, self.stderr = name, time.monotonic(), []
-            self.deadline.reset(self.timeouts[name])
-        elif kind in ("result", "error") and name == self.current:
-            self.current = None
-            try:
-                data = json.loads(payload)
-            except ValueError:
-                data = None
-            if kind == "error" and isinstance(data, dict):
-                self.fail(name, f"probe '{name}' raised {data.get('error')}", data.get("traceback"))
-            elif not isinstance(data, dict):
-                self.fail(name, f"probe '{name}' printed {type(data).__name__}, not an object")
-            elif missing := [key for key in BY_NAME[name].required if key not in data]:
-                self.fail(name, f"probe '{name}' printed an object without {missing[0]!r}")
-            else:
-                self.results[name] = ProbeResult(name, data, None, self.elapsed(), self.details())
-            if len(self.results) == len(self.names):
-                self.deadline.finish()
+            self.began[name] = time.monotonic()
+        elif kind in ("result", "error", "crash") and name not in self.said:
+            self.said[name] = (kind, payload)
+        elif kind == "end" and name in self.said:
+            self.end(name, *self.said[name], parse(payload))
 
-    def fail(self, name: str, error: str, details: str | None = None) -> None:
-        self.current = None
-        stderr = details if isinstance(details, str) else self.details()
-        self.results[name] = ProbeResult(name, None, error, self.elapsed(), stderr)
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    def details(self) -> str:
-        return "\n".join(self.stderr)
+    def end(self, name: str, kind: str, payload: str, end: Any) -> None:
+        end = end if isinstance(end, dict) else {}
+        stderr = end.get("stderr") if isinstance(end.get("stderr"), str) else ""
+        seconds = end.get("seconds") if isinstance(end.get("seconds"), (int, float)) else 0.0
+        data = parse(payload)
+        error = None
+        if kind == "crash":
+            error = f"probe '{name}' {crash_reason(data, stderr)}"
+        elif kind == "error" and isinstance(data, dict):
+            stderr = data.get("traceback") if isinstance(data.get("traceback"), str) else stderr
+            error = f"probe '{name}' raised {data.get('error')}"
+        elif data is _UNREADABLE:
+            error = f"probe '{name}' printed a record that is not JSON (or nests too deep)"
+        elif not isinstance(data, dict):
+            error = f"probe '{name}' printed {type(data).__name__}, not an object"
+        elif missing := [key for key in BY_NAME[name].required if key not in data]:
+            error = f"probe '{name}' printed an object without {missing[0]!r}"
+        self.results[name] = ProbeResult(
+            name, None if error else data, error, float(seconds), stderr
+        )
 
 
-def describe_exit(name: str, done: Completed) -> str:
-    return f"probe '{name}' {exit_reason(done)}"
+_UNREADABLE = object()
+
+
+def parse(payload: str) -> Any:
+    """A record's JSON; _UNREADABLE for what is not JSON or nests past the parser's depth."""
+    try:
+        return json.loads(payload)
+    except (ValueError, RecursionError):
+        return _UNREADABLE
+
+
+def crash_reason(facts: Any, stderr: str) -> str:
+    """How the launcher saw a probe process end: 'timed out after 3s', 'was killed by
+    SIGSEGV', 'exited 1: ImportError: ...', 'printed more than 4 MiB on stdout ...'."""
+    facts = facts if isinstance(facts, dict) else {}
+    if isinstance(facts.get("timed_out"), (int, float)):
+        return f"timed out after {facts['timed_out']:g}s"
+    code = facts.get("returncode")
+    return exit_reason(Completed(code if isinstance(code, int) else -signal.SIGKILL, "", stderr,
+                                 facts.get("overflow") if isinstance(facts.get("overflow"), str)
+                                 else None))  # fmt: skip
 
 
 def exit_reason(done: Completed) -> str:
@@ -225,7 +270,9 @@ def exit_reason(done: Completed) -> str:
 
 
 def last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    """The last line said, cut to 300 characters (the launcher's own records left out)."""
+    lines = [line.strip() for line in text.strip().splitlines()
+             if line.strip() and not line.startswith(RECORD)]  # fmt: skip
     return lines[-1][:300] if lines else ""
 
 
@@ -247,7 +294,8 @@ def not_started(target: Target, done: Completed) -> Unusable:
         )
     said = last_line(done.stderr) or last_line(done.stdout)
     user = getattr(target, "user", None)
-    if target.remote and done.returncode in (1, 126) and (not said or "not available" in said):
+    login = getattr(target, "login_shell", False)  # a login shell runs the command (SSH)
+    if login and done.returncode in (1, 126) and (not said or "not available" in said):
         quoted = f" ({said!r})" if said else " and printed nothing"
         return Unusable(
             f"the login shell of {user or 'the user'} on {target.description} refuses commands: "
@@ -255,6 +303,9 @@ def not_started(target: Target, done: Completed) -> Unusable:
             remedy="on the host, give the user a shell that runs commands: "
             + shlex.join(["sudo", "usermod", "--shell", "/bin/bash", user or "USER"]),
         )
+    if done.returncode == 127 and not done.overflow:  # the shell's "command not found"
+        reason = "not found" if not said or said.endswith("not found") else said
+        return Unusable(f"cannot start {python}: {reason}", remedy)
     if done.overflow or done.returncode < 0:
         return Unusable(f"{python} did not run the probes: it {exit_reason(done)}", remedy)
     printed = f": {said}" if said else ", printing nothing"
@@ -289,9 +340,19 @@ def process_groups(light: list[str], framework: list[str], together: bool) -> li
     return groups + ([framework] if framework else [])
 
 
-def process_budget(names: Iterable[str], timeouts: dict[str, float]) -> float:
-    """The most one process running `names` may take: startup, then each probe's timeout."""
-    return STARTUP_TIMEOUT + sum(timeouts[name] for name in names)
+def startup_timeout(timeouts: dict[str, float]) -> float:
+    """How soon the interpreter must run the launcher: STARTUP_TIMEOUT, or less where every
+    probe has less (--timeout 3: a hang before Python starts is not waited on for 30 s)."""
+    return min(STARTUP_TIMEOUT, *timeouts.values())
+
+
+def launch_budget(groups: list[list[str]], timeouts: dict[str, float]) -> float:
+    """The most the launcher may take once started: its slowest group, each probe's
+    timeout and a fresh process's startup and ending per probe (after crashes)."""
+    return max(
+        sum(timeouts[name] + STARTUP_TIMEOUT + KILL_WAIT_SECONDS for name in group)
+        for group in groups
+    )
 
 
 def probe_all(
@@ -300,27 +361,11 @@ def probe_all(
     timeout: float | None = None,
     progress: Callable[[str], None] = lambda _text: None,
 ) -> dict[str, ProbeResult]:
-    """The probe processes (process_groups) at once: light probes each in its own, or
-    together on a target that says so, framework probes in one shared process beside them.
-    Raises Unusable (after ending every other probe) when the target's interpreter cannot
-    run probes."""
+    """Every probe, in the launcher's processes (process_groups), on the target. Raises
+    Unusable when the target's interpreter cannot run probes."""
     timeouts, light, framework = plan(names, timeout)
     groups = process_groups(light, framework, getattr(target, "light_probes_together", False))
     progress(f"probing {target.description}: {', '.join(timeouts)}")
     CANCELLATION.event.clear()
-    pool = ThreadPoolExecutor(max_workers=len(groups))
-    try:
-        on_stage = lambda text: progress(f"smoke: {text}")  # noqa: E731
-        futures = [pool.submit(run_probes, target, group, timeouts, on_stage) for group in groups]
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        unusable = next((f.exception() for f in done if isinstance(f.exception(), Unusable)), None)
-        if unusable is not None:
-            cancel_all()
-            wait(futures)
-            raise unusable
-        results: dict[str, ProbeResult] = {}
-        for future in futures:
-            results.update(future.result())
-        return results
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    on_stage = lambda text: progress(f"smoke: {text}")  # noqa: E731
+    return _Launch(target, groups, timeouts, on_stage).run()

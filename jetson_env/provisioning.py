@@ -1,13 +1,15 @@
 """What the playbook provisions on a host: its matrix row and what follows from it.
 
-The roles only read this (through playbooks/filter_plugins/jetson_env.py), so row
-selection, the torch -> torchvision pairing and SoC -> compute capability have one
+The roles only read this (through the collection's filters, plugins/filter/jetson_env.py), so row
+selection (Matrix.resolve), the torch -> torchvision pairing, the compute capability
+(Matrix.device_capability) and where torch comes from (torch_source) have one
 implementation, the one the doctor and the images use.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from jetson_env.matrix import Matrix, UnknownRelease
 
@@ -41,32 +43,28 @@ def plan(
                 f"{host} is {machine} but not a Jetson (no L4T release, no tegra SoC): only "
                 "Jetsons and x86_64 hosts are supported."
             )
-        gpus = platform.get("gpus") or []
         return {
             "error": None,
             "family": "x86",
             "l4t": "",
             "assumed_from": None,
             "row": dict(matrix.raw["x86"]),
-            "compute_capability": (gpus[0].get("compute_capability") or "") if gpus else "",
+            "compute_capability": matrix.device_capability(platform)[0] or "",
             "platform_key": f"{machine}-x86-{python['tag']}",
             "pycuda": matrix.pycuda_for(python["version"]),
         }
     try:
-        release = matrix.release(l4t)
-        assumed_from = None
+        resolution = matrix.resolve(l4t)
     except UnknownRelease as exc:
-        newest = matrix.newest_of_line(l4t)
-        if newest is None:
-            return _error(f"{exc} ({host}).")
-        if not allow_newer_point_release:
-            line = newest.l4t.rsplit(".", 1)[0]
-            return _error(
-                f"{exc} ({host}). It is a point release of the R{line} line, whose "
-                f"newest row is R{newest.l4t}: to provision with that row, set "
-                f"{ALLOW_NEWER_POINT_RELEASE}=true (or add a row for R{l4t} to the matrix)."
-            )
-        release, assumed_from = newest, newest.l4t
+        return _error(f"{exc} ({host}).")
+    release, assumed_from = resolution.release, resolution.assumed_from
+    if resolution.assumed and not allow_newer_point_release:
+        line = release.l4t.rsplit(".", 1)[0]
+        return _error(
+            f"L4T R{l4t} has no row of its own ({host}). It is a point release of the R{line}"
+            f" line, whose newest row is R{release.l4t}: to provision with that row, set "
+            f"{ALLOW_NEWER_POINT_RELEASE}=true (or add a row for R{l4t} to the matrix)."
+        )
     raw = matrix.raw
     return {
         "error": None,
@@ -74,9 +72,52 @@ def plan(
         "l4t": release.l4t,
         "assumed_from": assumed_from,
         "row": {**raw["releases"][release.l4t], **raw["families"][release.family]},
-        "compute_capability": matrix.compute_capability(platform.get("soc")) or "",
+        "compute_capability": matrix.device_capability(platform)[0] or "",
         "platform_key": f"{machine}-l4t{l4t}-{python['tag']}",
         "pycuda": matrix.pycuda_for(python["version"]),
+    }
+
+
+def torch_source(
+    matrix_torch: dict[str, Any],
+    wheel_file: str = "",
+    wheel_url: str = "",
+    pip_index: str = "",
+    version: str = "",
+) -> dict[str, Any]:
+    """THE torch source rule: where torch comes from for a host, given its matrix row's
+    `torch` and the torch role's overrides (torch_wheel_file, torch_wheel_url,
+    torch_pip_index, torch_version). Precedence: a wheel file on the controller, a wheel
+    URL, a pip index (override), then the matrix's wheel URL, then the matrix's index
+    (None = pip's configured one). The matrix's sha256 applies only to the matrix's own
+    source. Strings only ("" = none): ansible-core 2.16 renders None as "None".
+
+    Returns {"kind": "file"|"url"|"index", "url", "filename", "index", "version",
+    "overridden", "matrix_sha256"}."""
+    matrix_url = str(matrix_torch.get("url") or "")
+    kind = (
+        "file" if wheel_file
+        else "url" if wheel_url
+        else "index" if pip_index
+        else "url" if matrix_url
+        else "index"
+    )  # fmt: skip
+    url = wheel_url or matrix_url
+    if kind != "url":
+        url = ""
+    if url and url == matrix_url and matrix_torch.get("filename"):
+        filename = str(matrix_torch["filename"])  # box.com URLs do not name their wheel
+    else:
+        filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) if url else ""
+    overridden = bool(wheel_file or wheel_url or pip_index or version)
+    return {
+        "kind": kind,
+        "url": url,
+        "filename": filename,
+        "index": pip_index or ("" if kind != "index" else str(matrix_torch.get("index") or "")),
+        "version": str(version or matrix_torch.get("version") or ""),
+        "overridden": overridden,
+        "matrix_sha256": "" if overridden else str(matrix_torch.get("sha256") or ""),
     }
 
 

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
 import getpass
 import hashlib
 import ipaddress
 import logging
+import os
 import re
 import shlex
-import signal
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -27,20 +29,24 @@ from pathlib import Path
 import paramiko
 
 from jetson_env.targets import (
-    BOOTSTRAP,
     CANCELLATION,
     POLL_SECONDS,
     Cancelled,
     Completed,
     Deadline,
+    ExitStatus,
     LineCallback,
     StreamCollector,
+    Unreachable,
     framed,
+    launch_command,
 )
 
 DEFAULT_PORT = 22
-EXIT_RECORD = "@@jetson-env exit"
 CONNECT_TIMEOUT = 15
+IDENTITY_LIMIT = 1 << 20  # bytes: a private key is a few KB
+KNOWN_HOSTS_LIMIT = 64 << 20  # bytes read of a known_hosts file
+REASON_CHARS = 200  # of what a peer said, in a finding
 SYSTEM_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
 _HOST = re.compile(r"^(?:(?P<user>[^@]*)@)?(?P<host>\[[^\]]*\]|[^:\[\]]*)(?::(?P<port>\d+))?$")
 _LABEL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
@@ -57,12 +63,11 @@ class UsageError(ValueError):
         self.hint = hint
 
 
-class ConnectError(Exception):
+class ConnectError(Unreachable):
     """The target could not be reached or refused us; the message says why, `remedy` how."""
 
     def __init__(self, message: str, remedy: str | None = None, target: str = ""):
-        super().__init__(message)
-        self.remedy = remedy
+        super().__init__(message, remedy)
         self.target = target
 
 
@@ -120,21 +125,33 @@ def _checked_host(host: str, form: str) -> str:
     return host
 
 
-def check_identity(path: str) -> None:
-    """--identity must be a private key paramiko can read (a passphrase is asked for later)."""
+def check_identity(path: str) -> bool:
+    """--identity must be a private key paramiko can read; True when it needs a
+    passphrase (ssh-agent can hold it unlocked: the doctor asks for none)."""
     file = Path(path).expanduser()
     if not file.is_file():
-        what = "is a directory" if file.is_dir() else "does not exist"
+        what = (
+            "is a directory" if file.is_dir()
+            else "is not a regular file" if file.exists()
+            else "does not exist"
+        )  # fmt: skip
         raise UsageError(f"--identity {path} {what}", hint="give the private key's file")
     try:
+        if file.stat().st_size > IDENTITY_LIMIT:
+            raise ValueError(f"it is larger than {IDENTITY_LIMIT} bytes")
         paramiko.PKey.from_path(file)
     except paramiko.PasswordRequiredException:
-        return
+        return True
+    except TypeError as exc:  # cryptography's word for an OpenSSH key with a passphrase
+        if "password" in str(exc).lower():
+            return True
+        raise UsageError(f"--identity {path} is not a private key: {exc}") from None
     except (paramiko.SSHException, OSError, ValueError) as exc:
         raise UsageError(
             f"--identity {path} is not a private key: {exc}",
             hint="give the private key (not the .pub); make one with ssh-keygen -t ed25519",
         ) from None
+    return False
 
 
 def ask_password(address: Address) -> str:
@@ -157,10 +174,34 @@ def known_hosts_name(address: Address) -> str:
     return address.host if address.port == DEFAULT_PORT else f"[{address.host}]:{address.port}"
 
 
+def read_bounded(path: Path, limit: int) -> bytes:
+    """A regular file's first `limit` bytes; OSError for anything else (a FIFO, a device, a
+    directory), without blocking on it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return handle.read(limit)
+
+
+def known_hosts_problem(path: Path) -> str | None:
+    """Why a new host key could not be recorded in path; None where it could."""
+    if path.is_symlink() and not path.exists():
+        return None
+    if path.exists() and not path.is_file():
+        return f"{path} is not a regular file"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    folder = path.parent
+    if folder.exists() and (not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK)):
+        return f"{folder} is not a folder you can write to"
+    return None
+
+
 def load_known_hosts(keys: paramiko.HostKeys, path: Path) -> list[str]:
     """Add path's entries to keys, skipping what ssh would skip; returns what was skipped."""
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        text = read_bounded(path, KNOWN_HOSTS_LIMIT).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return []
     except OSError as exc:
@@ -182,11 +223,20 @@ def load_known_hosts(keys: paramiko.HostKeys, path: Path) -> list[str]:
 
 
 class _RefuseUnknown(paramiko.MissingHostKeyPolicy):
+    def __init__(self, known_hosts: Path):
+        self.known_hosts = known_hosts
+
     def missing_host_key(self, client, hostname, key):
+        verify = "verify the fingerprint on the host (`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub`)"
+        problem = known_hosts_problem(self.known_hosts)
+        then = (
+            f"; {problem}: make it a file you can write to, then run again with "
+            "--accept-new-host-key" if problem
+            else ", then run again with --accept-new-host-key"
+        )  # fmt: skip
         raise UnknownHostKey(
             f"host key of {hostname} is not in known_hosts: {key.get_name()} {fingerprint(key)}",
-            remedy="verify the fingerprint on the host (`ssh-keygen -lf "
-            "/etc/ssh/ssh_host_*_key.pub`), then run again with --accept-new-host-key",
+            remedy=verify + then,
         )
 
 
@@ -210,14 +260,20 @@ class _AcceptNew(paramiko.MissingHostKeyPolicy):
         client.get_host_keys().add(hostname, key.get_name(), key)
 
 
-def _reason(exc: Exception) -> str:
-    """'Connection refused', 'timed out', 'Name or service not known' rather than paramiko's."""
+def _reason(exc: BaseException) -> str:
+    """'Connection refused', 'timed out', 'Name or service not known' rather than paramiko's;
+    what a peer said cut to REASON_CHARS."""
     if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError) and exc.errors:
         first = next(iter(exc.errors.values()))
         return first.strerror or str(first)
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
-    return str(exc) or type(exc).__name__
+    return _said(exc)
+
+
+def _said(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS] + "... (cut)"
 
 
 def open_target(
@@ -231,8 +287,7 @@ def open_target(
     """A connected SSHTarget; UsageError for what the user must change in the command,
     ConnectError (with .target) when the host cannot be reached or refuses us."""
     address = parse_address(host)
-    if identity:
-        check_identity(identity)
+    locked = check_identity(identity) if identity else False
     password = ask_password(address) if ask_for_password else None
     target = SSHTarget(
         address,
@@ -240,6 +295,7 @@ def open_target(
         password=password,
         identity=identity,
         accept_new_host_key=accept_new_host_key,
+        identity_locked=locked,
     )
     try:
         target.connect()
@@ -253,6 +309,7 @@ class SSHTarget:
     """targets.Target over SSH: the probe script runs in the remote interpreter."""
 
     remote = True
+    login_shell = True  # sshd runs the command through the user's login shell
 
     def __init__(
         self,
@@ -263,6 +320,7 @@ class SSHTarget:
         identity: str | None = None,
         accept_new_host_key: bool = False,
         known_hosts: Path | None = None,
+        identity_locked: bool = False,
     ):
         self.address = address
         self.python = python
@@ -270,6 +328,7 @@ class SSHTarget:
         self.description = f"{address} ({python})"
         self._password = password
         self._identity = identity
+        self._identity_locked = identity_locked
         self._accept_new = accept_new_host_key
         self._known_hosts = known_hosts or Path.home() / ".ssh" / "known_hosts"
         self._client: paramiko.SSHClient | None = None
@@ -283,8 +342,8 @@ class SSHTarget:
             for path in (SYSTEM_KNOWN_HOSTS, self._known_hosts)
             for note in load_known_hosts(client.get_host_keys(), path)
         ]
-        policy = _AcceptNew(self._known_hosts) if self._accept_new else _RefuseUnknown()
-        client.set_missing_host_key_policy(policy)
+        policy = _AcceptNew if self._accept_new else _RefuseUnknown
+        client.set_missing_host_key_policy(policy(self._known_hosts))
         where = f"{self.address.host}:{self.address.port}"
         try:
             client.connect(
@@ -310,18 +369,34 @@ class SSHTarget:
                 remedy="if the host was reinstalled, remove the old key: "
                 f"ssh-keygen -R {shlex.quote(known_hosts_name(self.address))}",
             ) from None
-        except paramiko.AuthenticationException as exc:
+        except (paramiko.AuthenticationException, TypeError) as exc:
+            # TypeError: cryptography's, for a key with a passphrase the agent does not hold
             client.close()
+            if self._identity_locked:
+                key = shlex.quote(self._identity or "")
+                raise ConnectError(
+                    f"authentication to {self.address} failed: --identity {self._identity} "
+                    "needs a passphrase, and ssh-agent does not hold the key",
+                    remedy=f"load it into ssh-agent (`ssh-add {key}`), then run again",
+                ) from None
             raise ConnectError(
-                f"authentication to {self.address} failed: {exc}",
+                f"authentication to {self.address} failed: {_said(exc)}",
                 remedy="load a key into ssh-agent or give one with --identity; "
                 "or use --password to be asked for a password",
             ) from None
         except (OSError, paramiko.SSHException) as exc:
+            transport = client.get_transport()
+            silent = transport is not None and not getattr(transport, "remote_version", "")
             client.close()
             command = shlex.join(["ssh", "-p", str(self.address.port), self.address.login, "true"])
+            reason = _reason(exc)
+            if silent and reason in ("No existing session", "Error reading SSH protocol banner"):
+                reason = (
+                    f"{where} accepted the connection but sent no SSH banner within "
+                    f"{CONNECT_TIMEOUT}s: no SSH server answers there"
+                )
             raise ConnectError(
-                _reason(exc), remedy=f"check that the host is up and sshd listens: {command}"
+                reason, remedy=f"check that the host is up and sshd listens: {command}"
             ) from None
         self._client = client
 
@@ -335,42 +410,76 @@ class SSHTarget:
     ) -> Completed:
         if self._client is None:
             self.connect()
-        # `timeout` ends the remote interpreter at the latest after `budget`; the shell then
-        # says how it ended (paramiko drops SSH's exit-signal: a signal would read as -1).
-        interpreter = shlex.join(
-            ["timeout", "-s", "KILL", f"{budget:g}", self.python, "-c", BOOTSTRAP]
-        )
-        command = shlex.join(["sh", "-c", f'{interpreter}; echo "{EXIT_RECORD} $?" >&2'])
+        command = launch_command(self.python, budget, deadline.seconds)
         with self._lock:  # opening channels concurrently on one transport is safe; be gentle
             transport = self._client.get_transport()
             if transport is None or not transport.is_active():
-                raise OSError(f"the SSH connection to {self.address} is closed")
-            channel = transport.open_session(timeout=CONNECT_TIMEOUT)
-        status: list[int] = []
-
-        def on_output(stream: str, line: str) -> None:
-            if stream == "stderr" and line.startswith(EXIT_RECORD):
-                status.append(int(line[len(EXIT_RECORD) :].strip() or 0))
-            else:
-                on_line(stream, line)
-
+                raise ConnectError(
+                    f"the SSH connection to {self.address} is closed", remedy=self._retry()
+                )
+        status = ExitStatus(on_line)
+        channel = self._open(transport, command, framed(script), deadline)
         try:
-            channel.exec_command(command)
-            channel.sendall(framed(script))  # the channel stays open: the probe's lifeline
-            return self._collect(channel, deadline, on_output, status)
+            return self._collect(channel, deadline, status)
         finally:
-            channel.close()  # ends the remote process group if it still runs (BOOTSTRAP)
+            channel.close()  # the remote `cat` sees EOF: everything the command started ends
+
+    def _open(self, transport, command: str, data: bytes, deadline: Deadline):
+        """A session channel running `command`, `data` sent on its stdin: every step
+        (opening, the exec request, the window for the data) within `deadline` and
+        cancellable; a server that stalls is a ConnectError, not the interpreter's fault."""
+        opened: list = []
+        failed: list[BaseException] = []
+        step = ["open a session"]
+
+        def start() -> None:
+            try:
+                channel = transport.open_session(timeout=max(deadline.at - time.monotonic(), 0.1))
+                opened.append(channel)
+                step[0] = "answer the exec request"
+                channel.exec_command(command)
+                step[0] = "take the probes on stdin"
+                channel.sendall(data)  # the channel stays open: the probe's lifeline
+                step[0] = ""
+            except Exception as exc:  # reported below, in the caller's thread
+                failed.append(exc)
+
+        worker = threading.Thread(target=start, daemon=True)
+        worker.start()
+        while worker.is_alive():
+            if CANCELLATION.event.is_set() or deadline.expired():
+                for channel in opened:
+                    channel.close()  # wakes the worker
+                if CANCELLATION.event.is_set():
+                    raise Cancelled()
+                raise ConnectError(
+                    f"{self.address}'s SSH server did not {step[0]} within {deadline.seconds:g}s",
+                    remedy=self._retry(),
+                )
+            worker.join(POLL_SECONDS * 5)
+        if failed:
+            for channel in opened:
+                channel.close()
+            raise ConnectError(
+                f"{self.address}'s SSH server did not {step[0]}: {_reason(failed[0])}",
+                remedy=self._retry(),
+            )
+        return opened[0]
+
+    def _retry(self) -> str:
+        command = shlex.join(["ssh", "-p", str(self.address.port), self.address.login, "true"])
+        return f"check that the host's sshd runs commands: {command}"
 
     @staticmethod
-    def _collect(channel, deadline: Deadline, on_line: LineCallback, status: list[int]):
-        collectors = {"stdout": StreamCollector("stdout", on_line),
-                      "stderr": StreamCollector("stderr", on_line)}  # fmt: skip
+    def _collect(channel, deadline: Deadline, status: ExitStatus) -> Completed:
+        collectors = {"stdout": StreamCollector("stdout", status.on_line),
+                      "stderr": StreamCollector("stderr", status.on_line)}  # fmt: skip
         receivers = {"stdout": (channel.recv_ready, channel.recv),
                      "stderr": (channel.recv_stderr_ready, channel.recv_stderr)}  # fmt: skip
         while True:
             progressed = False
             for name, (ready, receive) in receivers.items():
-                while ready():
+                if ready():
                     collectors[name].feed(receive(65536))
                     progressed = True
             if deadline.finished or any(c.overflow for c in collectors.values()):
@@ -388,12 +497,6 @@ class SSHTarget:
         for collector in collectors.values():
             collector.finish()
         overflow = next((c.name for c in collectors.values() if c.overflow), None)
-        if status:
-            code = status[-1]
-        elif channel.exit_status_ready():
-            code = channel.recv_exit_status()
-        else:  # output complete or capped: closing the channel ends the remote process group
-            code = -signal.SIGKILL
-        if code > 128:  # the shell reports death by signal N as 128 + N
-            code = -(code - 128)
-        return Completed(code, collectors["stdout"].text, collectors["stderr"].text, overflow)
+        fallback = channel.recv_exit_status() if channel.exit_status_ready() else None
+        return status.completed(collectors["stdout"].text, collectors["stderr"].text, overflow,
+                                None if fallback == -1 else fallback)  # fmt: skip

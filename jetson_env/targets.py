@@ -1,11 +1,15 @@
 """Where probes run: the target's Python interpreter, here or over SSH.
 
-A probe script is sent on stdin to `python -c BOOTSTRAP`, so nothing is installed on
-the target and local and remote runs are the same code path. BOOTSTRAP (Python 2
-parses it, so an old interpreter is named rather than crashing) checks for Python
-3.6+, reads the script, and keeps stdin open as a lifeline: when it closes (the
-doctor finished, was interrupted or killed, or the SSH connection dropped), the
-probe's whole process group is killed, here and on a remote host alike.
+The probe launcher (jetson_env/probes/_runner.py) is sent on stdin to `python -c
+BOOTSTRAP`, so nothing is installed on the target and every kind of target (this
+machine, an SSH host, a fleet host reached through Ansible) runs the same code: the
+launcher starts the probe processes there, with the same BOOTSTRAP. BOOTSTRAP (Python 2
+parses it, so an old interpreter is named rather than crashing) checks for Python 3.6+,
+reads the script, and keeps stdin open as a lifeline: when it closes (the doctor
+finished, was interrupted or killed, or the SSH connection dropped), the process's
+whole group is killed, here and on a remote host alike. On a remote shell the launcher
+runs under launch_command(): the lifeline and the deadlines hold even for an
+interpreter that never reaches BOOTSTRAP.
 
 Everything a target prints is untrusted: output is capped, decoded tolerantly, and
 only ever reaches the caller as text (the terminal sanitises it before showing it).
@@ -14,7 +18,9 @@ only ever reaches the caller as text (the terminal sanitises it before showing i
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import shlex
 import signal
 import subprocess
 import threading
@@ -24,19 +30,37 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from jetson_env.probes._prelude import RECORD, STAGE
+from jetson_env.probes._runner import (
+    become_subreaper,
+    children,
+    end_strays,
+    kill,
+    kill_marked,
+    start_process,
+)
+
 # Each stream of a probe process keeps at most this much; a process past it is killed.
 OUTPUT_LIMIT = 4 * 2**20
 # The interpreter must print READY this soon, before any probe's own timeout applies.
 STARTUP_TIMEOUT = 30
-RECORD_PREFIX = b"@@"  # READY, the probes' records (probes/_prelude.py), remote exit status
-READY = "@@jetson-env ready"
-TOO_OLD = "@@jetson-env too-old"
+# The launcher's records and the smoke's stage lines start with this; nothing else on
+# stdout is read (an import's chatter).
+RECORD_PREFIX = os.path.commonprefix([RECORD, STAGE]).encode()  # noqa: RUF071 (b"@@")
+READY = f"{RECORD} ready"
+TOO_OLD = f"{RECORD} too-old"
+EXIT_RECORD = f"{RECORD} exit"  # launch_command's: how the interpreter ended
+STARTUP_EXPIRED = f"{RECORD} startup-expired"  # launch_command's: it never reached BOOTSTRAP
 TOO_OLD_EXIT = 97
 POLL_SECONDS = 0.01
 KILL_WAIT_SECONDS = 5
 # Marks every process the doctor starts here, so that what escaped its process group
 # (a daemon an import started) can still be found and ended.
 RUN_ENV = "JETSON_ENV_PROBE_RUN"
+# launch_command's startup watchdog, which BOOTSTRAP ends once it runs.
+WATCHDOG_ENV = "JETSON_ENV_WATCHDOG"
+# "none": BOOTSTRAP keeps no lifeline on stdin (Ansible closes it after the payload).
+LIFELINE_ENV = "JETSON_ENV_LIFELINE"
 
 BOOTSTRAP = (
     """\
@@ -45,12 +69,18 @@ if sys.version_info < (3, 6):
     sys.stderr.write("\\n%s %d.%d.%d\\n" % (("TOO_OLD",) + tuple(sys.version_info[:3])))
     sys.exit(TOO_OLD_EXIT)
 import signal, threading
+watchdog = os.environ.pop("WATCHDOG_ENV", "")
+if watchdog.isdigit():
+    try:
+        os.kill(int(watchdog), signal.SIGKILL)
+    except OSError:
+        pass
 lifeline = os.dup(0)
 os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
 header = b""
 while not header.endswith(b"\\n"):
     byte = os.read(lifeline, 1)
-    if not byte:
+    if not byte or len(header) > 20:
         sys.exit(1)
     header += byte
 size = int(header)
@@ -61,24 +91,82 @@ while size > 0:
         sys.exit(1)
     chunks.append(chunk)
     size -= len(chunk)
+hooks = []
 def watch():
     while os.read(lifeline, 65536):
         pass
+    for hook in hooks:
+        try:
+            hook()
+        except Exception:
+            pass
     os.killpg(os.getpgid(0), signal.SIGKILL)
-threading.Thread(target=watch, daemon=True).start()
+if os.environ.pop("LIFELINE_ENV", "stdin") != "none":
+    threading.Thread(target=watch, daemon=True).start()
 sys.stdout.write("\\nREADY\\n")
 sys.stdout.flush()
-exec(compile(b"".join(chunks).decode("utf-8"), "<jetson-env>", "exec"), {"__name__": "__main__"})
+code = compile(b"".join(chunks).decode("utf-8"), "<jetson-env>", "exec")
+exec(code, {"__name__": "__main__", "LIFELINE_HOOKS": hooks})
 """.replace("TOO_OLD_EXIT", str(TOO_OLD_EXIT))
     .replace("TOO_OLD", TOO_OLD)
     .replace("READY", READY)
+    .replace("WATCHDOG_ENV", WATCHDOG_ENV)
+    .replace("LIFELINE_ENV", LIFELINE_ENV)
 )
+
+
+def launch_command(python: str, budget: float, startup: float, lifeline: bool = True) -> str:
+    """The shell command that runs `python -c BOOTSTRAP` on a remote shell (SSH, Ansible).
+
+    It runs in a process group of its own (`setsid` where the shell does not lead one: an
+    Ansible local connection), ended whole (`kill -KILL 0`) when the interpreter exits, and
+    by two watchdogs: one ends an interpreter that has not reached BOOTSTRAP within
+    `startup` seconds (STARTUP_EXPIRED on stderr), the other the whole run after `budget`.
+    With `lifeline`, stdin reaches the interpreter through `cat`: when it closes (the
+    doctor ended, the connection dropped) the group is killed, even an interpreter (a
+    wrapper script) that never reached BOOTSTRAP. Without (Ansible closes stdin once the
+    payload is sent) the launcher's heartbeat on stdout finds a dropped connection. How
+    the interpreter ended is EXIT_RECORD on stderr (a signal N as 128+N), since a
+    channel's own exit status is the shell's."""
+    run = shlex.join([python, "-c", BOOTSTRAP])
+    if not lifeline:
+        run = f"{LIFELINE_ENV}=none {run}"
+
+    def countdown(seconds: float) -> str:  # 1 s steps: killed, it leaves no long sleep
+        return f"n={max(1, math.ceil(seconds))}; while [ $n -gt 0 ]; do sleep 1; n=$((n-1)); done"
+
+    end = f'echo "{EXIT_RECORD} $?" >&2; $K'
+    script = (
+        f"{{ {countdown(startup)}; echo '{STARTUP_EXPIRED}' >&2; $K; }} &\n"
+        f"{WATCHDOG_ENV}=$!; export {WATCHDOG_ENV}\n"
+        f"{{ {countdown(budget)}; $K; }} &\n"
+        + (f"{{ cat; $K; }} | {{ {run}; {end}; }}\n" if lifeline else f"{run}\n{end}\n")
+    )
+    own_group = (
+        "g=; read -r _ _ _ _ g _ </proc/$$/stat 2>/dev/null; K='kill -KILL 0'; export K\n"
+        'if [ "$g" != "$$" ]; then\n'
+        '  if command -v setsid >/dev/null 2>&1; then exec setsid sh -c "$0" jetson-env; fi\n'
+        "  K=:\n"
+        "fi\n"
+        'exec sh -c "$0" jetson-env\n'
+    )
+    return shlex.join(["sh", "-c", own_group, script])
+
 
 LineCallback = Callable[[str, str], None]  # (stream, line): stream is "stdout" or "stderr"
 
 
 class Cancelled(Exception):
     """The run was cancelled (Ctrl-C, SIGTERM) while a probe ran; its processes are ended."""
+
+
+class Unreachable(Exception):
+    """The target stopped answering before the probes could start (an SSH server that
+    stalls); `remedy` says what to try."""
+
+    def __init__(self, message: str, remedy: str | None = None):
+        super().__init__(message)
+        self.remedy = remedy
 
 
 class Unstarted(OSError):
@@ -187,6 +275,36 @@ class StreamCollector:
         return self.kept.decode("utf-8", errors="replace")
 
 
+class ExitStatus:
+    """launch_command's EXIT_RECORD, taken out of a remote command's stderr: how the
+    interpreter ended (a remote channel's own exit status is the shell's)."""
+
+    def __init__(self, on_line: LineCallback):
+        self.on_line_after = on_line
+        self.codes: list[int] = []
+
+    def on_line(self, stream: str, line: str) -> None:
+        if stream == "stderr" and line.startswith(EXIT_RECORD):
+            with contextlib.suppress(ValueError):
+                self.codes.append(int(line[len(EXIT_RECORD) :].strip() or 0))
+            return
+        self.on_line_after(stream, line)
+
+    def completed(
+        self, stdout: str, stderr: str, overflow: str | None, fallback: int | None = None
+    ) -> Completed:
+        """What the command printed (without the record), ended as EXIT_RECORD said, else
+        `fallback` (else killed: output complete or capped, or the watchdog ended it)."""
+        code = self.codes[-1] if self.codes else fallback
+        if code is None:
+            code = -signal.SIGKILL
+        if code > 128:  # the shell reports death by signal N as 128 + N
+            code = -(code - 128)
+        # After the record only the shell speaks (a "Killed" for the group it ended).
+        kept = stderr.split(f"\n{EXIT_RECORD}", 1)[0] if not stderr.startswith(EXIT_RECORD) else ""
+        return Completed(code, stdout, kept, overflow)
+
+
 class Target(Protocol):
     """A place with a Python interpreter that can run a probe script."""
 
@@ -221,15 +339,7 @@ class LocalTarget:
         run_id = uuid.uuid4().hex
         env = {**(self.env if self.env is not None else os.environ), RUN_ENV: run_id}
         try:
-            # A session of its own: ending its process group ends what the probe started.
-            proc = subprocess.Popen(
-                [self.python, "-c", BOOTSTRAP],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-            )
+            proc = start_process([self.python, "-c", BOOTSTRAP], env)
         except (OSError, ValueError) as exc:
             raise Unstarted(getattr(exc, "strerror", None) or str(exc)) from None
         with CANCELLATION.lock:
@@ -251,10 +361,10 @@ class LocalTarget:
         ]
         for reader in readers:
             reader.start()
+        # An interpreter that never reads (a wrapper that hangs) must not block the doctor.
+        writer = threading.Thread(target=_send, args=(proc.stdin, framed(script)), daemon=True)
+        writer.start()
         try:
-            with contextlib.suppress(BrokenPipeError):
-                proc.stdin.write(framed(script))
-                proc.stdin.flush()
             # stdin stays open: it is the probe's lifeline (see BOOTSTRAP).
             while proc.poll() is None:
                 if CANCELLATION.event.is_set():
@@ -280,22 +390,29 @@ class LocalTarget:
         return Completed(code, collectors[0].text, collectors[1].text, overflow)
 
 
+def _send(stream, data: bytes) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(data)
+        stream.flush()
+
+
 def _end(proc: subprocess.Popen, run_id: str) -> None:
     """Kill the probe's process group and any process it started that left the group."""
-    with contextlib.suppress(OSError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    kill(proc.pid, group=True)
     # A process stuck in the kernel (a hung GPU driver) cannot die: report without it.
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILL_WAIT_SECONDS)
-    marker = f"{RUN_ENV}={run_id}".encode()
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read().split(b"\0")
-        except OSError:
-            continue
-        if marker in environ:
-            with contextlib.suppress(OSError):
-                os.kill(int(entry), signal.SIGKILL)
+    kill_marked(f"{RUN_ENV}={run_id}".encode())
+
+
+class Strays:
+    """Processes the doctor's children left behind, re-parented to the doctor (a
+    subreaper: an interpreter wrapper's daemon that cleared its environment and left its
+    session, Ansible's workers): ended when the doctor ends (end())."""
+
+    def __init__(self) -> None:
+        become_subreaper()
+        self.before = set(children(os.getpid()))
+
+    def end(self) -> None:
+        end_strays(lambda: self.before)

@@ -9,6 +9,7 @@ rendered from its defaults (jetson_env.roles): the same files, the same installe
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,28 @@ from jetson_env import roles
 from jetson_env.findings import Remedy
 from jetson_env.matrix import Matrix, Release, UnknownRelease
 from jetson_env.probing import ProbeResult
+
+DEFAULT_CUDA_ROOT = "/usr/local/cuda"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def is_path(value: Any) -> bool:
+    """An absolute path without control characters: what a target's folder may be before
+    it goes, quoted, into a fix."""
+    return isinstance(value, str) and value.startswith("/") and not _CONTROL.search(value)
+
+
+def shell_word(value: str) -> str:
+    """Every value from a target that goes into a fix goes through here (or login_line):
+    one word for sh, whatever it holds."""
+    return shlex.quote(value)
+
+
+def login_line(variable: str, value: str, prepend: bool = False) -> str:
+    """`export VARIABLE=value` (prepended to what it was) as a line of a login script that
+    sh sources: the value quoted, so a target's text stays text there too."""
+    keep = f"${{{variable}:+:${variable}}}" if prepend else ""
+    return f"export {variable}={shell_word(value)}{keep}"
 
 
 @dataclass(frozen=True)
@@ -45,9 +68,9 @@ class Facts:
         if not self.is_jetson or not self.platform or not self.platform["l4t"]:
             return None
         try:
-            return self.matrix.release(self.platform["l4t"])
+            return self.matrix.resolve(self.platform["l4t"]).release
         except UnknownRelease:
-            return self.matrix.newest_of_line(self.platform["l4t"])
+            return None
 
     @property
     def profile(self) -> Release:
@@ -114,7 +137,7 @@ class Facts:
     def shell_setting(self, variable: str, value: str, login_scripts: list[str]) -> Remedy:
         """Make `variable` include `value` for every user: a new shell if a login script already
         sets it (this session did not read it), else the cuda_env role's profile.d script."""
-        line = f"export {variable}={value}${{{variable}:+:${variable}}}"
+        line = login_line(variable, value, prepend=True)
         if login_scripts:
             return Remedy(
                 f". {shlex.quote(login_scripts[0])}  # or log in again: login shells read it"
@@ -128,9 +151,8 @@ class Facts:
         root = self.cuda_root
         folders = {"PATH": f"{root}/bin", "LD_LIBRARY_PATH": f"{root}/lib64",
                    "CPATH": f"{root}/include", "LIBRARY_PATH": f"{root}/lib64"}  # fmt: skip
-        lines = [f"export CUDA_HOME={root}"] + [
-            f"export {variable}={folder}${{{variable}:+:${variable}}}"
-            for variable, folder in folders.items()
+        lines = [login_line("CUDA_HOME", root)] + [
+            login_line(variable, folder, prepend=True) for variable, folder in folders.items()
         ]
         script = shlex.quote(roles.default("cuda_env", "profile_file"))
         shell = "printf '%s\\n' " + " ".join(shlex.quote(line) for line in lines)
@@ -166,7 +188,16 @@ class Facts:
 
     @property
     def cuda_root(self) -> str:
-        return self.data("cuda").get("root") or "/usr/local/cuda"
+        """The target's CUDA root (CUDA_HOME, CUDA_PATH, nvcc's place), where it is a path;
+        the default where it cannot be one (the cuda check names what it was)."""
+        root = self.data("cuda").get("root")
+        return root if is_path(root) else DEFAULT_CUDA_ROOT
+
+    @property
+    def odd_cuda_root(self) -> str | None:
+        """A CUDA root the target gave that cannot be a path (relative, control characters)."""
+        root = self.data("cuda").get("root")
+        return None if not root or is_path(root) else root
 
     @property
     def cuda_version(self) -> str | None:

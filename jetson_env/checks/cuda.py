@@ -19,6 +19,15 @@ def run(facts: Facts) -> list[Finding]:
     version = data.get("version")
     release = facts.release
     findings = []
+    if facts.odd_cuda_root is not None:
+        findings.append(
+            CHECK.finding(
+                WARN,
+                f"the CUDA root this target names is not a path: {facts.odd_cuda_root!r} "
+                f"(CUDA_HOME, CUDA_PATH or nvcc's folder); the fixes below use {root}",
+                remedy="set CUDA_HOME to the toolkit's folder (an absolute path)",
+            )
+        )
     if version is None:
         if facts.is_jetson:
             remedy = facts.jetpack_install()

@@ -47,32 +47,32 @@ def run(facts: Facts) -> list[Finding]:
             )
         ]
     try:
-        release = facts.matrix.release(p["l4t"])
+        resolution = facts.matrix.resolve(p["l4t"])
     except UnknownRelease as exc:
-        newest = facts.matrix.newest_of_line(p["l4t"])
-        if newest is None:
-            return [
-                CHECK.finding(
-                    FAIL,
-                    f"{model}: L4T R{p['l4t']} is not supported",
-                    [*details, str(exc)],
-                    remedy="flash a supported JetPack (`jetson-env matrix` lists them) with "
-                    "NVIDIA SDK Manager",
-                )
-            ]
+        return [
+            CHECK.finding(
+                FAIL,
+                f"{model}: L4T R{p['l4t']} is not supported",
+                [*details, str(exc)],
+                remedy="flash a supported JetPack (`jetson-env matrix` lists them) with "
+                "NVIDIA SDK Manager",
+            )
+        ]
+    release = resolution.release
+    if resolution.assumed:
         return [
             CHECK.finding(
                 WARN,
                 f"{model}: L4T R{p['l4t']} has no row in the matrix; checked against "
-                f"R{newest.l4t}'s (JetPack {newest.jetpack}), the newest of its line",
+                f"R{release.l4t}'s (JetPack {release.jetpack}), the newest of its line",
                 [
                     *details,
-                    f"JetPack {newest.jetpack} ships CUDA {newest.cuda}, cuDNN {newest.cudnn}, "
-                    f"TensorRT {newest.tensorrt}, Python {newest.python}",
+                    f"JetPack {release.jetpack} ships CUDA {release.cuda}, cuDNN {release.cudnn}, "
+                    f"TensorRT {release.tensorrt}, Python {release.python}",
                 ],
                 remedy="update jetson-env (a newer matrix may list this release): "
                 "pip install --upgrade jetson-env; the playbook provisions it with R"
-                f"{newest.l4t}'s row only with -e {ALLOW_NEWER_POINT_RELEASE}=true",
+                f"{release.l4t}'s row only with -e {ALLOW_NEWER_POINT_RELEASE}=true",
             )
         ]
     summary = (

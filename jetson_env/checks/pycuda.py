@@ -8,7 +8,7 @@ failed: invalid argument" means a host array of the wrong dtype or size.
 from __future__ import annotations
 
 from jetson_env.checks import Check
-from jetson_env.checks.context import Facts
+from jetson_env.checks.context import Facts, shell_word
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
 
 CONTEXT_HINT = (
@@ -24,9 +24,9 @@ def install_remedy(facts: Facts) -> str:
     version = f"pycuda=={facts.matrix.pycuda_for(python)}"
     env = []
     if not cuda.get("nvcc_on_path"):
-        env.append(f"PATH={root}/bin:$PATH")
+        env.append(f"PATH={shell_word(root + '/bin')}:$PATH")
     if cuda.get("cuda_h_reachable") is False:
-        env.append(f"CPATH={root}/include")
+        env.append(f"CPATH={shell_word(root + '/include')}")
     return facts.pip_install(version, env=tuple(env))
 
 

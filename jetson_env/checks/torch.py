@@ -9,27 +9,31 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import asdict
 
 from jetson_env import roles
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
+from jetson_env.provisioning import torch_source
 
 
 def install_remedy(facts: Facts) -> str:
-    source = facts.profile.torch
-    if source.url:
+    """torch from where the playbook's torch role takes it (provisioning.torch_source)."""
+    source = torch_source(asdict(facts.profile.torch))
+    if source["kind"] == "url":
         wanted = facts.profile.python  # NVIDIA's wheels are built for JetPack's own Python
         running = ".".join(facts.raw_platform.get("python", {}).get("version", "").split(".")[:2])
         if wanted and running and wanted != running:
             return (
                 f"NVIDIA's torch wheel for this L4T is for Python {wanted}, not {running}: "
-                f"python{wanted} -m pip install {source.url}"
+                f"python{wanted} -m pip install {source['url']}"
             )
-        return facts.pip_install(source.url)
-    if source.index:
-        return facts.pip_install(f"torch=={source.version}", extra=f"--index-url {source.index}")
-    return facts.pip_install(f"torch=={source.version}")
+        return facts.pip_install(source["url"])
+    requirement = f"torch=={source['version']}"
+    if source["index"]:
+        return facts.pip_install(requirement, extra=f"--index-url {source['index']}")
+    return facts.pip_install(requirement)
 
 
 MISSING_LIBRARY = re.compile(r"(lib[\w.+-]+?\.so[\w.]*): cannot open shared object file")
@@ -56,12 +60,29 @@ def missing_library_remedy(facts: Facts, library: str) -> str:
 
 
 def kernel_for(arch_list: list[str], capability: str) -> str | None:
-    """'sm_87' for 8.7 if built in; 'compute_XY' (PTX, JIT-compiled) with XY <= device also runs."""
-    digits = capability.replace(".", "")
-    if f"sm_{digits}" in arch_list:
-        return f"sm_{digits}"
-    ptx = [a for a in arch_list if a.startswith("compute_") and int(a[8:]) <= int(digits)]
-    return ptx[-1] if ptx else None
+    """The kernels a device of `capability` runs: 'sm_87' for 8.7 if built in, else a cubin of
+    the same major and a lower minor ('sm_80' runs on 8.7: a cubin for X.y runs on X.z with
+    z >= y, CUDA's binary compatibility), else 'compute_XY' (PTX, JIT-compiled) with XY <= the
+    device's."""
+    major, _, minor = capability.partition(".")
+    wanted = (int(major), int(minor or 0))
+    if f"sm_{major}{minor}" in arch_list:
+        return f"sm_{major}{minor}"
+    cubins = [a for a in arch_list if _arch(a, "sm_") and _arch(a, "sm_")[0] == wanted[0]
+              and _arch(a, "sm_") <= wanted]  # fmt: skip
+    if cubins:
+        return max(cubins, key=lambda a: _arch(a, "sm_"))
+    ptx = [a for a in arch_list if _arch(a, "compute_") and _arch(a, "compute_") <= wanted]
+    return max(ptx, key=lambda a: _arch(a, "compute_")) if ptx else None
+
+
+def _arch(name: str, prefix: str) -> tuple[int, int] | None:
+    """'sm_87' -> (8, 7), 'sm_110' -> (11, 0), 'compute_90' -> (9, 0); None for another prefix
+    or an arch-specific variant ('sm_90a' runs only on 9.0 itself)."""
+    digits = name[len(prefix) :] if name.startswith(prefix) else ""
+    if not digits.isdigit() or len(digits) < 2:
+        return None
+    return int(digits[:-1]), int(digits[-1])
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -74,13 +95,13 @@ def run(facts: Facts) -> list[Finding]:
         ]
     if not data.get("importable"):
         error = data.get("error") or ""
+        torch = " ".join(filter(None, ("torch", data.get("version"))))  # no blank version
         missing = MISSING_LIBRARY.search(error)
         if missing:
             return [
                 CHECK.finding(
                     FAIL,
-                    f"torch {data.get('version') or ''} does not import: "
-                    f"{missing.group(1)} is missing",
+                    f"{torch} does not import: {missing.group(1)} is missing",
                     [error],
                     remedy=missing_library_remedy(facts, missing.group(1)),
                 )
@@ -88,7 +109,7 @@ def run(facts: Facts) -> list[Finding]:
         return [
             CHECK.finding(
                 FAIL,
-                f"torch {data.get('version') or ''} does not import",
+                f"{torch} does not import",
                 [error],
                 remedy=install_remedy(facts),
             )

@@ -10,6 +10,7 @@ import shlex
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
+from jetson_env.checks.torch import install_remedy as torch_install_remedy
 from jetson_env.findings import FAIL, OK, SKIP, Finding
 
 OPS_ERRORS = ("torchvision::nms", "Couldn't load custom C++ ops", "undefined symbol")
@@ -21,10 +22,25 @@ def pair_for(facts: Facts, torch_version: str) -> str | None:
 
 
 def install_remedy(facts: Facts, torch: dict) -> str:
-    paired = pair_for(facts, torch.get("version") or "") or facts.profile.torchvision
+    """torchvision of the release that pairs with the installed torch; where the matrix knows
+    no pair for that torch, say so and install the matrix's torch (which has one) instead:
+    never a torchvision that does not pair."""
+    version = torch.get("version") or ""
+    paired = pair_for(facts, version)
+    if paired is None:
+        profile = facts.profile
+        return (
+            f"no torchvision release is known to pair with torch {version or '(version unknown)'}"
+            f" (`jetson-env matrix --json` lists the pairs): install the matrix's torch"
+            f" {profile.torch.version}, which pairs with torchvision {profile.torchvision}, then"
+            f" run the doctor again: {torch_install_remedy(facts)}"
+        )
     if facts.is_jetson:
         release = facts.release
-        tag = release.torchvision if release and release.torchvision.startswith(paired) else paired
+        own = release and (
+            release.torchvision == paired or release.torchvision.startswith(paired + ".")
+        )
+        tag = release.torchvision if own else paired
         if tag.count(".") == 1:
             tag += ".0"
         arch = facts.compute_capability or "5.3;6.2;7.2;8.7"

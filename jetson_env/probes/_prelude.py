@@ -18,12 +18,39 @@ import sys
 import traceback
 
 RECORD = "@@jetson-env"
+STAGE = "@@stage"  # a probe's progress line on stderr (the smoke's stages)
 
 
 def describe(exc):
     """'ImportError: libnvinfer.so.8: cannot open shared object file' (first line only)."""
     text = str(exc).strip().splitlines()
     return "%s: %s" % (type(exc).__name__, text[0] if text else "")
+
+
+READ_LIMIT = 1 << 20  # bytes: the most a probe reads of any file on the target
+
+
+def read_bytes(path, limit=READ_LIMIT):
+    """A regular file's bytes, at most `limit`: OSError (its strerror says why; callers name
+    the file) for anything else
+    (a FIFO, a device such as a link to /dev/zero, a file that never ends), never a hang
+    or a read of gigabytes."""
+    import errno
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (not read)")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, "larger than %d bytes (not read)" % limit)
+    return data
+
+
+def read_text(path, limit=READ_LIMIT):
+    """read_bytes() decoded as UTF-8 (UnicodeDecodeError, a ValueError, where it is not)."""
+    return read_bytes(path, limit).decode("utf-8")
 
 
 def distribution_version(name):
@@ -109,7 +136,10 @@ def run_probes(probes, gpu_work=False):
 
         threading.Thread(target=warm_cuda, name="warm_cuda", daemon=True).start()
     helpers = {
+        "STAGE": STAGE,
         "describe": describe,
+        "read_bytes": read_bytes,
+        "read_text": read_text,
         "distribution_version": distribution_version,
         "find_spec": find_spec,
         "gpu_work": gpu_work,

@@ -14,6 +14,14 @@ import re
 import shutil
 import subprocess
 
+if "read_text" not in globals():  # imported, not sent after the prelude: the prelude's own
+    try:  # as an Ansible module_utils (the collection's module_utils link to the prelude too)
+        from ansible_collections.jetson_env.jetson.plugins.module_utils.jetson_env_prelude import (
+            read_text,
+        )
+    except ImportError:  # by the doctor's tests
+        from jetson_env.probes._prelude import read_text
+
 DEFAULT_ROOT = "/usr/local/cuda"
 
 _NVCC_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
@@ -91,8 +99,7 @@ def toolkit_version(root, nvcc, unknown):
         ):
             path = os.path.join(root, name)
             try:
-                with open(path) as handle:
-                    return parser(handle.read()), path
+                return parser(read_text(path)), path
             except (IOError, OSError):
                 continue
             except ValueError as exc:
@@ -169,8 +176,8 @@ def loader_config_listing(folder, directory="/etc/ld.so.conf.d"):
     wanted = os.path.realpath(folder)
     for path in sorted(glob.glob(os.path.join(directory, "*.conf"))):
         try:
-            with open(path) as handle:
-                lines = [line.split("#")[0].strip() for line in handle]
+            text = read_text(path)
+            lines = [line.split("#")[0].strip() for line in text.splitlines()]
         except (IOError, OSError, UnicodeDecodeError):
             continue
         if any(line and os.path.realpath(line) == wanted for line in lines):
@@ -183,8 +190,8 @@ def read_settings(paths):
     found = {}
     for path in paths:
         try:
-            with open(path) as handle:
-                found[path] = [line for line in handle if not line.lstrip().startswith("#")]
+            lines = read_text(path).splitlines(True)
+            found[path] = [line for line in lines if not line.lstrip().startswith("#")]
         except (IOError, OSError, UnicodeDecodeError):
             continue
     return found

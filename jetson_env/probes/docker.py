@@ -14,6 +14,9 @@ import os
 import shutil
 import subprocess
 
+if "read_text" not in globals():  # imported here (the tests), not sent with the prelude
+    from jetson_env.probes._prelude import read_text
+
 DAEMON_JSON = "/etc/docker/daemon.json"
 CSV_DIR = "/etc/nvidia-container-runtime/host-files-for-container.d"
 KINDS = ("lib", "sym", "dir", "dev")
@@ -41,8 +44,7 @@ def csv_lists():
     lists = []
     for path in sorted(glob.glob(os.path.join(CSV_DIR, "*.csv"))):
         try:
-            with open(path) as handle:
-                entries, bad = parse_csv_list(handle.read())
+            entries, bad = parse_csv_list(read_text(path))
         except (IOError, OSError, ValueError) as exc:
             lists.append({"file": path, "error": str(exc), "entries": 0, "missing": [], "bad": []})
             continue
@@ -55,8 +57,9 @@ def csv_lists():
 
 def daemon_json():
     try:
-        with open(DAEMON_JSON) as handle:
-            text = handle.read()
+        text = read_text(DAEMON_JSON)
+    except UnicodeDecodeError as exc:
+        return {"exists": True, "error": "not UTF-8: %s" % exc}
     except (IOError, OSError) as exc:
         return {"exists": os.path.exists(DAEMON_JSON), "error": exc.strerror or str(exc)}
     try:

@@ -15,6 +15,14 @@ import re
 import subprocess
 import sys
 
+if "read_bytes" not in globals():  # imported, not sent after the prelude: the prelude's own
+    try:  # as an Ansible module_utils (the collection's module_utils link to the prelude too)
+        from ansible_collections.jetson_env.jetson.plugins.module_utils.jetson_env_prelude import (
+            read_bytes,
+        )
+    except ImportError:  # by the doctor's tests
+        from jetson_env.probes._prelude import read_bytes
+
 NV_TEGRA_RELEASE = "/etc/nv_tegra_release"
 OS_RELEASE = "/etc/os-release"
 DEVICE_TREE_DIRS = ("/proc/device-tree", "/sys/firmware/devicetree/base")
@@ -110,8 +118,9 @@ def parse_nvidia_smi_gpus(text):
 
 
 def _read(path, binary=False):
-    with open(path, "rb" if binary else "r") as handle:
-        return handle.read()
+    """Bounded (the prelude's read_bytes): an endless file is named, not read whole."""
+    data = read_bytes(path)
+    return data if binary else data.decode("utf-8", "replace")
 
 
 def _run(argv, timeout=10):

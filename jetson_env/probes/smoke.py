@@ -21,7 +21,7 @@ WARMUP, ITERATIONS = 5, 50
 
 
 def stage(text):
-    sys.stderr.write("@@stage %s\n" % text)
+    sys.stderr.write("%s %s\n" % (STAGE, text))  # noqa: F821 (the prelude's)
     sys.stderr.flush()
 
 

@@ -18,6 +18,9 @@ import os
 import re
 import traceback
 
+if "read_text" not in globals():  # imported here (the tests), not sent with the prelude
+    from jetson_env.probes._prelude import read_text
+
 
 def inspect_torch():
     if not find_spec("torch"):
@@ -82,9 +85,9 @@ def nms_on(torch, device):
 def package_version(package_dir):
     """__version__ from torchvision/version.py, read as text (importing it imports torchvision)."""
     try:
-        with open(os.path.join(package_dir, "version.py")) as handle:
-            match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", handle.read(), re.M)
-    except (IOError, OSError):
+        text = read_text(os.path.join(package_dir, "version.py"))
+        match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
+    except (IOError, OSError, ValueError):
         match = None
     return match.group(1) if match else distribution_version("torchvision")
 

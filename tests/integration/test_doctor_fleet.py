@@ -10,6 +10,7 @@ behind a known_hosts that holds another key for it. Ansible runs from this venv
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -36,6 +37,7 @@ from jetson_env import fleet as fleet_mod
 pytestmark = pytest.mark.hosts
 
 PYTHON = f"{VENV}/bin/python"
+PROCESSES_SLEEPING_600 = "grep -alx 'sleep.600.' /proc/[0-9]*/cmdline 2>/dev/null"
 DOCS = Path(__file__).parents[2] / "docs"
 REPORT_SCHEMA = json.loads((DOCS / "doctor-report.schema.json").read_text())
 FLEET_SCHEMA = json.loads((DOCS / "doctor-fleet.schema.json").read_text())
@@ -211,8 +213,9 @@ def silent_port() -> Iterator[int]:
 
 def test_a_crash_and_a_silent_host(tmp_path: Path, x86_host: Host, silent_port: int):
     """A torch whose import segfaults ends the shared framework process: the probes after
-    it run in one more Ansible pass, as a local run would rerun them; a host that accepts
-    and stays silent is one row once Ansible's timeout is over."""
+    it run in a fresh process on the host (the launcher, in the same task), as a local run
+    reruns them; a host that accepts and stays silent is one row once Ansible's timeout is
+    over."""
     site = x86_host.exec(
         [PYTHON, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
     )
@@ -256,10 +259,11 @@ def test_the_probe_action_on_each_ansible_end(
     """The jetson_env_probe action on the newest and the oldest ansible-core: it asks
     Ansible for the host's Python as a module would get it (here, with no
     ansible_python_interpreter, Ansible's discovery finds Debian's python3), and the
-    probe runner ends a probe that hangs at the probe's own timeout (a FIFO for
-    /etc/nv_tegra_release: platform's open() blocks), not at its process's budget (every
-    light probe's timeout added up, 5 s x 7 + 30 s); the rest of that process runs in
-    one more pass."""
+    launcher ends a probe that hangs at the probe's own timeout (an nvidia-smi that never
+    answers: platform's call waits), not at its process's budget (every light probe's
+    timeout added up, 5 s x 7 + 30 s); the rest of that process runs in a fresh one, in
+    the same task. /etc/nv_tegra_release is a FIFO: read bounded, it is named, not waited
+    on."""
     ansible = ANSIBLE_ENDS[end].ensure()
     monkeypatch.setattr(
         collection, "ansible_command", lambda name="ansible-playbook": str(ansible.bin(name))
@@ -268,7 +272,10 @@ def test_the_probe_action_on_each_ansible_end(
     inventory = {"all": {"hosts": {"x86": {"ansible_connection": "community.docker.docker",
                                            "ansible_host": x86_host.container}}}}  # fmt: skip
     (tmp_path / "fleet.yml").write_text(yaml.safe_dump(inventory))
-    x86_host.exec(["mkfifo", "/etc/nv_tegra_release"])
+    nvidia_smi = "/usr/local/bin/nvidia-smi"
+    hang = "#!/bin/sh\nexec sleep 600\n"
+    x86_host.exec(["sh", "-c", f"mkfifo /etc/nv_tegra_release && printf %s {shlex.quote(hang)} "
+                   f"> {nvidia_smi} && chmod +x {nvidia_smi}"])  # fmt: skip
     try:
         started = time.monotonic()
         checks = doctor_mod.select(None, quick=True)
@@ -276,9 +283,11 @@ def test_the_probe_action_on_each_ansible_end(
         report = fleet.reports["x86"]
         seconds = time.monotonic() - started
     finally:
-        x86_host.exec(["rm", "-f", "/etc/nv_tegra_release"])
+        x86_host.exec(["rm", "-f", "/etc/nv_tegra_release", nvidia_smi])
 
     assert report.results["platform"].error == "probe 'platform' timed out after 5s"
+    processes = x86_host.exec(["sh", "-c", PROCESSES_SLEEPING_600], check=False)
+    assert processes.stdout == "", "the hung probe's nvidia-smi was left running"
     python = report.results["pymodules"].data["python"]
     assert python["executable"].startswith("/usr/bin/python3"), python  # not the host's venv
     assert report.results["docker"].ok and report.results["packages"].ok

@@ -11,6 +11,7 @@ target (the stand-ins' folders are compared before and after).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -360,14 +361,17 @@ def test_columns_zero_still_prints_the_report(tmp_path):
 
 
 class Listener:
-    """A TCP server on loopback that sends `banner` to whoever connects, then hangs up."""
+    """A TCP server on loopback that sends `banner` to whoever connects, then hangs up (or,
+    with `hold`, keeps the connection open without a word more)."""
 
-    def __init__(self, banner: bytes):
+    def __init__(self, banner: bytes, hold: bool = False):
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen()
         self.port = self.sock.getsockname()[1]
         self.banner = banner
+        self.hold = hold
+        self.held: list = []
         threading.Thread(target=self.serve, daemon=True).start()
 
     def serve(self) -> None:
@@ -376,9 +380,20 @@ class Listener:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            with conn:
-                conn.sendall(self.banner)
-                time.sleep(0.5)
+            self.held.append(conn)
+            self.handle(conn)
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.sendall(self.banner)
+        if not self.hold:
+            time.sleep(0.5)
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            with contextlib.suppress(OSError):
+                conn.close()
 
 
 @pytest.fixture

@@ -226,7 +226,7 @@ def test_a_missing_remote_python_is_one_interpreter_finding(known: Path, sshd: S
     assert proc.returncode == 3
     (finding,) = json.loads(proc.stdout)["findings"]
     assert finding["check"] == "interpreter"
-    assert "/nonexistent/python3 did not run the probes: it exited 127" in finding["summary"]
+    assert finding["summary"] == "cannot start /nonexistent/python3: not found"  # no record
     assert "--python" in finding["remedy"]
 
 
@@ -253,3 +253,44 @@ def test_quick_over_ssh_imports_no_framework(known: Path, sshd: SSHHost, remote_
     assert torch["summary"] == "torch (version unknown) (package metadata; not imported (--quick))"
     assert report["counts"]["crash"] == 0
     assert remote_probe_processes() == []
+
+
+HANGING_PYTHON = "/usr/local/bin/python-that-hangs"
+
+
+def remote_processes(pattern: str) -> list[str]:
+    found = docker("exec", CONTAINER, "sh", "-c", f"pgrep -af {pattern!r} || true")
+    return [line for line in found.splitlines() if "pgrep" not in line]
+
+
+@pytest.mark.parametrize("how", ["timeout", "sigterm"])
+def test_a_remote_interpreter_that_never_starts_leaves_nothing(known: Path, sshd: SSHHost, how):
+    """A wrapper that hangs before Python starts (it never reads the probes): after the
+    startup timeout or SIGTERM its whole tree is ended on the host (through the remote
+    command's own lifeline), not left to the run's budget."""
+    docker("exec", CONTAINER, "sh", "-c",
+           f"printf '#!/bin/sh\\nsleep 613\\nexec python3 \"$@\"\\n' > {HANGING_PYTHON} && "
+           f"chmod +x {HANGING_PYTHON}")  # fmt: skip
+    args = ["--host", sshd.address, "--python", HANGING_PYTHON, "--check", "platform"]
+    if how == "timeout":
+        proc = doctor(known, *args, "--timeout", "3")
+        (finding,) = json.loads(proc.stdout)["findings"]
+        assert finding["summary"] == f"{HANGING_PYTHON} did not start within 3s"
+        assert proc.returncode == 3
+    else:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not remote_processes("sleep 613"):
+            assert time.monotonic() < deadline, "the wrapper never started"
+            time.sleep(0.2)
+        run.send_signal(signal.SIGTERM)
+        _, stderr = run.communicate(timeout=10)
+        assert run.returncode == 143 and "Traceback" not in stderr
+    deadline = time.monotonic() + 10
+    while remote_processes("sleep 613|import os, sys") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert remote_processes("sleep 613|import os, sys") == []

@@ -5,9 +5,9 @@ PEP 668's marker on the system Python, a root-made venv with a working torch (2.
 there is no GPU) that is the target interpreter, the user's own /usr/local/bin/nvcc wrapper,
 the files NVIDIA's CUDA installer leaves, a daemon.json with other keys and no Docker
 engine, no apt package lists, and its network cut (`--network none`): the controller's
-files and the host's wheelhouse are the only sources. The matrix given to the roles is
-jetson-env's with an older torch for x86 (2.12.0), as on a Jetson whose user installed a
-newer working torch than NVIDIA's.
+files and the host's wheelhouse are the only sources. The matrix's x86 torch is another
+(2.14.1, a CUDA build): the host's working torch is not the matrix's, as on a Jetson whose
+user installed a newer working torch than NVIDIA's.
 
 The playbook reaches it as Ansible users do: the docker connection as the user, become
 (sudo), and the venv as ansible_python_interpreter (issue 24's case 3: apt's tasks must
@@ -79,19 +79,6 @@ class LivedIn:
     work: Path
 
 
-def older_torch_matrix(work: Path) -> Path:
-    """jetson-env's matrix with x86's torch one release older than the host's working one."""
-    text = matrix.default_path().read_text()
-    x86 = text.index("\nx86:")
-    head, tail = text[:x86], text[x86:]
-    tail = tail.replace('version: "2.13.0"', 'version: "2.12.0"', 1)
-    tail = tail.replace('torchvision: "0.28.0"', 'torchvision: "0.27.0"', 1)
-    path = work / "matrix.yml"
-    path.write_text(head + tail)
-    matrix.load(path)  # still valid
-    return path
-
-
 @pytest.fixture(scope="module")
 def lived_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LivedIn]:
     work = tmp_path_factory.mktemp("lived-in")
@@ -105,7 +92,6 @@ def lived_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LivedIn]:
         host.install_project()
         tarball = build_tensorrt_tarball("10.3.0", "cp311", work / "trt")
         common = {
-            "jetson_facts_matrix_file": str(older_torch_matrix(work)),
             "jetson_facts_python": f"{LIVED_IN_VENV}/bin/python",
             "torch_lock_file": str(work / "jetson-env.lock.yml"),
             "torch_controller_cache": str(work / "cache" / "torch"),
@@ -136,6 +122,7 @@ def python_has(host: Host, python: str, module: str) -> bool:
 
 
 def test_check_changes_nothing_and_says_what_it_would_do(lived_in: LivedIn):
+    assert matrix.load().x86.torch.version != INSTALLED_TORCH.split("+")[0]
     touch_marker(lived_in.host)
 
     result = run_playbook(lived_in.ansible, lived_in.inventory, check=True)

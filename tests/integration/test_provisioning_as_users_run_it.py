@@ -201,6 +201,9 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
         "tensorrt_tarball": str(trt),
         "torchvision_source_archive": str(vision),
         "torchvision_source_sha256": hashlib.sha256(vision.read_bytes()).hexdigest(),
+        # The matrix's x86 torch (a CUDA 13 build, with about 5 GB of CUDA wheels) on a host
+        # without a GPU: the CPU build of the previous release, from the same index.
+        "torch_version": "2.13.0",
         "torch2trt_enabled": False,
         # A container: no systemd or Docker daemon, no sudo (we log in as root).
         "docker_runtime_container_build": True, "docker_runtime_install_packages": False,

@@ -148,3 +148,43 @@ def test_torchvision_nms_on_cuda_ran_or_only_registered(nms_cuda, status, summar
     (finding,) = BY_NAME["torchvision"].run(facts(torch={"torch": torch, "torchvision": vision}))
     assert finding.status == status
     assert summary in finding.summary
+
+
+TORCH_215 = {"installed": True, "importable": True, "version": "2.15.0+cu132",
+             "cuda_build": "13.2", "cuda_available": True, "device_count": 1, "devices": [],
+             "arch_list": ["sm_90"], "error": None}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "vision",
+    [
+        {"installed": False},
+        {"installed": True, "importable": False, "version": "0.29.2",
+         "error": "operator torchvision::nms does not exist"},
+    ],
+    ids=["missing", "ops-broken"],
+)  # fmt: skip
+def test_torchvision_remedy_for_a_torch_without_a_known_pair_never_pins_a_stale_one(vision):
+    """torch 2.15 (PyPI has it, no torchvision pairs with it yet): the remedy says so and
+    installs the matrix's torch, whose pair is known, instead of falling back to a pin."""
+    (finding,) = BY_NAME["torchvision"].run(
+        facts(torch={"torch": TORCH_215, "torchvision": vision})
+    )
+    remedy = finding.remedy.shell
+    assert finding.status == "fail"
+    assert remedy.startswith("no torchvision release is known to pair with torch 2.15.0+cu132")
+    x86 = MATRIX.x86
+    assert f"install the matrix's torch {x86.torch.version}, which pairs with torchvision" in remedy
+    assert remedy.endswith(f"/opt/venv/bin/python3 -m pip install torch=={x86.torch.version}")
+    assert "torchvision==" not in remedy
+
+
+def test_torchvision_remedy_pins_the_pair_of_the_torch_installed():
+    torch = {**TORCH_215, "version": "2.14.1"}
+    (finding,) = BY_NAME["torchvision"].run(
+        facts(torch={"torch": torch, "torchvision": {"installed": False}})
+    )
+    assert (
+        finding.remedy.shell
+        == "/opt/venv/bin/python3 -m pip install --no-deps 'torchvision==0.29.*'"
+    )

@@ -77,3 +77,22 @@ def test_a_missing_cuda_library_points_at_jetpacks_packages():
     assert finding.remedy.shell == "apt-get update && apt-get install -y " + " ".join(
         MATRIX.release("36.4.3").jetpack_packages["build"]
     )
+
+
+@pytest.mark.parametrize(
+    ("arch_list", "capability", "kernel"),
+    [
+        # PyPI's aarch64 torch 2.14.1/2.15.0 (JetPack 7.2's torch): Orin runs sm_80's cubins
+        (["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"], "8.7", "sm_80"),
+        (["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"], "11.0", "sm_110"),
+        (["sm_87"], "8.7", "sm_87"),
+        (["sm_80", "sm_86"], "8.7", "sm_86"),  # the nearest lower minor of the same major
+        (["sm_86"], "8.0", None),  # a higher minor does not run on a lower one
+        (["sm_75"], "8.7", None),  # another major never runs
+        (["sm_90a"], "9.0", None),  # arch-specific cubins are not counted as sm_90
+        (["sm_75", "compute_75"], "8.7", "compute_75"),  # PTX is JIT-compiled forward
+        (["sm_53", "sm_62", "sm_72"], "5.3", "sm_53"),
+    ],
+)
+def test_which_kernels_a_device_runs(arch_list, capability, kernel):
+    assert torch.kernel_for(arch_list, capability) == kernel

@@ -49,13 +49,59 @@ def test_matrix_json_lists_every_release():
             "url": "https://nvidia.box.com/shared/static/9eptse6jyly1ggt9axbja2yrmj6pbarc.whl",
             "index": None,
             "sha256": None,
+            "filename": "torch-1.6.0-cp36-cp36m-linux_aarch64.whl",
+            "cuda": "10.2",
         },
         "torchvision": "0.7.0",
+        "cusparselt": None,
+        "jetpack_packages": {
+            "build": ["cuda-toolkit-10-2", "libcudnn8-dev"],
+            "runtime": ["cuda-libraries-10-2", "libcudnn8"],
+        },
+        "prerequisites": {
+            "apt": ["python3-pip", "libopenblas-base", "libopenmpi-dev", "libomp-dev"],
+            "pip": ["Cython<3"],
+            "numpy": "numpy<1.20",
+        },
+        "torch_cuda_arch_list": "5.3;6.2;7.2",
+        "compute_capabilities": {"tegra210": "5.3", "tegra186": "6.2", "tegra194": "7.2"},
+        "pycuda": "2022.1",
+        "torch2trt": {
+            "git": "https://github.com/NVIDIA-AI-IOT/torch2trt.git",
+            "ref": "4e820ae31b4e35d59685935223b05b2e11d47b03",
+        },
+        "assumed_from": None,
         "sources": [
             "https://developer.nvidia.com/embedded/jetpack-archive",
             "https://forums.developer.nvidia.com/t/pytorch-for-jetson/72048",
         ],
     }
+    orin = next(r for r in data["releases"] if r["l4t"] == "36.4.3")
+    assert orin["cusparselt"]["version"] == "0.5.2.1"
+    assert data["x86"]["jetpack_packages"] is None and data["x86"]["torch"]["cuda"] == "13.0"
+    left_out = {entry["l4t"]: entry for entry in data["unsupported"]}
+    assert set(left_out) == set(matrix_mod.load().unsupported)
+    assert left_out["38.1.0"]["jetpack"] == "7.0 EA" and left_out["38.1.0"]["reason"]
+    assert all(entry["sources"] for entry in data["unsupported"])
+
+
+def test_matrix_unsupported_lists_the_releases_left_out_and_why():
+    proc = jetson_env("matrix", "--unsupported", "--json")
+    assert proc.returncode == 0, proc.stderr
+    entries = json.loads(proc.stdout)["unsupported"]
+    assert [e["l4t"] for e in entries] == list(matrix_mod.load().raw["unsupported"])
+    table = jetson_env("--no-color", "matrix", "--unsupported")
+    assert table.returncode == 0 and "R39.0.0" in table.stdout and "7.2 EA" in table.stdout
+
+
+def test_matrix_for_an_unlisted_point_release_names_the_row_that_applies():
+    newest = matrix_mod.load().newest_of_line("36.4.99").l4t
+    proc = jetson_env("matrix", "--l4t", "R36.4.99", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)["releases"]
+    assert (row["l4t"], row["assumed_from"]) == (newest, newest)
+    text = jetson_env("--no-color", "matrix", "--l4t", "R36.4.99")
+    assert f"R36.4.99 has no row of its own: R{newest}'s" in " ".join(text.stdout.split())
 
 
 def test_matrix_one_release_table():
@@ -82,7 +128,8 @@ def test_info_json_on_this_machine():
     assert data["errors"] == {}
     assert set(platform) == {
         "is_jetson", "machine", "l4t", "l4t_source", "board", "jetpack", "model", "soc",
-        "compute_capability", "gpus", "os", "python", "cuda", "supported", "unknown",
+        "compute_capability", "gpus", "os", "python", "cuda", "supported", "matrix_row",
+        "assumed_from", "unknown",
     }  # fmt: skip
     assert platform["python"]["executable"] == sys.executable
 
@@ -109,7 +156,7 @@ def test_images_tag_for_each_release(l4t):
     assert image["platform"] == "linux/arm64"
 
 
-@pytest.mark.parametrize("l4t", ["R31.1.0", "R36.1.0", "R40.0.0"])
+@pytest.mark.parametrize("l4t", ["R33.1.0", "R36.1.0", "R40.0.0"])
 def test_images_tag_for_an_unsupported_l4t(l4t):
     proc = jetson_env("--no-color", "images", "tag", "--l4t", l4t)
     assert proc.returncode == 2
@@ -118,13 +165,21 @@ def test_images_tag_for_an_unsupported_l4t(l4t):
     assert "R38.2.0" in proc.stderr
 
 
-@pytest.mark.parametrize("l4t", ["34.1.0", "39.0.0"])
+@pytest.mark.parametrize("l4t", ["34.1.0", "39.0.0", "38.1.0", "32.3.1"])
 def test_images_tag_for_an_l4t_left_out_on_purpose_says_why(l4t):
     proc = jetson_env("--no-color", "images", "tag", "--l4t", f"R{l4t}")
     assert proc.returncode == 2
     message = " ".join(proc.stderr.split())  # the terminal wraps long lines
     reason = matrix_mod.load().unsupported[l4t]
     assert f"L4T R{l4t} is not supported ({reason}); supported releases: R32.4.3, " in message
+
+
+def test_images_tag_for_an_unlisted_point_release_names_the_row_it_assumes():
+    proc = jetson_env("--no-color", "images", "tag", "--l4t", "R36.4.99")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "jetson-env:r36.4.0\n"
+    newest = matrix_mod.load().newest_of_line("36.4.99").l4t
+    assert f"R36.4.99 has no row of its own: R{newest}'s" in " ".join(proc.stderr.split())
 
 
 def test_images_tag_on_this_x86_machine():
@@ -149,6 +204,7 @@ def test_images_list_json():
         "l4t": "36.4.0",
         "jetpack": "6.1",
         "cuda": "12.6",
+        "image_cuda": "12.6",
         "cuda_from": "apt",
         "tensorrt": "10.3",
         "python": "3.10",

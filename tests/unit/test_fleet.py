@@ -59,7 +59,9 @@ def test_this_machine_through_the_probe_action(tmp_path: Path):
     assert reports["here"]["platform"]["python"]["executable"] == sys.executable, proc.stderr
     (finding,) = reports["false"]["findings"]
     assert finding["check"] == "interpreter"
-    assert finding["summary"] == "the probes did not run on false: /bin/false exited 1: no output"
+    assert finding["summary"] == "/bin/false did not run the probes: it exited 1, printing nothing"
+    statuses = {host["host"]: host["status"] for host in json.loads(proc.stdout)["hosts"]}
+    assert statuses["false"] == "fail"  # reached: its interpreter is what fails
     assert proc.returncode == 3
 
 

@@ -24,6 +24,8 @@ EXPECTED = {
     "36.5.0": "r36.4.0",
     "36.5.2": "r36.4.0",
     **{f"38.2.{n}": "r38.2.0" for n in range(3)},
+    "38.4.0": "r38.2.0",
+    **{f"39.2.{n}": "r39.2.0" for n in range(3)},
 }
 
 
@@ -51,8 +53,28 @@ def test_x86_host_gets_the_x86_image():
 
 
 def test_unsupported_l4t_names_the_supported_ones():
-    with pytest.raises(UnknownRelease, match=r"R31\.1\.0 is not supported; .*R32\.4\.3"):
-        images.image_for(HostPlatform(True, "aarch64", "31.1.0"), M)
+    with pytest.raises(UnknownRelease, match=r"R33\.1\.0 is not supported; .*R32\.4\.3"):
+        images.image_for(HostPlatform(True, "aarch64", "33.1.0"), M)
+
+
+def test_an_unlisted_point_release_gets_the_image_its_row_rule_gives():
+    """One row rule: R36.4.9 is served by R36.4.x's newest row, and so by r36.4.0's image,
+    whose host range covers it; a release left out on purpose of a covered line is refused."""
+    image = images.image_for(HostPlatform(True, "aarch64", "36.4.9"), M)
+    assert image.name == "r36.4.0" and M.resolve("36.4.9").assumed
+    with pytest.raises(UnknownRelease, match=r"R35\.3\.0 is not supported \(JetPack 5\.1\.1 PRE"):
+        images.image_for(HostPlatform(True, "aarch64", "35.3.0"), M)
+
+
+def test_every_image_carries_its_torchs_cuda_major():
+    """Base CUDA major == torch's CUDA major, for every image of the matrix: torchvision's and
+    torch2trt's CUDA builds compile with the image's nvcc against that torch."""
+    assert len(M.images) == len(M.raw["images"]["jetson"]) + 1
+    for image in M.images:
+        torch_cuda = image.release.torch.cuda
+        assert image.cuda.split(".")[0] == torch_cuda.split(".")[0], (image.name, image.cuda)
+    x86 = images.find("x86_64", M)
+    assert (x86.base, x86.cuda) == ("nvcr.io/nvidia/tensorrt:25.08-py3", "13.0")
 
 
 def test_unknown_l4t_and_other_architectures_say_what_to_do():

@@ -5,7 +5,9 @@ matrix, and its own nv_tegra_release parser against the platform probe on every
 release file the test hosts and probe fixtures carry.
 """
 
+import importlib.util
 import os
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,41 +27,59 @@ RELEASE_FILES = sorted(
         *FIXTURES.glob("probes/nv_tegra_release/r*.txt"),
     ]
 )
-OLDEST = Version("32.4.3")  # JetPack 4.4, the oldest release jetson-env supports
-
-# Where the matrix writes a JetPack label differently from jetson-stats, and why.
-LABELS_WRITTEN_DIFFERENTLY = {
-    # NVIDIA's JetPack 5.0.2 page (matrix source jetpack-502) names it 5.0.2; jetson-stats'
-    # "GA" only tells it apart from the 5.0/5.0.1 developer previews (R34).
-    "35.1.0": ("5.0.2 GA", "5.0.2"),
-}
 
 
-def three_part(l4t: str) -> str:
-    """jetson-stats also keys "32.5" (a file saying "REVISION: 5"); the probe reads it as 32.5.0."""
-    return l4t if l4t.count(".") == 2 else l4t + ".0"
+def load_refresher():
+    """scripts/matrix-refresh, the maintainers' comparison of the same tables: where the matrix
+    writes a JetPack label differently from jetson-stats (and why) is kept there, once."""
+    path = Path(__file__).parents[2] / "scripts" / "matrix-refresh"
+    loader = SourceFileLoader("matrix_refresh", str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
 
+
+REFRESH = load_refresher()
+LABELS_WRITTEN_DIFFERENTLY = REFRESH.LABELS_WRITTEN_DIFFERENTLY
+three_part = REFRESH.three_part
 
 JETSON_STATS = {
-    three_part(l4t): jetpack
-    for l4t, jetpack in jetson_variables.NVIDIA_JETPACK.items()
-    if Version(l4t) >= OLDEST
+    three_part(l4t): jetpack for l4t, jetpack in jetson_variables.NVIDIA_JETPACK.items()
 }
 
 
 @pytest.mark.parametrize("l4t", sorted(JETSON_STATS, key=Version))
 def test_every_release_jetson_stats_knows_is_a_row_or_unsupported_with_a_reason(l4t):
-    if l4t in M.unsupported:
-        return  # the reason and its sources are checked when the matrix loads
-    assert l4t in M.releases, f"R{l4t} ({JETSON_STATS[l4t]}) is neither a row nor unsupported"
-    ours = M.releases[l4t].jetpack
     theirs = JETSON_STATS[l4t]
+    if l4t in M.unsupported:
+        # the reason and its sources are checked when the matrix loads; the label is theirs
+        assert M.raw["unsupported"][l4t]["jetpack"] == theirs
+        return
+    assert l4t in M.releases, f"R{l4t} ({theirs}) is neither a row nor unsupported"
+    ours = M.releases[l4t].jetpack
     assert (theirs, ours) == LABELS_WRITTEN_DIFFERENTLY.get(l4t, (ours, ours)), (l4t, ours, theirs)
 
 
-def test_every_row_and_unsupported_release_is_one_jetson_stats_knows():
-    """An L4T jetson-stats does not map is a typo, or a release to cite and explain here."""
-    assert set(M.releases) | set(M.unsupported) <= set(JETSON_STATS)
+def test_every_entry_citing_jetson_stats_is_one_it_knows():
+    """An L4T jetson-stats does not map is a typo, or a release cited from elsewhere."""
+    citing = [
+        l4t
+        for section in ("releases", "unsupported")
+        for l4t, entry in M.raw[section].items()
+        if "jetson-stats" in entry["source"]
+    ]
+    assert "38.1.0" not in citing and len(citing) > 30
+    assert [l4t for l4t in citing if l4t not in JETSON_STATS] == []
+
+
+@pytest.mark.parametrize("l4t", sorted(JETSON_STATS, key=Version))
+def test_the_images_and_the_doctor_agree_on_every_release(l4t):
+    """A release the row rule serves has exactly one image; one it refuses has none."""
+    covering = [image.name for image in M.images if image.runs_on(l4t)]
+    if l4t in M.releases:
+        assert len(covering) == 1, (l4t, covering)
+    else:
+        assert covering == [], f"R{l4t} is refused ({M.unsupported[l4t]}) but {covering} claim it"
 
 
 def test_label_differences_are_still_differences():

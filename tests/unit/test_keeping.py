@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from jetson_env import keeping, probing
+from jetson_env import keeping
 from jetson_env.matrix import load
+from jetson_env.probes._prelude import RECORD
 
 MATRIX = load()
 WANTED = MATRIX.x86.torch.version
@@ -28,7 +29,7 @@ def platform(gpus: list) -> dict:
 def probed(**torch) -> str:
     """What the probe prints: a banner an import may print, then its records."""
     data = {"torch": {"installed": True, "importable": True, **torch}, "torchvision": {}}
-    records = f"{probing.RECORD}begin torch\n{probing.RECORD}result torch {json.dumps(data)}\n"
+    records = f"{RECORD} begin torch\n{RECORD} result torch {json.dumps(data)}\n"
     return "some banner\n" + records
 
 

@@ -255,3 +255,92 @@ def test_cusparselt_entry_is_checked(broken, entry, message):
     with pytest.raises(MatrixError, match=r"release R36\.4\.0: cusparselt") as error:
         matrix_mod.validate(broken)
     assert message in str(error.value)
+
+
+def test_every_torch_names_its_cuda_and_matches_its_releases_major():
+    m = matrix_mod.load()
+    for release in m.releases.values():
+        assert release.torch.cuda.split(".")[0] == release.cuda.split(".")[0], release.l4t
+    assert m.release("39.2.0").cuda == "13.2" and m.release("39.2.0").torch.cuda == "13.0"
+
+
+def test_a_torch_of_another_cuda_major_than_its_release(broken):
+    broken["releases"]["36.2.0"]["torch"]["cuda"] = "11.4"
+    expect_error(broken, "release R36.2.0", "built for CUDA 11.4", "ships CUDA 12.2")
+
+
+def test_a_torch_without_its_cuda(broken):
+    del broken["x86"]["torch"]["cuda"]
+    expect_error(broken, "x86: torch.cuda ''")
+
+
+def test_an_image_whose_base_cuda_major_differs_from_its_torchs(broken):
+    """The x86 image as it was: tensorrt:25.01 (CUDA 12.8) under a CUDA 13.0 torch."""
+    broken["images"]["x86"]["base"] = "nvcr.io/nvidia/tensorrt:25.01-py3"
+    broken["images"]["x86"]["cuda"] = "12.8"
+    expect_error(broken, "image x86_64: its CUDA 12.8 and torch", "CUDA 13.0 differ")
+
+
+def test_the_x86_image_names_its_base_cuda_and_source(broken):
+    del broken["images"]["x86"]["cuda"]
+    expect_error(broken, "images.x86: 'cuda'")
+    broken["images"]["x86"]["cuda"] = "13.0"
+    del broken["images"]["x86"]["source"]
+    expect_error(broken, "images.x86: no source cited")
+
+
+def test_a_familys_arch_list_is_its_socs_capabilities(broken):
+    assert matrix_mod.load().family("r39")["torch_cuda_arch_list"] == "8.7;11.0"
+    broken["families"]["r39"]["torch_cuda_arch_list"] = "8.7"
+    expect_error(broken, "family r39", "must be its SoCs' compute capabilities '8.7;11.0'")
+    broken["families"]["r39"]["socs"] = ["tegra999"]
+    expect_error(broken, "family r39", "['tegra999'] are not SoCs of the matrix")
+
+
+@pytest.mark.parametrize(
+    ("l4t", "row", "assumed"),
+    [
+        ("R36.4.3", "36.4.3", False),  # its own row
+        ("36.4.99", "36.4.7", True),  # a point release: the line's newest row
+        ("35.6.9", "35.6.5", True),
+        ("39.2.7", "39.2.2", True),
+        ("38.4.1", "38.4.0", True),
+    ],
+)
+def test_the_row_rule(l4t, row, assumed):
+    resolution = matrix_mod.load().resolve(l4t)
+    assert (resolution.release.l4t, resolution.assumed) == (row, assumed)
+    assert resolution.assumed_from == (row if assumed else None)
+
+
+@pytest.mark.parametrize(
+    ("l4t", "message"),
+    [
+        ("35.3.0", r"R35\.3\.0 is not supported \(JetPack 5\.1\.1 PRE: a pre-release"),
+        ("39.0.0", r"R39\.0\.0 is not supported \(JetPack 7\.2 EA: early access"),
+        ("38.1.0", r"R38\.1\.0 is not supported \(JetPack 7\.0 EA: not a production release"),
+        ("36.1.0", r"R36\.1\.0 is not supported; supported releases: R32\.4\.3"),
+        ("32.3.1", r"R32\.3\.1 is not supported \(JetPack 4\.3: older than JetPack 4\.4"),
+    ],
+)
+def test_the_row_rule_never_assumes_a_row_for_a_release_left_out_or_an_unknown_line(l4t, message):
+    with pytest.raises(UnknownRelease, match=message):
+        matrix_mod.load().resolve(l4t)
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ({"is_jetson": True, "soc": "tegra264"}, ("11.0", None)),
+        ({"is_jetson": True, "soc": "tegra999"}, (None, "SoC 'tegra999' is not in the matrix")),
+        ({"is_jetson": True, "soc": None, "unknown": {"soc": "no compatible"}},
+         (None, "no compatible")),
+        ({"is_jetson": False, "gpus": [{"name": "H100", "compute_capability": "9.0"}]},
+         ("9.0", None)),
+        ({"is_jetson": False, "gpus": [], "unknown": {"gpus": "nvidia-smi missing"}},
+         (None, "nvidia-smi missing")),
+    ],
+    ids=["thor", "unknown-soc", "no-soc", "x86-gpu", "x86-no-gpu"],
+)  # fmt: skip
+def test_compute_capability_is_derived_in_one_place(platform, expected):
+    assert matrix_mod.load().device_capability(platform) == expected

@@ -1,10 +1,21 @@
 """jetson_env.provisioning: the row and values the playbook's roles read, as a table."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from jetson_env import matrix
 from jetson_env.matrix import UnknownRelease
-from jetson_env.provisioning import ALLOW_NEWER_POINT_RELEASE, plan, torchvision_tag_for
+from jetson_env.provisioning import (
+    ALLOW_NEWER_POINT_RELEASE,
+    plan,
+    torch_source,
+    torchvision_tag_for,
+)
 
 M = matrix.load()
 PY310 = {"version": "3.10.12", "tag": "cp310"}
@@ -36,7 +47,7 @@ def test_an_unseen_point_release_stops_unless_allowed_then_names_the_row_used():
     newest = M.newest_of_line("36.4.99")
     refused = plan(M, orin("36.4.99"), PY310, "orin")
 
-    assert refused["error"].startswith("L4T R36.4.99 is not supported")
+    assert refused["error"].startswith("L4T R36.4.99 has no row of its own (orin).")
     assert f"newest row is R{newest.l4t}" in refused["error"]
     assert f"set {ALLOW_NEWER_POINT_RELEASE}=true" in refused["error"]
     assert refused["error"].endswith("Nothing was changed.")
@@ -87,3 +98,101 @@ def test_torchvision_tag_pairs_with_the_torch_installed():
     assert torchvision_tag_for(M, "1.13.1") == "0.14.0"
     with pytest.raises(UnknownRelease, match=r"torch 0\.4\.1 has no torchvision pair"):
         torchvision_tag_for(M, "0.4.1")
+
+
+def test_a_release_left_out_on_purpose_is_refused_even_when_point_releases_are_allowed():
+    error = plan(M, orin("35.3.0"), PY310, "h", allow_newer_point_release=True)["error"]
+    assert error.startswith("L4T R35.3.0 is not supported (JetPack 5.1.1 PRE: a pre-release")
+
+
+def test_jetpack_7_2_serves_orin_and_thor_from_one_row():
+    thor = {**orin("39.2.0"), "soc": "tegra264"}
+    for platform, capability in ((orin("39.2.0"), "8.7"), (thor, "11.0")):
+        result = plan(M, platform, {"version": "3.12.3", "tag": "cp312"}, "h")
+        assert result["error"] is None and result["family"] == "r39"
+        assert result["compute_capability"] == capability
+        assert capability in result["row"]["torch_cuda_arch_list"].split(";")
+
+
+NVIDIA_WHEEL = M.release("36.4.3").torch
+R38_INDEX = M.release("38.2.0").torch
+
+
+def matrix_torch(source) -> dict:
+    return {"version": source.version, "url": source.url, "index": source.index,
+            "filename": source.filename, "sha256": source.sha256 or "ab" * 32}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "overrides", "expected"),
+    [
+        (NVIDIA_WHEEL, {}, {"kind": "url", "url": NVIDIA_WHEEL.url,
+                            "filename": NVIDIA_WHEEL.filename, "index": "",
+                            "version": "2.5.0", "overridden": False, "matrix_sha256": "ab" * 32}),
+        (R38_INDEX, {}, {"kind": "index", "url": "", "filename": "", "index": R38_INDEX.index,
+                         "version": "2.9.0", "overridden": False, "matrix_sha256": "ab" * 32}),
+        (NVIDIA_WHEEL, {"wheel_file": "/w/torch.whl", "wheel_url": "https://x/t%2B1.whl"},
+         {"kind": "file", "url": "", "filename": "", "index": "", "version": "2.5.0",
+          "overridden": True, "matrix_sha256": ""}),
+        (R38_INDEX, {"wheel_url": "https://x/torch-2.9.0%2Bcu130-cp312.whl"},
+         {"kind": "url", "url": "https://x/torch-2.9.0%2Bcu130-cp312.whl",
+          "filename": "torch-2.9.0+cu130-cp312.whl", "index": "", "version": "2.9.0",
+          "overridden": True, "matrix_sha256": ""}),
+        (NVIDIA_WHEEL, {"pip_index": "https://pypi.jetson/jp6/cu126", "version": "2.5.1"},
+         {"kind": "index", "url": "", "filename": "", "index": "https://pypi.jetson/jp6/cu126",
+          "version": "2.5.1", "overridden": True, "matrix_sha256": ""}),
+        (R38_INDEX, {"version": "2.9.1"},
+         {"kind": "index", "url": "", "filename": "", "index": R38_INDEX.index,
+          "version": "2.9.1", "overridden": True, "matrix_sha256": ""}),
+    ],
+    ids=["matrix-url", "matrix-index", "file-first", "url-over-index", "index-over-url",
+         "version-only"],
+)  # fmt: skip
+def test_the_torch_source_rule(source, overrides, expected):
+    assert torch_source(matrix_torch(source), **overrides) == expected
+
+
+COLLECTIONS = Path(__file__).parents[2]  # holds ansible_collections/jetson_env/jetson
+ROLE = COLLECTIONS / "ansible_collections" / "jetson_env" / "jetson" / "roles" / "torch"
+RENDER = """
+- hosts: localhost
+  gather_facts: false
+  vars_files: [{defaults}, {vars}]
+  tasks:
+    - ansible.builtin.debug:
+        msg: "{{{{ {{'kind': _torch_kind, 'url': _torch_url, 'filename': _torch_url_filename,
+                   'index': _torch_index, 'version': _torch_requested_version,
+                   'matrix_sha256': _torch_matrix_sha256}} }}}}"
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "overrides"),
+    [(NVIDIA_WHEEL, {}),
+     (NVIDIA_WHEEL, {"torch_pip_index": "https://i/simple", "torch_version": "2.5.1"})],
+    ids=["matrix-url", "index-override"],
+)  # fmt: skip
+def test_the_torch_role_reads_the_python_rule(tmp_path, source, overrides):
+    """The role's variables, rendered by the ansible-core in this venv, are torch_source's."""
+    playbook = tmp_path / "render.yml"
+    playbook.write_text(
+        RENDER.format(defaults=ROLE / "defaults" / "main.yml", vars=ROLE / "vars" / "main.yml")
+    )
+    extra = {"jetson_facts_row": {"torch": matrix_torch(source)}, **overrides}
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         str(playbook), "-e", json.dumps(extra)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
+             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    rendered = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    expected = torch_source(
+        matrix_torch(source),
+        wheel_url=overrides.get("torch_wheel_url", ""),
+        pip_index=overrides.get("torch_pip_index", ""),
+        version=overrides.get("torch_version", ""),
+    )
+    del expected["overridden"]
+    assert rendered == expected

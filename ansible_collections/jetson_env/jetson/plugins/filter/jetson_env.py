@@ -43,6 +43,17 @@ def plan(matrix_file, platform, python, host, allow_newer_point_release=False):
     return provisioning.plan(loaded, platform, python, str(host), bool(allow_newer_point_release))
 
 
+def torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", version=""):
+    """Where torch comes from for a host (jetson_env.provisioning.torch_source): the matrix
+    row's `torch` and the torch role's overrides -> {"kind", "url", "filename", "index",
+    "version", "overridden", "matrix_sha256"}."""
+    _require_package()
+    return provisioning.torch_source(
+        dict(matrix_torch), str(wheel_file or ""), str(wheel_url or ""), str(pip_index or ""),
+        str(version or ""),
+    )  # fmt: skip
+
+
 def torchvision_tag(torch_version, matrix_file):
     """The torchvision release paired with a torch version ("2.5.0a0+..." -> "0.20.0")."""
     try:
@@ -89,6 +100,7 @@ class FilterModule:
             "matrix": matrix_mapping,
             "pip_platforms": pip_platforms,
             "plan": plan,
+            "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
             "torch_keeping": torch_keeping,
             "torch_probe": torch_probe,

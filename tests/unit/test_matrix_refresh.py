@@ -1,0 +1,89 @@
+"""scripts/matrix-refresh, the maintainers' comparison of the matrix with jetson-stats and PyPI,
+run for real against the jetson-stats release the test extra pins: a new jetson-stats that
+maps a release the matrix lacks shows up here, in review, not silently."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from jetson_env import matrix as matrix_mod
+
+ROOT = Path(__file__).parents[2]
+SCRIPT = ROOT / "scripts" / "matrix-refresh"
+PINNED = re.search(r'"jetson-stats==([^"]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+
+
+def refresh(*args):
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def doctored_matrix(tmp_path, change) -> Path:
+    raw = yaml.safe_load(matrix_mod.default_path().read_text())
+    change(raw)
+    path = tmp_path / "matrix.yml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_the_shipped_matrix_agrees_with_the_pinned_jetson_stats():
+    proc = refresh("--offline")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(f"jetson-stats {PINNED}: ")
+    assert "no difference(s)" in proc.stdout.splitlines()[0]
+
+
+def test_what_jetson_stats_knows_and_the_matrix_does_not_is_printed(tmp_path):
+    def change(raw):
+        del raw["releases"]["36.4.7"]
+        raw["releases"]["36.4.3"]["jetpack"] = "6.2.9"
+        raw["unsupported"]["38.1.0"]["source"] = ["jetson-stats"]
+
+    proc = refresh("--offline", "--matrix", str(doctored_matrix(tmp_path, change)))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[1:] == [
+        "- R36.4.3: JetPack 6.2.9 in the matrix, 6.2 in jetson-stats",
+        "- new in jetson-stats: R36.4.7 (JetPack 6.2.1) is neither a row nor unsupported",
+        "- R38.1.0 cites jetson-stats, which does not map it",
+    ]
+
+
+def test_pypi_releases_without_a_pair_and_a_newer_x86_torch_are_printed(tmp_path):
+    m = matrix_mod.load()
+    newest_paired = m.x86.torch.version
+    major, minor, micro = (int(part) for part in newest_paired.split("."))
+    newer_patch = f"{major}.{minor}.{micro + 1}"
+    unpaired_torch = f"{major}.{minor + 1}.0"
+    unpaired_vision = "0." + str(int(m.pairs[f"{major}.{minor}"].split(".")[1]) + 1)
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps({
+        "torch": [newest_paired, newer_patch, unpaired_torch, f"{major}.{minor + 2}.0rc1"],
+        "torchvision": [m.x86.torchvision, f"{unpaired_vision}.0"],
+    }))  # fmt: skip
+
+    proc = refresh("--versions", str(versions))
+
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[1:] == [
+        f"torch and torchvision from {versions}: 3 finding(s)",
+        f"- torch {major}.{minor + 1} (newest {unpaired_torch}) has no torchvision pair in the"
+        " matrix",
+        f"- torchvision {unpaired_vision} (newest {unpaired_vision}.0) pairs with no torch",
+        f"- x86 profile: torch {newest_paired}; PyPI's newest torch with a pair is {newer_patch}"
+        " (check its CUDA against images.x86's base before moving)",
+    ]
+
+
+def test_pypi_as_the_matrix_has_it_is_quiet(tmp_path):
+    m = matrix_mod.load()
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps({"torch": ["1.6.0", m.x86.torch.version],
+                                    "torchvision": ["0.7.0", m.x86.torchvision]}))  # fmt: skip
+    proc = refresh("--versions", str(versions))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[1] == f"torch and torchvision from {versions}: no finding(s)"
