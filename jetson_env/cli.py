@@ -14,9 +14,8 @@ import os
 import shlex
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
@@ -32,9 +31,6 @@ from jetson_env.exit_codes import (
 from jetson_env.matrix import Matrix, MatrixError, Release, UnknownRelease, load, normalize_l4t
 from jetson_env.targets import LocalTarget, Strays, cancel_all
 from jetson_env.terminal import Terminal
-
-if TYPE_CHECKING:  # imported where used: most commands need neither
-    from jetson_env import fixing, fleet
 
 SHOW_PROBE_ERROR = (
     "`jetson-env doctor --check platform -v --python {python}` shows the probe's output"
@@ -318,9 +314,7 @@ def doctor_report(
 
 
 def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
-    """Plan (the playbook's --check --diff), ask, apply, then the doctor again: before -> after.
-    Every refusal comes before the first change. With --json the progress goes to stderr and
-    stdout gets one document (docs/json.md) at the end."""
+    """--fix on this machine or --host: fixing.fix_one's flow (docs/doctor.md, --fix)."""
     from jetson_env import fixing
 
     try:
@@ -328,117 +322,10 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     except fixing.FixError as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
-    say = term.note if args.json else term.line
-    outcome = fixing.Outcome(host=args.host or "localhost")
-
-    def finish(exit_code: int) -> int:
-        if args.json:
-            term.json(outcome.as_dict(exit_code))
-        return exit_code
-
-    before = doctor_report(args, term, matrix, checks)
-    if isinstance(before, int):
-        return before
-    outcome.before = before
-    if not args.json:
-        show_report(args, term, before)
-    if not before.reached:
-        return finish(before.exit_code)
-    the_plan = outcome.plan = fixing.plan(before, setup.known_roles, setup.only)
-    connection = fixing.Connection(args.host, args.identity)
-    platform = before.results.get("platform")
-    as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
-    # The doctor's interpreter (and no sudo for a root login), the roles' variables, then
-    # the user's, which win.
-    variables = {"ansible_python_interpreter": args.python,
-                 **({"ansible_become": False} if as_root else {}),
-                 **the_plan.variables, **setup.variables}  # fmt: skip
-    status, outcome.changed = plan_and_apply(
-        term, say, setup, connection, the_plan, variables, outcome.host, yes=args.yes,
-        ask_become_pass=not as_root and sys.stdin.isatty(),
+    return fixing.fix_one(
+        term, setup, lambda: doctor_report(args, term, matrix, checks), host=args.host,
+        identity=args.identity, python=args.python, yes=args.yes, as_json=args.json,
     )  # fmt: skip
-    if status != "applied":
-        exit_codes = {"plan-failed": EXIT_FAILED, "no-terminal": EXIT_USAGE}
-        return finish(exit_codes.get(status, before.exit_code))
-    outcome.applied = True
-    after = doctor_report(args, term, matrix, checks)
-    if isinstance(after, int):
-        return finish(after)
-    outcome.after = after
-    if not args.json:
-        show_report(args, term, after)
-    for check, old, new in fixing.before_after(before, after):
-        say(f"{check}: {old} -> {new}")
-    return finish(after.exit_code)
-
-
-def plan_and_apply(
-    term: Terminal,
-    say: Callable[[str], None],
-    setup: fixing.Setup,
-    connection: fixing.Connection | fixing.InventoryHost,
-    the_plan: fixing.Plan,
-    variables: dict[str, Any],
-    host: str,
-    *,
-    yes: bool,
-    ask_become_pass: bool = False,
-) -> tuple[str, int | None]:
-    """--fix's flow on one host: what each role fixes, the plan (the playbook's --check
-    --diff), the question (unless --yes), the roles for real. The status ("nothing",
-    "plan-failed", "no-terminal", "declined" or "applied") and the recap's changed count."""
-    for finding in the_plan.manual:
-        say(f"no automatic fix for {finding.check} on {host}: {finding.summary}")
-    if not the_plan.roles:
-        say(f"--fix: nothing to do on {host} (no finding that a role of the playbook fixes)")
-        return "nothing", None
-    for role in the_plan.roles:
-        say(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
-
-    def playbook_run(check: bool) -> tuple[int, int | None]:
-        return fix_playbook(term, setup, connection, the_plan, variables, check=check,
-                            ask_become_pass=ask_become_pass)  # fmt: skip
-
-    code, _ = playbook_run(check=True)
-    if code != 0:
-        term.error(f"the plan for {host} (ansible-playbook --check) exited {code}",
-                   hint=f"its output is above; nothing was changed on {host}")  # fmt: skip
-        return "plan-failed", None
-    if not yes:
-        if not sys.stdin.isatty():
-            term.error("--fix asks before changing anything and there is no terminal to ask",
-                       hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
-            return "no-terminal", None
-        answer = input(f"Apply roles {', '.join(the_plan.roles)} on {host}? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            say(f"--fix: nothing was changed on {host}")
-            return "declined", None
-    code, changed = playbook_run(check=False)
-    if code != 0:
-        term.error(f"ansible-playbook failed on {host} with exit code {code}",
-                   hint="its output is above")  # fmt: skip
-    say(f"--fix: {host} changed={changed if changed is not None else 'unknown'}")
-    return "applied", changed
-
-
-def fix_playbook(
-    term: Terminal,
-    setup: fixing.Setup,
-    connection: fixing.Connection | fixing.InventoryHost,
-    the_plan: fixing.Plan,
-    variables: dict[str, Any],
-    *,
-    check: bool,
-    ask_become_pass: bool = False,
-) -> tuple[int, int | None]:
-    """ansible-playbook with the plan's roles (--check --diff for the plan), its command shown."""
-    from jetson_env import fixing
-
-    with fixing.variables_file({**connection.variables(), **variables}) as variables_file:
-        cmd = fixing.command(setup.ansible_playbook, connection, the_plan, variables_file,
-                             check=check, ask_become_pass=ask_become_pass)  # fmt: skip
-        term.note("running: " + shlex.join(cmd))
-        return fixing.run_playbook(cmd)
 
 
 def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
@@ -481,7 +368,8 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
                 args.inventory, args.limit, matrix, checks, args.timeout, args.forks, progress
             )
         if args.fix is not None:
-            report = fleet_fix(args, term, matrix, checks, setup, report)
+            report = fleet.fix(term, setup, report, matrix, checks, yes=args.yes,
+                               timeout=args.timeout, forks=args.forks)  # fmt: skip
     except fleet.FleetError as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
@@ -501,49 +389,6 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
             return max(report.exit_code, EXIT_USAGE)
         term.note(f"report written to {report_path}")
     return report.exit_code
-
-
-def fleet_fix(
-    args: argparse.Namespace,
-    term: Terminal,
-    matrix: Matrix,
-    checks: list,
-    setup: fixing.Setup,
-    before: fleet.FleetReport,
-) -> fleet.FleetReport | int:
-    """--inventory --fix: for each host that a role can fix, --fix's flow for one host (the
-    plan, the question, the roles) with the inventory's connection, become and interpreter;
-    hosts not reached are named and left. Then the doctor again on the hosts it changed:
-    the fleet after, or an exit code for a refusal (which comes before any change)."""
-    from jetson_env import fixing, fleet
-
-    term.fleet(before.as_dict())
-    inventory = args.inventory
-    applied = []
-    for host, report in before.ordered:
-        if not report.reached:
-            term.line(f"--fix: {host} was not reached, nothing to fix there")
-            continue
-        the_plan = fixing.plan(report, setup.known_roles, setup.only)
-        connection = fixing.InventoryHost(inventory, host)
-        variables = {**the_plan.variables, **setup.variables}
-        status, _ = plan_and_apply(
-            term, term.line, setup, connection, the_plan, variables, host, yes=args.yes
-        )
-        if status == "no-terminal":
-            return EXIT_USAGE
-        if status != "applied":
-            continue
-        applied.append(host)
-    if not applied:
-        return before
-    with term.progress() as progress:
-        again = fleet.run(args.inventory, ",".join(applied), matrix, checks, args.timeout,
-                          args.forks, progress)  # fmt: skip
-    for host in applied:
-        for check, old, new in fixing.before_after(before.reports[host], again.reports[host]):
-            term.line(f"{host}: {check}: {old} -> {new}")
-    return fleet.FleetReport(before.inventory, before.limit, {**before.reports, **again.reports})
 
 
 def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -826,13 +671,12 @@ def cmd_images(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     except UnknownRelease as exc:
         term.error(str(exc), hint="`jetson-env images list` lists the images")
         return EXIT_USAGE
+    from jetson_env import collection
+
     try:
-        playbook_vars = json.loads(args.playbook_vars) if args.playbook_vars else None
-    except json.JSONDecodeError as exc:
-        term.error(f"--playbook-vars is not JSON: {exc}")
-        return EXIT_USAGE
-    if playbook_vars is not None and not isinstance(playbook_vars, dict):
-        term.error("--playbook-vars must be a JSON object")
+        playbook_vars = collection.playbook_vars(args.playbook_vars) or None
+    except collection.BadVariables as exc:
+        term.error(str(exc))
         return EXIT_USAGE
     log = Path(args.log or f".cache/images/{image.name}.log")
     with term.status(f"building {images_mod.tag(image, repo)}") as status:

@@ -12,6 +12,7 @@ imposed: the user's own (ANSIBLE_CONFIG, ./ansible.cfg, ~/.ansible.cfg) applies.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -30,6 +31,23 @@ DOCTOR = f"{FQCN}.doctor"
 # Where Ansible looks for collections when nothing is configured (ansible-core's default).
 DEFAULT_COLLECTIONS_PATH = "~/.ansible/collections:/usr/share/ansible/collections"
 INSTALL_HINT = "install Ansible with jetson-env: pip install 'jetson-env[provision]'"
+
+
+class BadVariables(ValueError):
+    """--playbook-vars that are not a JSON object: refused before anything runs."""
+
+
+def playbook_vars(text: str | None) -> dict:
+    """--playbook-vars (doctor --fix, images build): a JSON object of playbook variables."""
+    if not text:
+        return {}
+    try:
+        variables = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadVariables(f"--playbook-vars is not JSON: {exc}") from None
+    if not isinstance(variables, dict):
+        raise BadVariables("--playbook-vars must be a JSON object")
+    return variables
 
 
 class AnsibleMissing(Exception):

@@ -1,10 +1,16 @@
 """`jetson-env doctor --fix`: the doctor's findings -> the roles (tags) of the collection's
-provision playbook that fix them -> ansible-playbook, first with --check --diff (the plan),
-then for real.
+provision playbook that fix them -> ansible-playbook, role by role: first each role's plan
+(--check --diff), then, once asked, each role whose plan passed, for real.
 
 The doctor changes nothing itself: every change is the playbook's, so a fixed host is a
 host the playbook would have made. Findings without a role (a download behind NVIDIA's
-login, hardware, a user's own files) are listed and left alone.
+login, hardware, a user's own files) are listed and left alone; a role whose plan or run
+fails is reported with Ansible's error and the other roles still apply. The summary says
+per finding: fixed, failed (why), left out by the user's role filter, or no automatic fix.
+
+Interpreters: the roles install into `jetson_facts_python`, the Python the doctor probed
+(`--python`, or the inventory's interpreter on a fleet), while Ansible keeps its own
+interpreter (discovered, or the inventory's) for its modules and apt's system tasks.
 """
 
 from __future__ import annotations
@@ -16,20 +22,30 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jetson_env import collection
 from jetson_env.doctor import SCHEMA, Report
-from jetson_env.findings import Finding, worst_of
+from jetson_env.exit_codes import EXIT_FAILED, EXIT_USAGE
+from jetson_env.findings import CRASH, FAIL, SEVERITY, WARN, Finding
+
+if TYPE_CHECKING:
+    from jetson_env.terminal import Terminal
 
 RESULTS_CALLBACK = f"{collection.FQCN}.results"
+PROBLEMS = (CRASH, FAIL, WARN)
+
+# The verdicts of the summary, per finding (docs/doctor.md, "--fix").
+FIXED, FAILED, LEFT_OUT, NO_AUTOMATIC_FIX, NOT_APPLIED = (
+    "fixed", "failed", "left out", "no automatic fix", "not applied")  # fmt: skip
 
 
 class FixError(Exception):
-    """--fix cannot start (no ansible-playbook, an unknown role): nothing changed."""
+    """--fix cannot start (no ansible-playbook, an unknown role, bad variables): nothing
+    changed."""
 
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
@@ -56,17 +72,14 @@ def setup(fix: list[str], playbook_vars: str | None) -> Setup:
             hint="--fix takes the playbook's roles (tags): " + ", ".join(known),
         )
     try:
+        variables = collection.playbook_vars(playbook_vars)
+    except collection.BadVariables as exc:
+        raise FixError(str(exc), hint="nothing was changed") from None
+    try:
         ansible_playbook = collection.ansible_command()
     except collection.AnsibleMissing as exc:
         hint = f"{exc.hint}; nothing was changed"
         raise FixError(f"--fix needs Ansible: {exc}", hint=hint) from None
-
-    try:
-        variables = json.loads(playbook_vars) if playbook_vars else {}
-    except json.JSONDecodeError as exc:
-        raise FixError(f"--playbook-vars is not JSON: {exc}") from None
-    if not isinstance(variables, dict):
-        raise FixError("--playbook-vars must be a JSON object")
     return Setup(known, only, ansible_playbook, variables)
 
 
@@ -76,17 +89,22 @@ class Plan:
     variables: dict[str, Any] = field(default_factory=dict)
     fixed_by: dict[str, list[str]] = field(default_factory=dict)  # role -> checks
     manual: list[Finding] = field(default_factory=list)  # no role fixes these
+    left_out: list[Finding] = field(default_factory=list)  # a role fixes it, not one given
+    only: list[str] | None = None  # the roles given to --fix, if any
 
 
 def plan(report: Report, known_roles: list[str], only: list[str] | None = None) -> Plan:
     """The roles that fix the report's findings, in the playbook's order, and what is left."""
-    result = Plan()
+    result = Plan(only=only)
     for finding in report.findings:
         remedy = finding.remedy
         if remedy is None:
             continue
-        if remedy.role is None or (only is not None and remedy.role not in only):
+        if remedy.role is None:
             result.manual.append(finding)
+            continue
+        if only is not None and remedy.role not in only:
+            result.left_out.append(finding)
             continue
         result.fixed_by.setdefault(remedy.role, [])
         if finding.check not in result.fixed_by[remedy.role]:
@@ -99,6 +117,26 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None) 
                 result.variables[name] = value
     result.roles = [role for role in known_roles if role in result.fixed_by]
     return result
+
+
+def probed_python(report: Report, default: str) -> str:
+    """The interpreter the doctor's probes ran in (sys.executable, a venv's own path): the
+    one the roles must install into (`jetson_facts_python`)."""
+    platform = report.results.get("platform")
+    data = platform.data if platform is not None and platform.data else {}
+    return (data.get("python") or {}).get("executable") or default
+
+
+def host_variables(report: Report, python: str, the_plan: Plan, setup: Setup,
+                   connection_is_root: bool | None = None) -> dict[str, Any]:  # fmt: skip
+    """The playbook's variables for one host: the Python to provision (the probed one), no
+    sudo for a root login, the roles' variables, then the user's (--playbook-vars), which win.
+    ansible_python_interpreter is not set: Ansible's own (discovered, or the inventory's)
+    runs the modules and apt's tasks."""
+    variables: dict[str, Any] = {"jetson_facts_python": probed_python(report, python)}
+    if connection_is_root:
+        variables["ansible_become"] = False
+    return {**variables, **the_plan.variables, **setup.variables}
 
 
 @dataclass(frozen=True)
@@ -184,10 +222,11 @@ def variables_file(variables: dict[str, Any]) -> Iterator[Path]:
             os.unlink(name)
 
 
-def run_playbook(cmd: list[str]) -> tuple[int, int | None]:
+def run_playbook(cmd: list[str]) -> PlaybookRun:
     """Run it as the user would (their ansible.cfg, stdout callback and current directory),
-    its output on stderr (diagnostics); the exit code and the hosts' changed count, read
-    from the collection's results callback (None when the run ended before its stats)."""
+    its output on stderr (diagnostics); the exit code, the hosts' changed count and the
+    failed tasks, read from the collection's results callback (no counts when the run ended
+    before its stats)."""
     with tempfile.TemporaryDirectory(prefix="jetson-env-fix-") as tmp:
         results_file = Path(tmp) / "results.json"
         env = collection.environment(cmd[0])
@@ -202,8 +241,25 @@ def run_playbook(cmd: list[str]) -> tuple[int, int | None]:
         try:
             results = json.loads(results_file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return code, None
-    return code, sum(stats["changed"] for stats in results["hosts"].values())
+            return PlaybookRun(code, None, [])
+    changed = sum(stats["changed"] for stats in results["hosts"].values())
+    failures = [f"{f['task']}: {f['msg']}" if f.get("msg") else f["task"]
+                for f in results["failed"]]  # fmt: skip
+    return PlaybookRun(code, changed, failures)
+
+
+@dataclass(frozen=True)
+class PlaybookRun:
+    code: int
+    changed: int | None
+    failures: list[str]  # "task: message" of each failed task
+
+    def error(self) -> str:
+        """The last failed task's message: the one that ended the run (a failure a block
+        rescued comes before the rescue's own)."""
+        if self.failures:
+            return self.failures[-1][:600]
+        return f"ansible-playbook exited {self.code} (its output is above)"
 
 
 def callbacks_enabled(env: dict[str, str]) -> list[str]:
@@ -219,21 +275,174 @@ def callbacks_enabled(env: dict[str, str]) -> list[str]:
     return list(ConfigManager().get_config_value("CALLBACKS_ENABLED") or [])
 
 
+@dataclass
+class RoleRun:
+    """One role on one host: its plan (--check --diff), then its run."""
+
+    role: str
+    plan_error: str | None = None  # the plan failed: why
+    applied: bool = False
+    changed: int | None = None
+    error: str | None = None  # the run failed: why
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "plan_error": self.plan_error, "applied": self.applied,
+                "changed": self.changed, "error": self.error}  # fmt: skip
+
+
+@dataclass
+class HostFix:
+    """What --fix did on one host: "nothing", "plan-failed" (every role's plan failed),
+    "no-terminal", "declined" or "applied" (at least one role ran for real)."""
+
+    status: str
+    runs: list[RoleRun] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int | None:
+        counts = [run.changed for run in self.runs if run.changed is not None]
+        return sum(counts) if counts else None
+
+
+def fix_host(
+    term: Terminal,
+    say: Callable[[str], None],
+    setup: Setup,
+    connection: Connection | InventoryHost,
+    the_plan: Plan,
+    variables: dict[str, Any],
+    host: str,
+    *,
+    yes: bool,
+    ask_become_pass: bool = False,
+) -> HostFix:
+    """--fix's flow on one host: each role's plan (--check --diff, one role at a time), one
+    question for the roles whose plan passed (unless --yes), then those roles for real, one
+    at a time: a role that fails is reported and the next one still runs."""
+    for finding in the_plan.manual:
+        say(f"no automatic fix for {finding.check} on {host}: {finding.summary}")
+    for finding in the_plan.left_out:
+        say(f"left out for {finding.check} on {host} (--fix {','.join(the_plan.only or [])}): "
+            f"role {finding.remedy.role} fixes it")  # fmt: skip
+    if not the_plan.roles:
+        say(f"--fix: nothing to do on {host} (no finding that a role of the playbook fixes)")
+        return HostFix("nothing")
+    runs = []
+
+    def playbook(role: str, *, check: bool) -> PlaybookRun:
+        with variables_file({**connection.variables(), **variables}) as path:
+            cmd = command(setup.ansible_playbook, connection, Plan(roles=[role]), path,
+                          check=check, ask_become_pass=ask_become_pass)  # fmt: skip
+            term.note("running: " + shlex.join(cmd))
+            return run_playbook(cmd)
+
+    for role in the_plan.roles:
+        say(f"--fix: role {role} on {host} fixes {', '.join(the_plan.fixed_by[role])}")
+        run = RoleRun(role)
+        result = playbook(role, check=True)
+        if result.code != 0:
+            run.plan_error = result.error()
+            term.error(f"the plan of role {role} for {host} (ansible-playbook --check) failed: "
+                       f"{run.plan_error}",
+                       hint=f"role {role} will not run; the others still can")  # fmt: skip
+        runs.append(run)
+    ready = [run for run in runs if run.plan_error is None]
+    if not ready:
+        term.error(f"no role's plan passed for {host}", hint=f"nothing was changed on {host}")
+        return HostFix("plan-failed", runs)
+    names = ", ".join(run.role for run in ready)
+    if not yes:
+        if not sys.stdin.isatty():
+            term.error("--fix asks before changing anything and there is no terminal to ask",
+                       hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
+            return HostFix("no-terminal", runs)
+        answer = input(f"Apply roles {names} on {host}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            say(f"--fix: nothing was changed on {host}")
+            return HostFix("declined", runs)
+    for run in ready:
+        result = playbook(run.role, check=False)
+        run.applied, run.changed = True, result.changed
+        if result.code != 0:
+            run.error = result.error()
+            term.error(f"role {run.role} failed on {host}: {run.error}",
+                       hint="its output is above; the other roles still run")  # fmt: skip
+    done = HostFix("applied", runs)
+    say(f"--fix: {host} changed={done.changed if done.changed is not None else 'unknown'}")
+    return done
+
+
+def worst_by_check(report: Report) -> dict[str, Finding]:
+    worst: dict[str, Finding] = {}
+    for finding in report.findings:
+        current = worst.get(finding.check)
+        if current is None or SEVERITY.index(finding.status) < SEVERITY.index(current.status):
+            worst[finding.check] = finding
+    return worst
+
+
 def before_after(before: Report, after: Report) -> list[tuple[str, str, str]]:
     """(check, worst status before, worst status after) for every check whose status moved."""
-
-    def worst_by_check(report: Report) -> dict[str, str]:
-        statuses: dict[str, list[str]] = {}
-        for finding in report.findings:
-            statuses.setdefault(finding.check, []).append(finding.status)
-        return {check: worst_of(found) for check, found in statuses.items()}
-
-    old, new = worst_by_check(before), worst_by_check(after)
+    old = {check: f.status for check, f in worst_by_check(before).items()}
+    new = {check: f.status for check, f in worst_by_check(after).items()}
     return [
         (check, old.get(check, "-"), new.get(check, "-"))
         for check in dict.fromkeys([*old, *new])
         if old.get(check) != new.get(check)
     ]
+
+
+def verdicts(
+    before: Report, the_plan: Plan, fixed: HostFix | None, after: Report | None
+) -> list[dict[str, Any]]:
+    """Per finding that has a remedy: fixed, failed (why), left out (the user's role filter),
+    no automatic fix, or not applied (declined, no terminal)."""
+    runs = {run.role: run for run in (fixed.runs if fixed else [])}
+    # After the fix: the problems each role still has to answer for, per check (a check's
+    # other findings, e.g. one no role fixes, do not make this finding's role fail).
+    remaining: dict[tuple[str, str | None], Finding] = {}
+    for found in after.findings if after is not None else []:
+        if found.status in PROBLEMS:
+            role = found.remedy.role if found.remedy else None
+            remaining.setdefault((found.check, role), found)
+    left_out = {id(f) for f in the_plan.left_out}
+    rows = []
+    for finding in before.findings:
+        remedy = finding.remedy
+        if remedy is None:
+            continue
+        row = {"check": finding.check, "summary": finding.summary, "role": remedy.role,
+               "why": None}  # fmt: skip
+        run = runs.get(remedy.role or "")
+        still = remaining.get((finding.check, remedy.role))
+        if remedy.role is None:
+            row["verdict"] = NO_AUTOMATIC_FIX
+        elif id(finding) in left_out:
+            row["verdict"] = LEFT_OUT
+            row["why"] = f"--fix {','.join(the_plan.only or [])} leaves out role {remedy.role}"
+        elif run is not None and run.plan_error:
+            row["verdict"], row["why"] = FAILED, f"the plan of role {remedy.role}: {run.plan_error}"
+        elif run is None or not run.applied:
+            row["verdict"] = NOT_APPLIED
+        elif run.error:
+            row["verdict"], row["why"] = FAILED, f"role {remedy.role}: {run.error}"
+        elif still is None:
+            row["verdict"] = FIXED
+        else:
+            row["verdict"] = FAILED
+            row["why"] = f"still {still.status} after role {remedy.role}: {still.summary}"
+        rows.append(row)
+    return rows
+
+
+def say_verdicts(say: Callable[[str], None], host: str, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    say(f"--fix summary for {host}:")
+    for row in rows:
+        role = f" ({row['role']})" if row["role"] else ""
+        why = f": {row['why']}" if row["why"] else ""
+        say(f"  {row['check']}: {row['verdict']}{role}{why}")
 
 
 @dataclass
@@ -243,9 +452,12 @@ class Outcome:
     host: str
     before: Report | None = None
     plan: Plan | None = None
-    applied: bool = False  # the playbook ran for real
-    changed: int | None = None  # the recap's changed count
+    fixed: HostFix | None = None
     after: Report | None = None
+
+    @property
+    def applied(self) -> bool:
+        return bool(self.fixed and any(run.applied for run in self.fixed.runs))
 
     def as_dict(self, exit_code: int) -> dict[str, Any]:
         plan = self.plan
@@ -259,9 +471,14 @@ class Outcome:
                 "fixes": plan.fixed_by,
                 "vars": plan.variables,
                 "manual": [{"check": f.check, "summary": f.summary} for f in plan.manual],
+                "left_out": [{"check": f.check, "summary": f.summary, "role": f.remedy.role}
+                             for f in plan.left_out],
             },
+            "roles": [run.as_dict() for run in self.fixed.runs] if self.fixed else [],
             "applied": self.applied,
-            "changed": self.changed,
+            "changed": self.fixed.changed if self.fixed else None,
+            "findings": verdicts(self.before, plan, self.fixed, self.after)
+            if self.before and plan else [],
             "moved": [
                 {"check": check, "before": old, "after": new}
                 for check, old, new in before_after(self.before, self.after)
@@ -269,3 +486,60 @@ class Outcome:
             "before": self.before.as_dict() if self.before else None,
             "after": self.after.as_dict() if self.after else None,
         }  # fmt: skip
+
+
+def fix_one(
+    term: Terminal,
+    setup: Setup,
+    examine: Callable[[], Report | int],
+    *,
+    host: str | None,
+    identity: str | None,
+    python: str,
+    yes: bool,
+    as_json: bool,
+) -> int:
+    """`doctor --fix` on this machine or --host: the doctor, the plan and the roles (fix_host),
+    the doctor again (before -> after) and the summary per finding. Every refusal comes
+    before the first change. With --json the progress goes to stderr and stdout gets one
+    document (docs/json.md) at the end. `examine` runs the doctor (an exit code when the
+    target cannot be opened)."""
+    say = term.note if as_json else term.line
+    outcome = Outcome(host=host or "localhost")
+
+    def finish(exit_code: int) -> int:
+        if outcome.before is not None and outcome.plan is not None:
+            rows = verdicts(outcome.before, outcome.plan, outcome.fixed, outcome.after)
+            say_verdicts(say, outcome.host, rows)
+        if as_json:
+            term.json(outcome.as_dict(exit_code))
+        return exit_code
+
+    before = examine()
+    if isinstance(before, int):
+        return before
+    outcome.before = before
+    if not as_json:
+        term.findings(before.as_dict())
+    if not before.reached:
+        return finish(before.exit_code)
+    the_plan = outcome.plan = plan(before, setup.known_roles, setup.only)
+    platform = before.results.get("platform")
+    as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
+    variables = host_variables(before, python, the_plan, setup, connection_is_root=as_root)
+    fixed = outcome.fixed = fix_host(
+        term, say, setup, Connection(host, identity), the_plan, variables, outcome.host, yes=yes,
+        ask_become_pass=not as_root and sys.stdin.isatty(),
+    )  # fmt: skip
+    if fixed.status != "applied":
+        exit_codes = {"plan-failed": EXIT_FAILED, "no-terminal": EXIT_USAGE}
+        return finish(exit_codes.get(fixed.status, before.exit_code))
+    after = examine()
+    if isinstance(after, int):
+        return finish(after)
+    outcome.after = after
+    if not as_json:
+        term.findings(after.as_dict())
+    for check, old, new in before_after(before, after):
+        say(f"{check}: {old} -> {new}")
+    return finish(after.exit_code)

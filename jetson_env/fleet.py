@@ -27,11 +27,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection
+from jetson_env import collection, fixing
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
+from jetson_env.exit_codes import EXIT_USAGE
 from jetson_env.findings import SEVERITY, SKIP, UNHEALTHY
 from jetson_env.matrix import Matrix
 from jetson_env.probing import (
@@ -49,6 +50,9 @@ from jetson_env.targets import (
     framed,
     launch_command,
 )
+
+if TYPE_CHECKING:
+    from jetson_env.terminal import Terminal
 
 SCHEMA = 1
 UNREACHABLE = "unreachable"
@@ -303,6 +307,52 @@ def run(
             report = _with_remedy(report, INTERPRETER_REMEDY)
         reports[host] = report
     return FleetReport(inventory, limit, reports)
+
+
+def fix(
+    term: Terminal,
+    setup: fixing.Setup,
+    before: FleetReport,
+    matrix: Matrix,
+    checks: list[Check],
+    *,
+    yes: bool,
+    timeout: float | None = None,
+    forks: int | None = None,
+) -> FleetReport | int:
+    """`doctor -i INVENTORY --fix`: for each reached host that a role can fix, --fix's flow
+    for one host (fixing.fix_host: each role's plan, the question, the roles) with the
+    inventory's connection, become and Ansible interpreter, the roles installing into the
+    Python the probes ran in (jetson_facts_python); hosts not reached are named and left.
+    Then the doctor again on the hosts it changed: the fleet after, or an exit code for a
+    refusal (which comes before any change)."""
+    term.fleet(before.as_dict())
+    applied: dict[str, tuple[fixing.Plan, fixing.HostFix]] = {}
+    for host, report in before.ordered:
+        if not report.reached:
+            term.line(f"--fix: {host} was not reached, nothing to fix there")
+            continue
+        the_plan = fixing.plan(report, setup.known_roles, setup.only)
+        variables = fixing.host_variables(report, "python3", the_plan, setup)
+        connection = fixing.InventoryHost(before.inventory, host)
+        fixed = fixing.fix_host(term, term.line, setup, connection, the_plan, variables, host,
+                                yes=yes)  # fmt: skip
+        if fixed.status == "no-terminal":
+            return EXIT_USAGE
+        if fixed.status == "applied":
+            applied[host] = (the_plan, fixed)
+        else:
+            fixing.say_verdicts(term.line, host, fixing.verdicts(report, the_plan, fixed, None))
+    if not applied:
+        return before
+    with term.progress() as progress:
+        again = run(before.inventory, ",".join(applied), matrix, checks, timeout, forks, progress)
+    for host, (the_plan, fixed) in applied.items():
+        for check, old, new in fixing.before_after(before.reports[host], again.reports[host]):
+            term.line(f"{host}: {check}: {old} -> {new}")
+        rows = fixing.verdicts(before.reports[host], the_plan, fixed, again.reports[host])
+        fixing.say_verdicts(term.line, host, rows)
+    return FleetReport(before.inventory, before.limit, {**before.reports, **again.reports})
 
 
 def _with_remedy(report: doctor_mod.Report, remedy: str) -> doctor_mod.Report:

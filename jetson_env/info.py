@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from jetson_env.matrix import Matrix, UnknownRelease
-from jetson_env.probing import Unusable, probe_all
 from jetson_env.targets import Target
 
 SCHEMA = 1
-PROBES = ("platform", "cuda")
 
 
 def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> dict[str, Any]:
@@ -63,25 +61,19 @@ def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> 
 
 
 def gather(target: Target, matrix: Matrix, timeout: float | None = None) -> dict[str, Any]:
-    """Run the info probes; a failed probe is reported under `errors`, not raised.
+    """`info` is the doctor with no checks: its probes (platform, cuda), its interpreter and
+    shape errors, its description of the platform. A failed probe is reported under
+    `errors`, not raised; an interpreter that cannot run probes at all is one error,
+    `interpreter`, with what to do under `remedies`."""
+    from jetson_env import doctor  # the doctor describes platforms with describe() above
 
-    An interpreter that cannot run probes at all is one error, `interpreter`, with
-    what to do under `remedies`."""
-    try:
-        results = probe_all(target, PROBES, timeout)
-    except Unusable as exc:
-        return {
-            "schema": SCHEMA,
-            "platform": None,
-            "errors": {"interpreter": str(exc)},
-            "remedies": {"interpreter": exc.remedy},
-        }
-    failed = {name: r.error for name, r in results.items() if not r.ok}
-    if not failed:
-        try:
-            platform = describe(results["platform"].data, results["cuda"].data, matrix)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            failed = {"platform": f"probe 'platform' printed facts of another shape: {exc!r}"}
-    if failed:
+    report = doctor.run(target, matrix, [], timeout)
+    if not report.reached:
+        (finding,) = report.findings
+        remedy = finding.remedy.shell if finding.remedy else None
+        return {"schema": SCHEMA, "platform": None, "errors": {"interpreter": finding.summary},
+                "remedies": {"interpreter": remedy} if remedy else {}}  # fmt: skip
+    failed = {name: r.error or "no result" for name, r in report.results.items() if not r.ok}
+    if failed or report.platform is None:
         return {"schema": SCHEMA, "platform": None, "errors": failed, "remedies": {}}
-    return {"schema": SCHEMA, "platform": platform, "errors": {}, "remedies": {}}
+    return {"schema": SCHEMA, "platform": report.platform, "errors": {}, "remedies": {}}

@@ -104,14 +104,35 @@ class Facts:
 
     @property
     def externally_managed(self) -> bool:
-        return bool(self.data("pymodules").get("python", {}).get("externally_managed"))
+        """PEP 668's marker applies to the interpreter itself, never inside a venv (pip's rule)."""
+        python = self.data("pymodules").get("python", {})
+        return bool(python.get("externally_managed")) and not python.get("in_venv", False)
 
-    def pip_install(self, *requirements: str, extra: str = "") -> str:
+    @property
+    def needs_sudo_to_install(self) -> bool:
+        """Not root and its site-packages is not this user's to write (the system Python, a
+        venv root made); older probes did not say: then the system Python needs sudo."""
+        if self.is_root:
+            return False
+        writable = self.data("pymodules").get("python", {}).get("site_packages_writable")
+        return not writable if writable is not None else self.system_python
+
+    def as_installer(self, command: str) -> str:
+        """`command` run as the one who can write the interpreter's site-packages."""
+        return self.sudo(command) if self.needs_sudo_to_install else command
+
+    def pip_install(self, *requirements: str, extra: str = "", env: tuple[str, ...] = ()) -> str:
+        """The one pip policy, the roles' (docs/playbook.md, "pip"): the target interpreter's
+        own pip (`python -m pip`), never --user; sudo only where this user cannot write its
+        site-packages (the system Python, a venv root made; a venv of one's own: none);
+        `--break-system-packages` where the interpreter is externally managed (PEP 668, as
+        NVIDIA's JetPack 7 instructions do; the roles set PIP_BREAK_SYSTEM_PACKAGES). `env`
+        (VAR=value) goes after sudo, which would reset it."""
         args = " ".join(shlex.quote(r) for r in requirements)
-        command = f"{shlex.quote(self.python)} -m pip install {extra + ' ' if extra else ''}{args}"
-        if self.system_python and not self.is_root:
-            command += " --user"
-        return command
+        options = [*([extra] if extra else []),
+                   *(["--break-system-packages"] if self.externally_managed else [])]  # fmt: skip
+        command = f"{shlex.quote(self.python)} -m pip install {' '.join([*options, args])}"
+        return self.as_installer(f"env {' '.join(env)} {command}" if env else command)
 
     def shell_setting(self, variable: str, value: str, login_scripts: list[str]) -> Remedy:
         """Make `variable` include `value` for every user: a new shell if a login script already
@@ -160,14 +181,10 @@ class Facts:
         return self.sudo("apt-get update") + " && " + self.apt_install(*packages)
 
     def python_base_install(self, requirement: str) -> Remedy:
-        """pip, as the python_base role installs its packages: as root for the system Python,
-        past PEP 668's refusal (the role sets PIP_BREAK_SYSTEM_PACKAGES)."""
-        command = f"{shlex.quote(self.python)} -m pip install {shlex.quote(requirement)}"
-        if self.system_python:
-            if self.externally_managed:
-                command = f"env PIP_BREAK_SYSTEM_PACKAGES=1 {command}"
-            command = self.sudo(command)
-        return Remedy(command, "python_base", (("ansible_python_interpreter", self.python),))
+        """pip, as the python_base role installs its packages (the pip policy), into the
+        Python the doctor probed (the role's jetson_facts_python)."""
+        return Remedy(self.pip_install(requirement), "python_base",
+                      (("jetson_facts_python", self.python),))  # fmt: skip
 
     @property
     def cuda_root(self) -> str:

@@ -27,8 +27,7 @@ def install_remedy(facts: Facts) -> str:
         env.append(f"PATH={shell_word(root + '/bin')}:$PATH")
     if cuda.get("cuda_h_reachable") is False:
         env.append(f"CPATH={shell_word(root + '/include')}")
-    prefix = " ".join(env) + " " if env else ""
-    return prefix + facts.pip_install(version)
+    return facts.pip_install(version, env=tuple(env))
 
 
 def run(facts: Facts) -> list[Finding]:

@@ -20,8 +20,7 @@ def install_remedy(facts: Facts) -> str:
     if not facts.is_jetson:
         # setup.py hard-codes TensorRT's aarch64 dirs ("/usr/include/aarch64-linux-gnu").
         steps.append("sed -i 's/aarch64-linux-gnu/x86_64-linux-gnu/g' setup.py")
-    user = "" if facts.is_root or not facts.system_python else " --user"
-    steps.append(f"{python} setup.py install --plugins{user}")
+    steps.append(facts.as_installer(f"{python} setup.py install --plugins"))
     return " && ".join(steps)
 
 

@@ -48,7 +48,9 @@ def install_remedy(facts: Facts, torch: dict) -> str:
         return (
             f"git clone --depth 1 --branch v{tag} https://github.com/pytorch/vision torchvision-src"
             f" && cd torchvision-src && FORCE_CUDA=1 TORCH_CUDA_ARCH_LIST={shlex.quote(arch)}"
-            f" BUILD_VERSION={tag} MAX_JOBS=2 {python} setup.py install --user && cd .."
+            f" BUILD_VERSION={tag} MAX_JOBS=2 "
+            + facts.as_installer(f"{python} setup.py install")
+            + " && cd .."
         )
     if torch.get("importable") and not torch.get("cuda_build"):
         return facts.pip_install(f"torchvision=={paired}.*", extra=f"--index-url {CPU_INDEX}")

@@ -45,6 +45,8 @@ def collect():
             "externally_managed": os.path.exists(
                 os.path.join(sysconfig.get_paths()["stdlib"], "EXTERNALLY-MANAGED")
             ),
+            # Whether this user can install into it without sudo (the pip policy's sudo).
+            "site_packages_writable": os.access(sysconfig.get_paths()["purelib"], os.W_OK),
         },
         "modules": {name: inspect(name) for name in MODULES},
     }

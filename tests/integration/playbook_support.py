@@ -100,18 +100,22 @@ def pip_version(host: Host, name: str) -> str | None:
     return result.stdout.strip() if result.returncode == 0 else None
 
 
-def paths_changed_since(host: Host, marker: str) -> set[str]:
+def paths_changed_since(host: Host, marker: str, user: str | None = None) -> set[str]:
     """Paths on the host's root file system modified after `marker` was touched.
 
     Ansible's own temporary folders (/root/.ansible, /tmp) are left out: every task
-    creates and removes one there.
+    creates and removes one there. With `user` (Ansible's remote user, becoming root), that
+    user's ~/.ansible, pip's cache of root and sudo's log are left out too.
     """
-    result = host.exec(
-        ["find", "/", "-xdev",
-         "(", "-path", "/proc", "-o", "-path", "/root/.ansible", "-o", "-path", "/tmp", ")",
-         "-prune", "-o", "-newer", marker, "-print"],
-    )  # fmt: skip
-    return set(result.stdout.splitlines()) - {"/root", "/tmp"}
+    prune = ["/proc", "/root/.ansible", "/tmp"]
+    ignored = {"/root", "/tmp"}
+    if user:
+        prune += [f"/home/{user}/.ansible", "/root/.cache"]
+        ignored |= {f"/home/{user}", "/var/log", "/var/log/sudo.log"}
+    pruned = [arg for path in prune for arg in ("-o", "-path", path)][1:]
+    result = host.exec(["find", "/", "-xdev", "(", *pruned, ")", "-prune", "-o", "-newer", marker,
+                        "-print"])  # fmt: skip
+    return set(result.stdout.splitlines()) - ignored
 
 
 def source_archive(source: Path, top: str, dest: Path) -> Path:

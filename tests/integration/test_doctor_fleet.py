@@ -327,6 +327,7 @@ def test_fix_across_the_fleet(tmp_path: Path):
         inventory = "fleet.yml"  # as the user gave it: Ansible runs in the user's folder
         playbook = "jetson_env.jetson.provision"
         assert f"ansible-playbook {playbook} -i {inventory} --limit fixme " in fixed.stderr
+        assert "termcolor: fixed (python_base)" in fixed.stdout  # the summary per finding
         assert "--limit down" not in fixed.stderr
         assert fixed.stdout.splitlines()[-1] == (
             "UNREACHABLE: 2 hosts, 1 unreachable, 1 ok (exit code 3)"

@@ -345,6 +345,9 @@ def test_docker_restart_failure_restores_daemon_json(
     before = b'{\n    "data-root": "/srv/docker",\n    "runtimes": {}\n}\n'
     (work / "daemon.json").write_bytes(before)
     x86_a.copy_in(work / "daemon.json", DAEMON_JSON)
+    # Docker's engine is installed (a stand-in dockerd): the role restarts what it finds.
+    x86_a.exec(["sh", "-c", "printf '#!/bin/sh\\nexit 1\\n' >/usr/local/bin/dockerd && "
+                "chmod 755 /usr/local/bin/dockerd"])  # fmt: skip
     failing_restart = ["sh", "-c", "echo 'Job for docker.service failed' >&2; exit 1"]
 
     result = run_playbook(

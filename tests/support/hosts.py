@@ -509,12 +509,17 @@ class Host:
         check: bool = True,
         env: dict[str, str] | None = None,
         timeout: float = 600,
+        user: str | None = None,
     ) -> subprocess.CompletedProcess:
+        """`cmd` in the host, as root or as `user` (in their home, HOME set)."""
+        if user is not None:
+            env = {"HOME": f"/home/{user}", **(env or {})}
         env_args = [
             arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")
         ]
+        as_user = ["--user", user, "--workdir", f"/home/{user}"] if user else []
         result = subprocess.run(
-            ["docker", "exec", *env_args, self.container, *cmd],
+            ["docker", "exec", *env_args, *as_user, self.container, *cmd],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -641,3 +646,88 @@ def wait_for_port(port: int, seconds: float = 30) -> None:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.2)
+
+
+# A lived-in host (issue 24): a machine as users have it, built on a clean host image.
+LIVED_IN_USER = "jetson"  # uid 1000, passwordless sudo
+LIVED_IN_VENV = "/opt/torch-venv"  # root's venv holding a working torch: the roles' target
+LIVED_IN_WHEELHOUSE = "/opt/wheelhouse"  # the host's only package source (pip.conf)
+LIVED_IN_NVCC = '#!/bin/sh\n# my nvcc: the toolkit I use\nexec /usr/local/cuda-12.6/bin/nvcc "$@"\n'
+LIVED_IN_DAEMON_JSON = '{\n  "log-level": "warn",\n  "data-root": "/srv/docker"\n}\n'
+
+
+@dataclass(frozen=True)
+class LivedInImage:
+    """A clean host image (`base_host`) lived in: a non-root user with sudo, PEP 668's marker
+    on the system Python, a root-made venv (LIVED_IN_VENV) with a working torch (`torch_wheel`,
+    or none) and numpy, the user's own /usr/local/bin/nvcc wrapper script, what NVIDIA's CUDA
+    installer leaves (cuda-12.6 under /usr/local, /etc/ld.so.conf.d/cuda-12-6.conf, a
+    /usr/local/cuda link managed by update-alternatives), a daemon.json with other keys, no
+    Docker engine, ansible-core in /opt/jetson-env (the host's own jetson-env can --fix),
+    a wheelhouse with termcolor as pip's only source (/etc/pip.conf: no index), and no apt
+    package lists. Start it with start_lived_in(), its network cut."""
+
+    base_host: str
+    cuda_tar: Path  # deterministic (deterministic_tar): cuda-12.6/
+    torch_wheel: Path | None = None
+    numpy: str = "numpy>=1.26,<3"  # the matrix row's pin, so that it is met
+
+    @cached_property
+    def context(self) -> BuildContext:
+        files = {"cuda.tar": self.cuda_tar.read_bytes(), "nvcc": LIVED_IN_NVCC.encode(),
+                 "daemon.json": LIVED_IN_DAEMON_JSON.encode()}  # fmt: skip
+        machine = HOSTS[self.base_host].machine
+        torch = ""
+        if self.torch_wheel is not None:
+            files[self.torch_wheel.name] = self.torch_wheel.read_bytes()
+            torch = f"/tmp/{self.torch_wheel.name}"
+        lines = [
+            f"FROM {HostImage(HOSTS[self.base_host]).tag}",
+            "COPY . /tmp/",
+            "RUN set -eu; apt-get update -qq;"
+            " DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends sudo;"
+            f" useradd -m -u 1000 -s /bin/bash {LIVED_IN_USER};"
+            f" echo '{LIVED_IN_USER} ALL=(ALL) NOPASSWD:ALL' >/etc/sudoers.d/{LIVED_IN_USER};"
+            f" chmod 0440 /etc/sudoers.d/{LIVED_IN_USER};"
+            " echo 'Defaults logfile=/var/log/sudo.log' >/etc/sudoers.d/log;"
+            " tar -C /usr/local -xf /tmp/cuda.tar; rm -rf /usr/local/cuda;"
+            " update-alternatives --install /usr/local/cuda cuda /usr/local/cuda-12.6 126;"
+            f" echo /usr/local/cuda-12.6/targets/{machine}-linux/lib"
+            " >/etc/ld.so.conf.d/cuda-12-6.conf;"
+            " install -m 0755 /tmp/nvcc /usr/local/bin/nvcc;"
+            " mkdir -p /etc/docker; install -m 0644 /tmp/daemon.json /etc/docker/daemon.json;"
+            " test -e /usr/lib/python3.11/EXTERNALLY-MANAGED;"
+            f" python3 -m venv {LIVED_IN_VENV};"
+            f" {LIVED_IN_VENV}/bin/pip install -q --no-cache-dir {torch} {shlex.quote(self.numpy)};"
+            f" {VENV}/bin/pip install -q --no-cache-dir 'ansible-core>=2.16';"
+            f" {VENV}/bin/pip download -q --no-deps -d {LIVED_IN_WHEELHOUSE} termcolor;"
+            f" printf '[global]\\nno-index = true\\nfind-links = {LIVED_IN_WHEELHOUSE}\\n'"
+            " >/etc/pip.conf;"
+            " rm -f /tmp/*.whl /tmp/cuda.tar; apt-get clean; rm -rf /var/lib/apt/lists/*",
+        ]
+        return BuildContext("\n".join(lines) + "\n", files)
+
+    @property
+    def tag(self) -> str:
+        return f"jetson-env-host:{self.base_host}-lived-in-{self.context.digest}"
+
+    def ensure(self) -> str:
+        return _ensure_image(self.tag, self._build)
+
+    def _build(self) -> None:
+        HostImage(HOSTS[self.base_host]).ensure()
+        self.context.build(self.tag)
+
+
+def start_lived_in(image: LivedInImage, name: str) -> Host:
+    """A container `<prefix><name>` of a lived-in image with its network cut (`--network
+    none`): `docker exec` (and so Ansible's docker connection) still reaches it; nothing on
+    it reaches a package index or mirror."""
+    tag = image.ensure()
+    spec = HostSpec(name, HOSTS[image.base_host].debian_arch)
+    _docker("rm", "--force", spec.container)
+    options = ["--detach", "--network", "none", "--name", spec.container]
+    result = _docker("run", *options, tag, "sleep", "infinity")
+    if result.returncode != 0:
+        raise HostSetupError(f"starting {spec.container} from {tag}: {result.stderr.strip()}")
+    return Host(spec)

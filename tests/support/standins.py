@@ -163,3 +163,45 @@ def build_cusparselt_archive(version: str, machine: str, dest: Path) -> Path:
     with tarfile.open(archive, "w:xz") as tar:
         tar.add(work / top, arcname=top)
     return archive
+
+
+def build_standin_wheel(name: str, version: str, dest: Path) -> Path:
+    """A pure-Python wheel `name`==`version` whose module says STAND-IN: what an offline
+    host's local wheelhouse holds for a requirement the doctor prints (pip installs it
+    like the real one)."""
+    module = name.replace("-", "_").lower()
+    dist = f"{module}-{version}"
+    wheel = dest / f"{dist}-py3-none-any.whl"
+    files = {
+        f"{module}/__init__.py": f'"""STAND-IN for {name}."""\n__version__ = "{version}"\n',
+        f"{dist}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: jetson-env-tests\n"
+        "Root-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    dest.mkdir(parents=True, exist_ok=True)
+    record = []
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            data = text.encode()
+            archive.writestr(zipfile.ZipInfo(path, (1980, 1, 1, 0, 0, 0)), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.append(f"{path},sha256={digest.decode()},{len(data)}")
+        record.append(f"{dist}.dist-info/RECORD,,")
+        info = zipfile.ZipInfo(f"{dist}.dist-info/RECORD", (1980, 1, 1, 0, 0, 0))
+        archive.writestr(info, "\n".join(record) + "\n")
+    return wheel
+
+
+def deterministic_tar(source: Path, top: str, archive: Path) -> Path:
+    """`source` packed as `top`/ with fixed owners and times: the same bytes every time, so
+    an image built from it keeps its hash."""
+
+    def normalised(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "root", "root"
+        return info
+
+    with tarfile.open(archive, "w", format=tarfile.GNU_FORMAT) as tar:
+        for path in sorted([source, *source.rglob("*")]):
+            tar.add(path, arcname=str(Path(top) / path.relative_to(source)), recursive=False,
+                    filter=normalised)  # fmt: skip
+    return archive

@@ -1,10 +1,13 @@
 """--fix's ansible-playbook command: the connection as --host gives it, the variables in a
-file only the user can read (a become password never on argv, so never echoed either)."""
+file only the user can read (a become password never on argv, so never echoed either); the
+plan per role and the summary per finding, without Ansible."""
 
 import json
 import stat
 
-from jetson_env import fixing
+from jetson_env import collection, fixing
+from jetson_env.doctor import Report
+from jetson_env.findings import FAIL, OK, Finding, Remedy
 
 
 def test_an_ipv6_host_with_a_port():
@@ -31,3 +34,68 @@ def test_variables_go_in_a_file_only_the_user_reads():
         assert cmd[cmd.index("-e") + 1] == f"@{path}"
         assert not any("s3cret-pass" in arg for arg in cmd)
     assert not path.exists()
+
+
+ROLES = collection.provision_roles()
+
+
+def finding(check: str, status: str = FAIL, role: str | None = None) -> Finding:
+    remedy = Remedy(f"fix {check}", role) if status != OK else None
+    return Finding(check, "area", status, f"{check} is {status}", (), remedy)
+
+
+def report(*findings: Finding) -> Report:
+    return Report("host", None, list(findings), {})
+
+
+BEFORE = report(finding("termcolor", role="python_base"), finding("cuda", role="cuda_env"),
+                finding("tensorrt-python"), finding("platform", OK))  # fmt: skip
+
+
+def test_the_role_filter_leaves_findings_out_instead_of_calling_them_manual():
+    plan = fixing.plan(BEFORE, ROLES, only=["cuda_env"])
+    assert plan.roles == ["cuda_env"]
+    assert [f.check for f in plan.left_out] == ["termcolor"]
+    assert [f.check for f in plan.manual] == ["tensorrt-python"]
+
+
+def test_each_finding_gets_a_verdict_with_the_reason():
+    plan = fixing.plan(BEFORE, ROLES)
+    runs = [
+        fixing.RoleRun("cuda_env", applied=True, changed=1),
+        fixing.RoleRun("python_base", plan_error="Fetch the apt package lists: offline"),
+    ]
+    # cuda keeps a warning no role fixes (no compiler): cuda_env's own finding is still fixed.
+    after = report(finding("termcolor", role="python_base"), finding("cuda", OK),
+                   finding("cuda", "warn"), finding("tensorrt-python"))  # fmt: skip
+
+    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.HostFix("applied", runs),
+                                                   after)}  # fmt: skip
+
+    assert rows["cuda"]["verdict"] == fixing.FIXED
+    assert rows["termcolor"]["verdict"] == fixing.FAILED
+    assert rows["termcolor"]["why"] == (
+        "the plan of role python_base: Fetch the apt package lists: offline"
+    )
+    assert rows["tensorrt-python"]["verdict"] == fixing.NO_AUTOMATIC_FIX
+    assert "platform" not in rows  # ok: nothing to fix
+
+
+def test_a_role_that_ran_but_did_not_fix_says_what_is_left():
+    plan = fixing.plan(BEFORE, ROLES, only=["cuda_env"])
+    runs = [fixing.RoleRun("cuda_env", applied=True, changed=0)]
+    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.HostFix("applied", runs),
+                                                   BEFORE)}  # fmt: skip
+    assert rows["cuda"]["verdict"] == fixing.FAILED
+    assert rows["cuda"]["why"] == "still fail after role cuda_env: cuda is fail"
+    assert rows["termcolor"]["verdict"] == fixing.LEFT_OUT
+    assert rows["termcolor"]["why"] == "--fix cuda_env leaves out role python_base"
+
+
+def test_the_roles_install_into_the_probed_python_not_ansibles():
+    plan = fixing.plan(BEFORE, ROLES)
+    setup = fixing.Setup(ROLES, None, "ansible-playbook", {"tensorrt_tarball": "/t.tgz"})
+    variables = fixing.host_variables(BEFORE, "/opt/venv/bin/python", plan, setup)
+    assert variables["jetson_facts_python"] == "/opt/venv/bin/python"
+    assert "ansible_python_interpreter" not in variables
+    assert variables["tensorrt_tarball"] == "/t.tgz"

@@ -88,11 +88,12 @@ def test_cuda_remedies_write_the_cuda_env_roles_files():
 def test_termcolor_is_installed_with_pip_as_python_base_does():
     (finding,) = termcolor.run(facts(pymodules=NO_TERMCOLOR))
     assert finding.remedy.shell == (
-        f"sudo env PIP_BREAK_SYSTEM_PACKAGES=1 {SYSTEM_PYTHON} -m pip install termcolor"
+        f"sudo {SYSTEM_PYTHON} -m pip install --break-system-packages termcolor"
     )
+    # The role installs into the Python the doctor probed, not Ansible's interpreter.
     assert finding.as_dict()["playbook"] == {
         "role": "python_base", "tags": ["python_base"],
-        "vars": {"ansible_python_interpreter": SYSTEM_PYTHON},
+        "vars": {"jetson_facts_python": SYSTEM_PYTHON},
     }  # fmt: skip
 
 
@@ -223,3 +224,30 @@ def test_a_missing_csv_list_is_installed_by_docker_runtime_l4t_csv_is_not():
                  "docker_runtime_packages": ["nvidia-container-csv-cudnn"]},
     }  # fmt: skip
     assert l4t.summary.startswith("JetPack 4: l4t.csv missing") and l4t.remedy.role is None
+
+
+@pytest.mark.parametrize(
+    ("python", "uid", "expected"),
+    [
+        # A venv of one's own: its pip, as the user, no sudo, no --user, no PEP 668 flag.
+        ({"executable": "/home/u/venv/bin/python", "in_venv": True, "externally_managed": True,
+          "site_packages_writable": True}, 1000,
+         "/home/u/venv/bin/python -m pip install termcolor"),
+        # A venv root made (/opt): sudo, still no flag (PEP 668 never applies inside a venv).
+        ({"executable": "/opt/venv/bin/python", "in_venv": True, "externally_managed": True,
+          "site_packages_writable": False}, 1000,
+         "sudo /opt/venv/bin/python -m pip install termcolor"),
+        # The system Python without PEP 668's marker (JetPack 4-6): as root, never --user.
+        ({"executable": SYSTEM_PYTHON, "in_venv": False, "externally_managed": False,
+          "site_packages_writable": False}, 1000, f"sudo {SYSTEM_PYTHON} -m pip install termcolor"),
+        # root on an externally managed system Python (JetPack 7, Debian 12): the flag only.
+        ({"executable": SYSTEM_PYTHON, "in_venv": False, "externally_managed": True,
+          "site_packages_writable": True}, 0,
+         f"{SYSTEM_PYTHON} -m pip install --break-system-packages termcolor"),
+    ],
+)  # fmt: skip
+def test_one_pip_policy_for_venvs_system_pythons_root_and_users(python, uid, expected):
+    pymodules = {**NO_TERMCOLOR, "python": python}
+    (finding,) = termcolor.run(facts(pymodules=pymodules, uid=uid, python=python["executable"]))
+    assert finding.remedy.shell == expected
+    assert "--user" not in finding.remedy.shell

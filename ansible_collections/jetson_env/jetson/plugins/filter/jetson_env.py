@@ -19,9 +19,9 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 try:
-    from jetson_env import bundle, matrix, provisioning, wheels
+    from jetson_env import bundle, keeping, matrix, provisioning, wheels
 except ImportError as exc:  # the collection without its Python package
-    bundle = matrix = provisioning = wheels = None
+    bundle = keeping = matrix = provisioning = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -60,6 +60,19 @@ def torchvision_tag(torch_version, matrix_file):
         return provisioning.torchvision_tag_for(_load(matrix_file), str(torch_version))
     except matrix.UnknownRelease as exc:
         raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
+
+
+def torch_probe(_name="torch"):
+    """The doctor's torch probe as one script for `python -c` (jetson_env.keeping)."""
+    _require_package()
+    return keeping.probe_script()
+
+
+def torch_keeping(probe_stdout, matrix_file, platform, cuda, wanted_version, replace_working=False):
+    """Whether the installed torch is kept (jetson_env.keeping.decide, the doctor's own torch
+    check): {"keep", "version", "reason"}."""
+    return keeping.decide(_load(matrix_file), str(probe_stdout), platform, cuda,
+                          str(wanted_version), bool(replace_working))  # fmt: skip
 
 
 def pip_platforms(machine, glibc):
@@ -110,4 +123,6 @@ class FilterModule:
             "plan": plan,
             "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
+            "torch_keeping": torch_keeping,
+            "torch_probe": torch_probe,
         }

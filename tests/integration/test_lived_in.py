@@ -1,0 +1,320 @@
+"""Provisioning and fixing a host as users have it (issue 24), not a pristine image.
+
+The lived-in x86 host (tests/support/hosts.py, LivedInImage) has a non-root user with sudo,
+PEP 668's marker on the system Python, a root-made venv with a working torch (2.13.0, CPU:
+there is no GPU) that is the target interpreter, the user's own /usr/local/bin/nvcc wrapper,
+the files NVIDIA's CUDA installer leaves, a daemon.json with other keys and no Docker
+engine, no apt package lists, and its network cut (`--network none`): the controller's
+files and the host's wheelhouse are the only sources. The matrix's x86 torch is another
+(2.14.1, a CUDA build): the host's working torch is not the matrix's, as on a Jetson whose
+user installed a newer working torch than NVIDIA's.
+
+The playbook reaches it as Ansible users do: the docker connection as the user, become
+(sudo), and the venv as ansible_python_interpreter (issue 24's case 3: apt's tasks must
+still run with the system Python). Roles: jetson_facts, cuda_env, python_base, torch,
+tensorrt (the stand-in tarball, a controller file), docker_runtime; torchvision, pycuda and
+torch2trt are off (no compiler and no network to get one; test_playbook_x86.py builds them).
+Tests run in file order on one host: --check, the run, the second run, the doctor, then the
+doctor's --fix as the user (single host and fleet), and last every pip remedy the doctor
+prints, run as printed.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from playbook_support import (
+    TORCH_WHEEL_X86,
+    paths_changed_since,
+    remove_host,
+    run_playbook,
+    write_inventory,
+)
+from support.ansible_envs import ANSIBLE_ENDS, AnsibleEnd
+from support.hosts import (
+    LIVED_IN_DAEMON_JSON,
+    LIVED_IN_NVCC,
+    LIVED_IN_USER,
+    LIVED_IN_VENV,
+    LIVED_IN_WHEELHOUSE,
+    VENV,
+    Host,
+    LivedInImage,
+    start_lived_in,
+)
+from support.schemas import fix_schema_validator
+from support.standins import (
+    build_cuda_toolkit_archive,
+    build_standin_wheel,
+    build_tensorrt_tarball,
+    deterministic_tar,
+)
+
+from jetson_env import matrix, roles
+
+pytestmark = pytest.mark.hosts
+
+HOST = "livedin"
+SYSTEM_PYTHON = "/usr/bin/python3"
+INSTALLED_TORCH = "2.13.0+cpu"
+MARKER = "/var/tmp/before-run"
+DAEMON_JSON = roles.default("docker_runtime", "daemon_json")
+CUDA_PROFILE = roles.default("cuda_env", "profile_file")
+CHECKS = ("--check", "termcolor", "--check", "cuda", "--check", "torch", "--check", "docker",
+          "--check", "libnvinfer", "--check", "tensorrt-python", "--no-smoke")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LivedIn:
+    host: Host
+    ansible: AnsibleEnd
+    inventory: Path
+    work: Path
+
+
+@pytest.fixture(scope="module")
+def lived_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LivedIn]:
+    work = tmp_path_factory.mktemp("lived-in")
+    toolkit = work / "toolkit"
+    toolkit.mkdir()
+    build_cuda_toolkit_archive(toolkit)
+    cuda_tar = deterministic_tar(toolkit / "cuda-12.6", "cuda-12.6", work / "cuda.tar")
+    image = LivedInImage("x86-debian12", cuda_tar, TORCH_WHEEL_X86)
+    host = start_lived_in(image, HOST)
+    try:
+        host.install_project()
+        tarball = build_tensorrt_tarball("10.3.0", "cp311", work / "trt")
+        common = {
+            "jetson_facts_python": f"{LIVED_IN_VENV}/bin/python",
+            "torch_lock_file": str(work / "jetson-env.lock.yml"),
+            "torch_controller_cache": str(work / "cache" / "torch"),
+            "tensorrt_tarball": str(tarball),
+            "torchvision_enabled": False,
+            "pycuda_enabled": False,
+            "torch2trt_enabled": False,
+        }
+        inventory = write_inventory(work / "inventory.yml", {HOST: {
+            "ansible_host": host.container, "ansible_user": LIVED_IN_USER, "ansible_become": True,
+            # The venv as Ansible's interpreter, as users point the roles at their torch.
+            "ansible_python_interpreter": f"{LIVED_IN_VENV}/bin/python"}}, common)  # fmt: skip
+        yield LivedIn(host, ANSIBLE_ENDS["newest"].ensure(), inventory, work)
+    finally:
+        remove_host(host)
+
+
+def touch_marker(host: Host) -> None:
+    host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
+
+
+def file_text(host: Host, path: str) -> str:
+    return host.exec(["cat", path]).stdout
+
+
+def python_has(host: Host, python: str, module: str) -> bool:
+    return host.exec([python, "-c", f"import {module}"], check=False).returncode == 0
+
+
+def test_check_changes_nothing_and_says_what_it_would_do(lived_in: LivedIn):
+    assert matrix.load().x86.torch.version != INSTALLED_TORCH.split("+")[0]
+    touch_marker(lived_in.host)
+
+    result = run_playbook(lived_in.ansible, lived_in.inventory, check=True)
+
+    assert result.rc == 0, result.messages() or result.stderr[-3000:]
+    messages = json.dumps(result.report)
+    assert "/usr/local/bin/nvcc is not the role's link" in messages  # case 1
+    assert f"torch {INSTALLED_TORCH}" in messages and "kept (torch_replace_working" in messages
+    assert not result.task_hosts("Download the torch wheel")  # case 4: nothing fetched
+    assert not result.task_hosts("Fetch the apt package lists")  # case 3: apt left alone
+    assert paths_changed_since(lived_in.host, MARKER, LIVED_IN_USER) == set()
+
+
+def test_the_run_converges_and_keeps_what_the_user_has(lived_in: LivedIn):
+    host = lived_in.host
+    touch_marker(host)
+
+    result = run_playbook(lived_in.ansible, lived_in.inventory)
+
+    assert result.rc == 0, result.messages() or result.stderr[-3000:]
+    assert file_text(host, "/usr/local/bin/nvcc") == LIVED_IN_NVCC  # the user's wrapper
+    assert host.exec(["ls", "/usr/local/bin"]).stdout.split() == ["nvcc"]  # no backup: no opt-in
+    torch = host.exec(
+        [f"{LIVED_IN_VENV}/bin/python", "-c", "import torch; print(torch.__version__)"]
+    )
+    assert torch.stdout.strip() == INSTALLED_TORCH
+    daemon = json.loads(file_text(host, DAEMON_JSON))
+    assert daemon["log-level"] == "warn" and daemon["data-root"] == "/srv/docker"
+    assert "nvidia" in daemon["runtimes"]
+    backups = host.exec(["sh", "-c", f"ls {DAEMON_JSON}.*~"]).stdout.split()
+    assert [file_text(host, b) for b in backups] == [LIVED_IN_DAEMON_JSON]
+    # The stack went into the venv, not the system Python, and apt was never run.
+    assert python_has(host, f"{LIVED_IN_VENV}/bin/python", "termcolor")
+    assert not python_has(host, SYSTEM_PYTHON, "termcolor")
+    assert host.exec(["find", "/var/lib/apt/lists", "-name", "*_Packages*"]).stdout == ""
+    changed = paths_changed_since(host, MARKER, LIVED_IN_USER)
+    assert "/usr/local/bin/nvcc" not in changed and "/usr/local/cuda" not in changed
+    assert "/etc/ld.so.conf.d/cuda-12-6.conf" not in changed  # NVIDIA's file stays
+    assert CUDA_PROFILE in changed
+
+    again = run_playbook(lived_in.ansible, lived_in.inventory)
+    assert again.rc == 0 and again.changed(HOST) == 0, again.changed_tasks(HOST)
+
+
+def test_replacing_the_users_nvcc_needs_the_opt_in_and_keeps_a_backup(lived_in: LivedIn):
+    host = lived_in.host
+    result = run_playbook(lived_in.ansible, lived_in.inventory, "--tags", "cuda_env",
+                          extra_vars={"cuda_env_replace_nvcc": True})  # fmt: skip
+    try:
+        assert result.rc == 0, result.messages()
+        link = host.exec(["readlink", "/usr/local/bin/nvcc"]).stdout.strip()
+        assert link.endswith("/bin/nvcc") and link.startswith("/usr/local/cuda")
+        assert file_text(host, "/usr/local/bin/nvcc.jetson-env-backup") == LIVED_IN_NVCC
+    finally:  # the user's wrapper back, as the rest of the module expects
+        host.exec(["sh", "-c", "mv /usr/local/bin/nvcc.jetson-env-backup /usr/local/bin/nvcc"])
+
+
+def doctor(host: Host, *args: str, python: str = f"{LIVED_IN_VENV}/bin/python"):
+    """The host's own jetson-env, as the non-root user, from their home."""
+    return host.exec([f"{VENV}/bin/jetson-env", "--no-color", "doctor", "--python", python,
+                      *args], check=False, timeout=900, user=LIVED_IN_USER)  # fmt: skip
+
+
+def worst(report: dict) -> dict[str, str]:
+    order = ("crash", "fail", "warn", "ok", "skip")
+    statuses: dict[str, str] = {}
+    for finding in report["findings"]:
+        current = statuses.get(finding["check"])
+        if current is None or order.index(finding["status"]) < order.index(current):
+            statuses[finding["check"]] = finding["status"]
+    return statuses
+
+
+def test_the_doctor_agrees_afterwards(lived_in: LivedIn):
+    proc = doctor(lived_in.host, "--json", *CHECKS)
+    report = json.loads(proc.stdout)
+    statuses = worst(report)
+    assert statuses["termcolor"] == "ok"
+    assert statuses["torch"] in ("ok", "warn")  # a CPU torch where there is no GPU: kept
+    assert statuses["libnvinfer"] == "ok" and statuses["tensorrt-python"] == "ok", report
+    assert statuses["cuda"] in ("ok", "warn"), report
+    assert statuses["docker"] != "fail", report
+
+
+def break_termcolor(host: Host) -> None:
+    host.exec([f"{LIVED_IN_VENV}/bin/python", "-m", "pip", "uninstall", "-y", "-q", "termcolor"])
+
+
+def test_fix_repairs_the_venv_it_probed_as_the_user(lived_in: LivedIn):
+    """Issue 28's first bug: --python VENV --fix must install into that venv."""
+    host = lived_in.host
+    break_termcolor(host)
+
+    proc = doctor(host, "--fix", "--yes", "--json", *CHECKS)
+
+    document = json.loads(proc.stdout)
+    fix_schema_validator().validate(document)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "python_base" in document["plan"]["roles"]
+    assert {"check": "termcolor", "before": "fail", "after": "ok"} in document["moved"]
+    (row,) = [r for r in document["findings"] if r["check"] == "termcolor"]
+    assert row["verdict"] == "fixed" and row["role"] == "python_base"
+    assert python_has(host, f"{LIVED_IN_VENV}/bin/python", "termcolor")
+    assert not python_has(host, SYSTEM_PYTHON, "termcolor")
+    assert "ansible_python_interpreter" not in proc.stderr  # Ansible keeps its own
+
+
+def test_fix_role_by_role_summary_per_finding(lived_in: LivedIn):
+    """Issue 24's case 5: a role whose plan fails is reported, the others still apply; a
+    role left out by --fix ROLE is said to be left out, not "no automatic fix"."""
+    host = lived_in.host
+    break_termcolor(host)
+    host.exec(["rm", CUDA_PROFILE])
+
+    only_cuda = doctor(host, "--fix", "cuda_env", "--yes", *CHECKS)
+
+    assert "termcolor: left out (python_base)" in only_cuda.stdout, only_cuda.stdout
+    assert "cuda: fixed (cuda_env)" in only_cuda.stdout
+    assert "no automatic fix for termcolor" not in only_cuda.stdout
+    host.exec(["rm", CUDA_PROFILE])
+
+    # python_base's plan fails (a wanted apt package, no package lists, no network).
+    failing = json.dumps({"python_base_apt_packages": ["libopenblas-dev"]})
+    both = doctor(host, "--fix", "--yes", "--json", "--playbook-vars", failing, *CHECKS)
+
+    document = json.loads(both.stdout)
+    runs = {run["role"]: run for run in document["roles"]}
+    assert runs["python_base"]["plan_error"] and not runs["python_base"]["applied"]
+    assert runs["cuda_env"]["applied"] and runs["cuda_env"]["error"] is None
+    # A check can have several findings (cuda: also "no C compiler", which no role fixes).
+    verdicts = {(row["check"], row["role"]): row for row in document["findings"]}
+    assert verdicts[("cuda", "cuda_env")]["verdict"] == "fixed"
+    assert verdicts[("termcolor", "python_base")]["verdict"] == "failed"
+    why = verdicts[("termcolor", "python_base")]["why"]
+    assert "the plan of role python_base" in why and "lacks the apt packages libopenblas-dev" in why
+    assert both.returncode == 1  # termcolor still fails
+    assert host.exec(["test", "-e", CUDA_PROFILE], check=False).returncode == 0
+
+
+def test_fleet_fix_keeps_the_users_ansible_cfg_and_the_venv(lived_in: LivedIn, tmp_path: Path):
+    """Issue 28's bugs on a fleet: the user's ansible.cfg (remote_user) applies to --fix as to
+    the doctor, and the roles install into the inventory interpreter's venv."""
+    host = lived_in.host
+    break_termcolor(host)
+    host.exec(["truncate", "-s", "0", "/var/log/sudo.log"])
+    (tmp_path / "ansible.cfg").write_text(f"[defaults]\nremote_user = {LIVED_IN_USER}\n")
+    inventory = yaml.safe_load(lived_in.inventory.read_text())
+    del inventory["all"]["hosts"][HOST]["ansible_user"]  # from ansible.cfg only
+    del inventory["all"]["vars"]["jetson_facts_python"]  # --fix derives it from the probes
+    (tmp_path / "fleet.yml").write_text(yaml.safe_dump(inventory))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    cli = Path(sys.executable).parent / "jetson-env"
+
+    proc = subprocess.run(
+        [str(cli), "--no-color", "doctor", "-i", "fleet.yml", "--fix", "--yes", "--check",
+         "termcolor", "--no-smoke"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200, check=False,
+    )  # fmt: skip
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert f"{HOST}: termcolor: fail -> ok" in proc.stdout
+    assert "termcolor: fixed (python_base)" in proc.stdout
+    assert python_has(host, f"{LIVED_IN_VENV}/bin/python", "termcolor")
+    assert not python_has(host, SYSTEM_PYTHON, "termcolor")
+    sudo_log = file_text(host, "/var/log/sudo.log")
+    assert f"{LIVED_IN_USER} : " in sudo_log and "root : " not in sudo_log
+
+
+def pip_remedies(report: dict) -> list[str]:
+    return [fix["command"] for fix in report["fixes"] if " -m pip install " in fix["command"]]
+
+
+def test_every_pip_remedy_runs_as_printed_as_the_user(lived_in: LivedIn, tmp_path: Path):
+    """One pip policy: what the doctor prints for the venv and for the externally managed
+    system Python works, literally, for the non-root user (no externally-managed-environment,
+    no permission error); the host's wheelhouse (its pip.conf) holds what they name."""
+    host = lived_in.host
+    break_termcolor(host)
+    remedies = []
+    for python in (f"{LIVED_IN_VENV}/bin/python", SYSTEM_PYTHON):
+        report = json.loads(doctor(host, "--json", "--no-smoke", python=python).stdout)
+        remedies += pip_remedies(report)
+    assert any("--break-system-packages" in r for r in remedies), remedies  # PEP 668
+    assert not any("--user" in r for r in remedies), remedies
+    for remedy in remedies:
+        for word in shlex.split(remedy.split(" -m pip install ", 1)[1]):
+            if "==" in word and not word.startswith("-"):
+                name, version = word.split("==")
+                wheel = build_standin_wheel(name, version.rstrip(".*"), tmp_path)
+                host.copy_in(wheel, f"{LIVED_IN_WHEELHOUSE}/{wheel.name}")
+
+    for remedy in remedies:
+        done = host.exec(["sh", "-c", remedy], check=False, user=LIVED_IN_USER, timeout=900)
+        assert done.returncode == 0, f"{remedy}\n{done.stdout}\n{done.stderr}"
+        assert "externally-managed-environment" not in done.stderr
