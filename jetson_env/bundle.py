@@ -941,10 +941,15 @@ def make(
             write_manifest(directory, manifest)
             write_index(directory, manifest)
             raise refused[0]
-        for fetch in batch:  # already there: the target uses it too
+        for fetch in batch:  # already there, or fetched once for several: they use it too
             entry = manifest["artifacts"].get(fetch.dest)
-            if entry is not None and fetch.target not in entry["targets"]:
+            if entry is None:
+                continue
+            if fetch.target not in entry["targets"]:
                 entry["targets"].append(fetch.target)
+            roles = entry.setdefault("roles", [entry["role"]])
+            if fetch.role not in roles:
+                roles.append(fetch.role)
 
     run(fetches)
     # torch's dependencies, for the torch wheels now in the bundle (a URL wheel's are only
@@ -953,7 +958,7 @@ def make(
     for target in targets:
         for path, entry in list(manifest["artifacts"].items()):
             if (
-                entry["role"] == "torch"
+                "torch" in entry_roles(entry)
                 and Path(path).name.startswith("torch-")
                 and target.key in entry["targets"]
             ):
@@ -1050,6 +1055,13 @@ def _plan_fetches(directory: Path, manifest: dict[str, Any], batch: list[Fetch])
     return list(todo.values())
 
 
+def entry_roles(entry: dict[str, Any]) -> list[str]:
+    """Every role an artifact is for: a wheel pycuda's build and torchvision's both need
+    (setuptools) is fetched once and must reach a host where either role runs. (`role`, the
+    first of them, is all that bundles made before `roles` say.)"""
+    return entry.get("roles") or [entry["role"]]
+
+
 def _record(manifest: dict[str, Any], fetch: Fetch, sha: str, size: int) -> None:
     source = fetch.url
     if source.startswith("file:") and str(CACHE) in urllib.parse.unquote(source):
@@ -1058,6 +1070,7 @@ def _record(manifest: dict[str, Any], fetch: Fetch, sha: str, size: int) -> None
         "sha256": sha,
         "size": size,
         "role": fetch.role,
+        "roles": [fetch.role],
         "what": fetch.what,
         "targets": [fetch.target],
         "source": source,
@@ -1145,9 +1158,11 @@ def host_plan(
     problems = []
     artifacts: dict[str, list[str]] = {}
     for path, entry in sorted(manifest["artifacts"].items()):
-        if key not in entry["targets"] or entry["role"] not in wanted:
+        needed_by = [role for role in entry_roles(entry) if role in wanted]
+        if key not in entry["targets"] or not needed_by:
             continue
-        artifacts.setdefault(entry["role"], []).append(path)
+        for role in needed_by:
+            artifacts.setdefault(role, []).append(path)
         if check_files:
             problem = artifact_problem(directory, path, entry)
             if problem:

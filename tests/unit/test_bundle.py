@@ -329,3 +329,22 @@ def test_provision_refuses_a_folder_that_is_no_bundle(tmp_path: Path):
     proc = jetson_env("provision", "--bundle", tmp_path, "--check")
     assert proc.returncode == 2
     assert "is not a jetson-env bundle" in proc.stderr and "jetson-env bundle" in proc.stderr
+
+
+def test_a_file_two_roles_need_reaches_a_host_that_runs_either(tmp_path: Path):
+    """numpy is python_base's and pycuda's (its build and its runtime): fetched once, it is
+    every such role's, so a host that runs only pycuda gets it too. (Seen on the offline H100:
+    `provision --bundle --tags python_base,pycuda` after a bundle for python_base, torchvision
+    and pycuda had setuptools, which torchvision's build needs too, only as torchvision's;
+    pip's isolated build of pycuda found no setuptools.)"""
+    target = bundle.Target("x86_64", PY, bundle.controller_glibc())
+    result = bundle.make(tmp_path / "b", matrix_mod.load(), [target], ["python_base", "pycuda"])
+    numpy = next(p for p in result.manifest["artifacts"] if p.startswith("pip/numpy-"))
+    assert set(bundle.entry_roles(result.manifest["artifacts"][numpy])) == {"python_base", "pycuda"}
+    glibc = bundle.controller_glibc()
+    facts = ({"machine": "x86_64", "is_jetson": False, "l4t": None},
+             {"major_minor": PY, "version": f"{PY}.0", "libc": glibc})  # fmt: skip
+    plan = bundle.host_plan(tmp_path / "b", *facts, {"pycuda": True})
+    assert plan["error"] is None, plan["error"]
+    names = {bundle.project_of(item["name"]) for item in plan["pip"]}
+    assert {"pycuda", "numpy", "setuptools"} <= names, names
