@@ -515,7 +515,7 @@ def test_an_unverified_repository_stops_the_play_before_any_change(
             sha256=apt_repo.key.binary_sha256, fingerprint=apt_repo.key.fingerprint
         )
         (failure,) = result.failures("orin-badkey")
-        assert failure[0] == f"jetpack_apt : {declared(task)}"
+        assert failure[0] == f"jetson_env.jetson.jetpack_apt : {declared(task)}"
         assert expected in failure[1] and "Nothing was changed." in failure[1], failure
         assert not list(cache.glob("*.gpg"))  # no verified key was kept
         assert paths_changed_since(host, MARKER) == set()

@@ -115,7 +115,7 @@ def test_http_torch_url_is_refused_before_any_change(
     assert result.rc != 0
     assert result.changed("x86") == 0
     assert result.failures("x86") == [
-        (f"torch : {declared('Refuse sources that are not https')}",
+        (f"jetson_env.jetson.torch : {declared('Refuse sources that are not https')}",
          "torch source http://example.org/torch.whl is not https; only https downloads are "
          "allowed. Nothing was changed."),
     ]  # fmt: skip
@@ -136,8 +136,9 @@ def test_http_torchvision_archive_is_refused_before_any_change(
         "Record the sha256 in the lock file on first use: torch wheel"
     )
     assert pip_version(x86_a, "torch") is None
+    refusal = declared("Refuse a source archive URL that is not https")
     assert result.failures("x86") == [
-        (f"torchvision : {declared('Refuse a source archive URL that is not https')}",
+        (f"jetson_env.jetson.torchvision : {refusal}",
          "torchvision_source_archive http://example.org/vision.tar.gz is not https; only https "
          "downloads are allowed. Nothing was changed."),
     ]  # fmt: skip
