@@ -295,6 +295,7 @@ def orin(ansible: AnsibleEnd) -> Iterator[Host]:
     remove_host(host)
 
 
+@pytest.mark.slow  # emulated: minutes on 2 cores; JETSON_ENV_SLOW=1 runs it
 def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     ansible: AnsibleEnd, bundle_dir: Path, orin: Host, work: Path
 ):

@@ -22,7 +22,8 @@ from support.hosts import (
 )
 from support.standins import build_cuda_toolkit_archive, deterministic_tar
 
-pytestmark = pytest.mark.hosts
+# The slow tier (15 minutes of emulation on 2 cores): JETSON_ENV_SLOW=1 runs it.
+pytestmark = [pytest.mark.hosts, pytest.mark.slow]
 
 HOST = "livedin-orin"
 MARKER = "/var/tmp/before-run"
