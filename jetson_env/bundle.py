@@ -9,7 +9,11 @@ A bundle folder holds:
   and the apt packages each target needs with the line that downloads them;
 - `pip/`: wheels and sdists; `simple/` is a PEP 503 index of them (pip's `--index-url
   file://DIR/simple` or `--find-links DIR/pip`);
-- `files/`: source archives and tarballs (torchvision, torch2trt, cuSPARSELt, TensorRT).
+- `files/`: source archives and tarballs (torchvision, torch2trt, cuSPARSELt, TensorRT);
+- `apt/<distribution>-<arch>/`: a flat apt repository of the .debs the roles install, with
+  their dependencies, where the controller's own apt mirrors serve the target's
+  distribution (jetson_env.apt_repository); otherwise the manifest lists the packages and
+  the `apt-get download` line to run on a connected machine of that distribution.
 
 pip resolves what each target installs (`pip install --dry-run --report` with the target's
 wheel tags, its Python and `--only-binary=:all:`, through pip's own configured indexes),
@@ -43,7 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jetson_env import wheels
+from jetson_env import apt_repository, wheels
+from jetson_env import roles as role_defaults
 from jetson_env.matrix import Matrix, normalize_l4t
 
 MANIFEST = "manifest.json"
@@ -78,6 +83,7 @@ class Target:
     python: str  # "3.11"
     glibc: str  # "2.36"
     l4t: str = ""  # "36.4.3"; "" = the x86 profile
+    distribution: str = ""  # "debian/bookworm": which apt repository fits; "" = unknown
 
     @property
     def key(self) -> str:
@@ -91,7 +97,8 @@ class Target:
     def bundle_args(self) -> str:
         """The `jetson-env bundle` arguments that add this target."""
         row = f"--l4t R{self.l4t}" if self.l4t else "--x86"
-        return f"{row} --python {self.python} --glibc {self.glibc}"
+        distribution = f" --distribution {self.distribution}" if self.distribution else ""
+        return f"{row} --python {self.python} --glibc {self.glibc}{distribution}"
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -99,6 +106,7 @@ class Target:
             "python": self.python,
             "glibc": self.glibc,
             "l4t": self.l4t,
+            "distribution": self.distribution,
             "args": self.bundle_args(),
         }
 
@@ -109,14 +117,25 @@ def controller_glibc() -> str:
 
 
 def targets_from_args(
-    matrix: Matrix, l4ts: Iterable[str], x86: bool, python: str | None, glibc: str | None
+    matrix: Matrix,
+    l4ts: Iterable[str],
+    x86: bool,
+    python: str | None,
+    glibc: str | None,
+    distribution: str | None = None,
 ) -> list[Target]:
     """Targets from `--l4t R36.4.3 ... --x86 --python 3.12 --glibc 2.39`: a Jetson target
-    takes its row's Python and Ubuntu's glibc unless given; x86 the controller's."""
+    takes its row's Python, Ubuntu's glibc and Ubuntu release unless given; x86 the
+    controller's."""
     if python and not re.fullmatch(r"3\.\d{1,2}", python):
         raise BundleError(f"--python {python!r} is not a Python version like 3.12")
     if glibc and not re.fullmatch(r"2\.\d{1,2}", glibc):
         raise BundleError(f"--glibc {glibc!r} is not a glibc version like 2.39")
+    if distribution and not apt_repository.DISTRIBUTION.fullmatch(distribution):
+        raise BundleError(
+            f"--distribution {distribution!r} is not ID/CODENAME like debian/bookworm "
+            "(os-release's ID and VERSION_CODENAME)"
+        )
     targets = []
     for l4t in l4ts:
         release = matrix.release(l4t)  # UnknownRelease lists the supported ones
@@ -126,11 +145,24 @@ def targets_from_args(
                 python or release.python,
                 glibc or UBUNTU_GLIBC.get(release.ubuntu, "2.17"),
                 normalize_l4t(release.l4t),
+                distribution
+                or (
+                    f"ubuntu/{apt_repository.UBUNTU_CODENAME[release.ubuntu]}"
+                    if release.ubuntu in apt_repository.UBUNTU_CODENAME
+                    else ""
+                ),
             )
         )
     if x86:
         current = f"{sys.version_info.major}.{sys.version_info.minor}"
-        targets.append(Target("x86_64", python or current, glibc or controller_glibc()))
+        targets.append(
+            Target(
+                "x86_64",
+                python or current,
+                glibc or controller_glibc(),
+                distribution=distribution or apt_repository.controller_distribution(),
+            )
+        )
     if not targets:
         raise BundleError(
             "no target given", hint="name targets with --l4t R36.4.3, --x86, or -i INVENTORY"
@@ -147,7 +179,8 @@ def target_from_facts(platform: dict[str, Any], python: dict[str, Any]) -> Targe
     libc = str(python.get("libc") or "")
     glibc = libc if re.fullmatch(r"2\.\d+", libc) else ""  # "": not known
     l4t = normalize_l4t(str(platform.get("l4t") or "")) if platform.get("is_jetson") else ""
-    return Target(str(platform.get("machine") or ""), major_minor, glibc, l4t)
+    distribution = apt_repository.distribution_of(platform.get("os") or {})
+    return Target(str(platform.get("machine") or ""), major_minor, glibc, l4t, distribution)
 
 
 # ---------------------------------------------------------------------------------------
@@ -195,7 +228,7 @@ class Needs:
     urls: list[UrlFile] = field(default_factory=list)
     manual: list[Manual] = field(default_factory=list)
     sdists: list[tuple[str, str]] = field(default_factory=list)  # (role, "pycuda==2025.1.3")
-    apt: list[str] = field(default_factory=list)
+    apt: dict[str, list[str]] = field(default_factory=dict)  # role -> the apt packages it installs
 
 
 def github_archive(git_url: str, ref: str) -> str:
@@ -228,7 +261,7 @@ def needs_for(
         needs.pip.append(
             PipSet("python_base", [row["numpy"], *row["pip_prerequisites"], "termcolor"])
         )
-        needs.apt += row["apt_prerequisites"]
+        needs.apt["python_base"] = list(row["apt_prerequisites"])
     if "torch" in roles:
         if "torch" in files:
             needs.urls.append(
@@ -278,7 +311,7 @@ def needs_for(
                         cusparselt.sha256,
                     )
                 )
-            needs.apt.append("xz-utils")
+            needs.apt["torch"] = role_defaults.default("torch", "cusparselt_apt_packages")
     if "torchvision" in roles:
         pins = matrix.raw.get("torchvision_archives", {}).get("sha256", {})
         if "torchvision" in files:
@@ -300,20 +333,7 @@ def needs_for(
             )
         )
         needs.pip.append(PipSet("torchvision", ["pillow", row["numpy"], "setuptools", "wheel"]))
-        needs.apt += [
-            "g++",
-            "ninja-build",
-            "python3-dev",
-            "python3-setuptools",
-            "python3-wheel",
-            "libjpeg-dev",
-            "zlib1g-dev",
-            "libpython3-dev",
-            "libopenblas-dev",
-            "libavcodec-dev",
-            "libavformat-dev",
-            "libswscale-dev",
-        ]
+        needs.apt["torchvision"] = role_defaults.default("torchvision", "apt_packages")
     if "pycuda" in roles:
         needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
     if "torch2trt" in roles:
@@ -332,10 +352,10 @@ def needs_for(
             )
         )
         needs.pip.append(PipSet("torch2trt", ["packaging", "setuptools", "wheel"]))
-        needs.apt += ["cmake", "g++"]
+        needs.apt["torch2trt"] = role_defaults.default("torch2trt", "cmake_apt_packages")
     if "tensorrt" in roles:
         if target.l4t:
-            needs.apt += ["tensorrt", "python3-libnvinfer-dev"]
+            needs.apt["tensorrt"] = role_defaults.default("tensorrt", "apt_packages")
         elif "tensorrt" in files:
             needs.urls.append(
                 UrlFile(
@@ -357,7 +377,7 @@ def needs_for(
                     target=target.key,
                 )
             )
-    needs.apt = list(dict.fromkeys(needs.apt))
+    needs.apt = {role: packages for role, packages in needs.apt.items() if packages}
     return needs
 
 
@@ -460,6 +480,17 @@ def verify(directory: Path) -> list[dict[str, str]]:
             problems.append(
                 {"path": path, "problem": problem, "fix": readd_line(directory, manifest, entry)}
             )
+    for repo, entry in sorted(manifest.get("apt_repos", {}).items()):
+        packages = directory / repo / "Packages"
+        if not packages.is_file() or sha256_of(packages) != entry["packages_sha256"]:
+            problems.append(
+                {
+                    "path": f"{repo}/Packages",
+                    "problem": "missing or not the one the manifest records",
+                    "fix": f"run the `jetson-env bundle` line of any target again: it rewrites "
+                    f"{repo}/Packages from the .debs there",
+                }
+            )
     return problems
 
 
@@ -525,9 +556,11 @@ class Fetch:
     target: str
 
 
-def _check_url(url: str) -> None:
+def _check_url(url: str, signed_index: bool = False) -> None:
+    """https or a local file; plain http only for a .deb whose sha256 comes from an apt
+    mirror's index that apt verified against the source's keyring (apt's own model)."""
     scheme = urllib.parse.urlsplit(url).scheme
-    if scheme not in ("https", "file"):
+    if scheme not in ("https", "file") and not (signed_index and scheme == "http"):
         raise BundleError(f"{url} is not https: only https downloads (or local files) are allowed")
 
 
@@ -539,7 +572,7 @@ def fetch_file(fetch: Fetch, directory: Path, progress: Progress) -> tuple[str, 
     """Download (or copy) one file into the bundle through a temporary name, checking its
     sha256; a file with a known sha256 comes from the controller's cache when it is there.
     Returns (sha256, size)."""
-    _check_url(fetch.url)
+    _check_url(fetch.url, signed_index=fetch.dest.startswith("apt/") and bool(fetch.sha256))
     final = directory / fetch.dest
     final.parent.mkdir(parents=True, exist_ok=True)
     # A download with a known sha256 comes from the cache (same content by definition); a
@@ -838,6 +871,8 @@ def make(
 
     fetches: list[Fetch] = []
     manual: list[Manual] = []
+    apt_roots: dict[tuple[str, str], apt_repository.AptRoot | str] = {}
+    stanzas: dict[str, str] = {}  # .deb path in the bundle -> its Packages entry
     for target in targets:
         needs = needs_for(matrix, target, roles, files)
         manual += needs.manual
@@ -907,13 +942,7 @@ def make(
             ),
         }
         if needs.apt:
-            manifest["apt"][target.key] = {
-                "packages": needs.apt,
-                "download": apt_download_line(needs.apt),
-                "note": "not in the bundle: run the line on a connected machine of the target's "
-                "distribution and architecture, and install the .debs on the hosts (or serve "
-                "them from a local apt mirror) before provisioning",
-            }
+            fetches += _apt_fetches(target, needs.apt, manifest, apt_roots, stanzas, say)
 
     added: list[str] = []
     failed: list[FetchFailed] = []
@@ -998,6 +1027,7 @@ def make(
             )
         )
     manifest["manual"] = _merge_manual(manifest, manual)
+    _write_apt_repositories(directory, manifest, stanzas)
     write_manifest(directory, manifest)
     write_index(directory, manifest)
     sizes = {
@@ -1006,6 +1036,84 @@ def make(
     }
     total = sum(e["size"] for e in manifest["artifacts"].values())
     return Result(directory, manifest, sorted(added), sizes, total, time.monotonic() - start)
+
+
+def _apt_fetches(
+    target: Target,
+    wanted: dict[str, list[str]],
+    manifest: dict[str, Any],
+    roots: dict[tuple[str, str], apt_repository.AptRoot | str],
+    stanzas: dict[str, str],
+    say: Callable[[str], None],
+) -> list[Fetch]:
+    """The .debs `wanted` (role -> packages) takes on the target, dependencies included,
+    for its flat apt repository; records the target's apt entry in the manifest (what is
+    bundled, what is not and the line that downloads that)."""
+    entry = manifest["apt"].get(target.key, {})
+    by_role = {role: list(p) for role, p in entry.get("roles", {}).items()}
+    for role, packages in wanted.items():
+        by_role[role] = list(dict.fromkeys(by_role.get(role, []) + packages))
+    not_bundled = set(entry.get("not_bundled", []))
+    why_not: dict[str, str] = dict(entry.get("why_not", {}))
+    fetches: list[Fetch] = []
+    repo = None
+    place = (target.distribution, target.machine)
+    if place not in roots:
+        say(f"{target.key}: apt package lists of {target.distribution or 'its distribution'}")
+        try:
+            roots[place] = apt_repository.open_root(CACHE, target.distribution, target.machine)
+        except apt_repository.AptUnavailable as exc:
+            roots[place] = str(exc)
+    root = roots[place]
+    for role, packages in wanted.items():
+        if isinstance(root, str):
+            not_bundled |= set(packages)
+            why_not[role] = root
+            continue
+        say(f"{target.key}: resolving apt {' '.join(packages)} ({role})")
+        try:
+            debs = root.closure(packages)
+        except apt_repository.AptUnavailable as exc:
+            not_bundled |= set(packages)
+            why_not[role] = str(exc)
+            continue
+        not_bundled -= set(packages)
+        why_not.pop(role, None)
+        repo = f"apt/{root.key}"
+        for deb in debs:
+            dest = f"{repo}/{deb.filename}"
+            stanzas[dest] = deb.stanza
+            fetches.append(
+                Fetch(
+                    deb.url, dest, deb.sha256, role, f"{deb.name} {deb.version} (apt)", target.key
+                )
+            )
+    missing = sorted(not_bundled)
+    manifest["apt"][target.key] = {
+        "distribution": target.distribution,
+        "roles": by_role,
+        "packages": sorted({p for packages in by_role.values() for p in packages}),
+        "repo": repo or entry.get("repo"),
+        "not_bundled": missing,
+        "why_not": why_not,
+        "download": apt_download_line(missing) if missing else "",
+    }
+    return fetches
+
+
+def _write_apt_repositories(
+    directory: Path, manifest: dict[str, Any], stanzas: dict[str, str]
+) -> None:
+    """Packages and Release of every apt repository this run added to (the manifest keeps
+    the Packages file's sha256 for --verify and the preflight)."""
+    repos = manifest.setdefault("apt_repos", {})
+    for repo in sorted({str(Path(path).parent) for path in stanzas}):
+        mine = {
+            Path(path).name: text
+            for path, text in stanzas.items()
+            if str(Path(path).parent) == repo and path in manifest["artifacts"]
+        }
+        repos[repo] = {"packages_sha256": apt_repository.write_repository(directory / repo, mine)}
 
 
 def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -> dict[str, str]:
@@ -1157,8 +1265,28 @@ def host_plan(
         }
     problems = []
     artifacts: dict[str, list[str]] = {}
+    # The flat apt repository, for a host of its distribution: copied whole, so every file
+    # of it is checked.
+    apt = manifest.get("apt", {}).get(key, {})
+    apt_repo = apt.get("repo") or ""
+    if not (
+        apt_repo
+        and apt.get("distribution") == target.distribution
+        and any(apt.get("roles", {}).get(role) for role in wanted)
+    ):
+        apt_repo = ""
+    elif check_files:
+        recorded = manifest.get("apt_repos", {}).get(apt_repo, {}).get("packages_sha256")
+        packages = directory / apt_repo / "Packages"
+        if not packages.is_file() or sha256_of(packages) != recorded:
+            problems.append(f"{apt_repo}/Packages: missing or not the one the manifest records")
     for path, entry in sorted(manifest["artifacts"].items()):
         needed_by = [role for role in entry_roles(entry) if role in wanted]
+        in_repo = bool(apt_repo) and path.startswith(apt_repo + "/")
+        if in_repo and check_files and (key not in entry["targets"] or not needed_by):
+            problem = artifact_problem(directory, path, entry)
+            if problem:
+                problems.append(f"{path}: {problem}")
         if key not in entry["targets"] or not needed_by:
             continue
         for role in needed_by:
@@ -1222,8 +1350,12 @@ def host_plan(
         else "",
         "torch2trt_archive": one("torch2trt", (".tar.gz",)),
         "tensorrt_tarball": one("tensorrt", (".tar.gz",)),
-        "apt": manifest.get("apt", {}).get(key, {}),
-        "summary": {role: [Path(p).name for p in paths] for role, paths in artifacts.items()},
+        "apt": apt,
+        "apt_repo": str(directory / apt_repo) if apt_repo else "",
+        "summary": {
+            role: [Path(p).name for p in paths if not p.startswith("apt/")]
+            for role, paths in artifacts.items()
+        },
     }
 
 

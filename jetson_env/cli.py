@@ -452,7 +452,9 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
             )
         targets = (
-            bundle.targets_from_args(matrix, args.l4t, args.x86, args.python, args.glibc)
+            bundle.targets_from_args(
+                matrix, args.l4t, args.x86, args.python, args.glibc, args.distribution
+            )
             if (args.l4t or args.x86 or not args.inventory)
             else []
         )
@@ -495,12 +497,16 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             style="yellow",
         )
     for key, apt in result.manifest["apt"].items():
-        term.line(
-            f"apt for {key} (not bundled): {' '.join(apt['packages'])}; "
-            "on a connected machine of its "
-            f"distribution: {apt['download']}",
-            style="dim",
-        )
+        if apt["repo"]:
+            term.line(f"apt for {key}: repository {directory}/{apt['repo']}")
+        if apt["not_bundled"]:
+            why = "; ".join(sorted(set(apt["why_not"].values())))
+            term.line(
+                f"apt for {key} (not bundled: {why}): {' '.join(apt['not_bundled'])}; on a "
+                f"connected machine of {apt['distribution'] or 'its distribution'}: "
+                f"{apt['download']}",
+                style="dim",
+            )
     return EXIT_OK
 
 
@@ -856,6 +862,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--glibc",
         metavar="2.N",
         help="the targets' glibc (default: the row's Ubuntu; x86: this one's)",
+    )
+    bundle.add_argument(
+        "--distribution",
+        metavar="ID/CODENAME",
+        help="the targets' apt distribution, e.g. debian/bookworm (default: the row's Ubuntu; "
+        "x86: this one's); its .debs are bundled where this machine's apt mirrors serve it",
     )
     bundle.add_argument(
         "-i", "--inventory", metavar="INVENTORY", help="targets from these hosts' facts"

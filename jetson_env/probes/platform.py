@@ -102,6 +102,8 @@ def parse_os_release(text):
     return {
         "id": values.get("ID"),
         "version_id": values.get("VERSION_ID"),
+        # apt's suite name (bookworm, jammy): which apt repository of a bundle fits.
+        "version_codename": values.get("VERSION_CODENAME") or values.get("UBUNTU_CODENAME"),
         "pretty_name": values.get("PRETTY_NAME"),
     }
 

@@ -251,8 +251,8 @@ class PlayResult:
         return out
 
     def messages(self) -> str:
-        """Every failure message, for asserting on what a user would read."""
-        return "\n".join(message for _task, message in self.failures())
+        """Every failure message, after its task's name: what a user would read."""
+        return "\n".join(f"{task}: {message}" for task, message in self.failures())
 
 
 def newest_only(ansible: AnsibleEnd) -> None:

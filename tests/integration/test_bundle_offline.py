@@ -4,16 +4,18 @@ artifacts from the indexes this machine reaches), then test hosts whose network 
 
 x86 (both ends of the Ansible range): the bundle's target read from the host's facts
 (`bundle -i`), python_base and torch (the machine's real CPU torch 2.13.0 wheel, its
-dependencies from the index); --check with the bundle writes nothing on the host or the
-controller; a corrupted file, a missing file and a lock file that disagrees are refused in
-the preflight with nothing changed; the run converges with no network, a second run
-changes nothing, the doctor agrees and says which fixes a bundle can apply. The emulated
-Orin (newest end): added to the same bundle (re-running adds), python_base from it.
+dependencies from the index) and python_base's apt package (python3-pip, removed from the
+host first) from the bundle's flat apt repository, built from this machine's Debian
+mirror (the host is Debian 12 too); --check with the bundle writes nothing on the host or
+the controller; a corrupted file, a missing file (a wheel, a .deb) and a lock file that
+disagrees are refused in the preflight with nothing changed; the run converges with no
+network, a second run changes nothing, the doctor agrees and says which fixes a bundle can
+apply. The emulated Orin (newest end): added to the same bundle (re-running adds),
+python_base from it.
 
-Roles that need apt (a bundle carries no .debs: the manifest lists them with the line
-that downloads them) or network sources beyond the bundle are off here:
-python_base_matrix_apt_packages=false, jetpack_apt, docker_runtime, TensorRT, torch2trt,
-torchvision (its build needs apt's compilers) and pycuda (no CUDA on the hosts).
+Off here: roles that need NVIDIA's apt repository or files (jetpack_apt, docker_runtime,
+TensorRT, torch2trt), torchvision (a long build, covered online) and pycuda (no CUDA on
+the hosts).
 """
 
 import json
@@ -44,6 +46,7 @@ pytestmark = pytest.mark.hosts
 
 MARKER = "/var/tmp/jetson-env-bundle-marker"
 X86_KEY = "x86_64-x86-cp311"
+APT_REPO = "apt/debian-bookworm-amd64"
 ORIN_KEY = "aarch64-l4t36.4.3-cp311"
 PREFLIGHT_FAILURE = "Fail when the bundle cannot provision this host"
 
@@ -89,6 +92,8 @@ def work(tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd) -> Path:
 @pytest.fixture(scope="module")
 def x86(work: Path) -> Iterator[Host]:
     host = start_host("x86-debian12", "bundle-x86", network="none")
+    # python_base's apt package is then missing: it can only come from the bundle.
+    host.exec(["dpkg", "--remove", "python3-pip"])
     yield host
     remove_host(host)
 
@@ -97,6 +102,7 @@ def x86(work: Path) -> Iterator[Host]:
 def inventory(work: Path, x86: Host) -> Path:
     common = {
         **OFFLINE_VARS,
+        "python_base_matrix_apt_packages": True,
         "torch_lock_file": str(work / "jetson-env.lock.yml"),
         "torch_controller_cache": str(work / "cache" / "torch"),
     }
@@ -134,6 +140,16 @@ def test_the_bundle_is_made_for_the_hosts_facts(bundle_dir: Path, x86: Host):
     assert TORCH_WHEEL_X86.name in names
     for dependency in ("sympy", "networkx", "filelock", "jinja2", "numpy", "termcolor"):
         assert any(n.lower().startswith(dependency) for n in names), dependency
+    assert manifest["targets"][X86_KEY]["distribution"] == "debian/bookworm"
+    apt = manifest["apt"][X86_KEY]
+    assert (apt["repo"], apt["not_bundled"], apt["roles"]) == (
+        APT_REPO,
+        [],
+        {"python_base": ["python3-pip"]},
+    )
+    assert any(n.startswith("python3-pip_") and n.endswith("_all.deb") for n in names)
+    packages = (bundle_dir / APT_REPO / "Packages").read_text()
+    assert "\nFilename: ./python3-pip_" in packages
     assert jetson_env("bundle", "--verify", bundle_dir).returncode == 0
     # The host really has no network.
     mode = subprocess.run(
@@ -156,6 +172,9 @@ def test_check_with_the_bundle_writes_nothing_anywhere(
     said = result.task_result("Say what this host installs from the bundle", "x86")["msg"]
     assert said.startswith(f"--check: x86 installs from the bundle {bundle_dir} (target {X86_KEY})")
     assert TORCH_WHEEL_X86.name in said and "termcolor-" in said and "sympy-" in said
+    assert f"from its apt repository {bundle_dir}/{APT_REPO}" in said
+    apt = result.task_result("Say what would be installed from the bundle (--check)", "x86")
+    assert apt["msg"].startswith("--check: x86 would install the apt packages python3-pip")
     assert paths_changed_since(x86, MARKER) == set()
     assert tree_state(work) == before  # no lock file, no cache, the bundle untouched
 
@@ -188,10 +207,13 @@ def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
     missing = linked_copy(bundle_dir, work / "missing")
     (numpy,) = missing.glob("pip/numpy-*.whl")
     numpy.unlink()
+    (deb,) = missing.glob(f"{APT_REPO}/python3-pip_*.deb")
+    deb.unlink()
     mark(x86)
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(missing))
     assert result.rc != 0
     assert f"pip/{numpy.name}: missing" in result.messages()
+    assert f"{APT_REPO}/{deb.name}: missing" in result.messages()
 
     lock = work / "disagreeing.lock.yml"
     lock.write_text(yaml.safe_dump({"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}))
@@ -214,6 +236,7 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     x86.exec(["mkdir", "-p", "/tmp/bundle"])
     x86.copy_in(bundle_dir / "manifest.json", "/tmp/bundle/manifest.json")
     x86.copy_in(bundle_dir / "pip", "/tmp/bundle/pip")
+    x86.copy_in(bundle_dir / "apt", "/tmp/bundle/apt")
     result = x86.exec(
         [
             f"{VENV}/bin/jetson-env",
@@ -246,6 +269,12 @@ def test_provision_from_the_bundle_with_no_network(
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
 
     assert result.rc == 0, result.messages() or result.stderr
+    assert result.task_hosts("from the bundle's repository") == {"x86"}
+    status = x86.exec(["dpkg-query", "-W", "-f", "${db:Status-Status}", "python3-pip"])
+    assert status.stdout == "installed"
+    # apt used the bundle's repository only: the host's sources and lists are as they were.
+    lists = x86.exec(["sh", "-c", "ls /var/lib/apt/lists | grep -c _Packages || true"])
+    assert lists.stdout.strip() == "0"
     assert pip_version(x86, "torch") == "2.13.0+cpu"
     assert pip_version(x86, "termcolor") is not None
     out = x86.exec(["python3", "-c", "import torch; print(torch.ones(2).sum().item())"])
@@ -309,6 +338,8 @@ def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
         "3.11",
         "--glibc",
         "2.36",
+        "--distribution",  # the emulated Orin is Debian 12 for arm64, not the row's Ubuntu
+        "debian/bookworm",
         "--roles",
         "python_base",
         "--json",
@@ -321,14 +352,23 @@ def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     inventory = write_inventory(
         work / "orin.yml",
         {"orin": {"ansible_host": orin.container}},
-        {**OFFLINE_VARS, "torch_enabled": False, "torch_lock_file": str(work / "orin.lock.yml")},
+        {
+            **OFFLINE_VARS,
+            "python_base_matrix_apt_packages": True,  # the R36 row's libopenblas-dev
+            "torch_enabled": False,
+            "torch_lock_file": str(work / "orin.lock.yml"),
+        },
     )
+    assert after["apt"][ORIN_KEY]["repo"] == "apt/debian-bookworm-arm64"
 
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
     assert result.rc == 0, result.messages() or result.stderr
     said = result.task_result("Say what this host installs from the bundle", "orin")["msg"]
     assert f"(target {ORIN_KEY})" in said and "aarch64" in said
     assert pip_version(orin, "numpy") == "1.26.1"  # the R36 row's pin
+    assert result.task_hosts("from the bundle's repository") == {"orin"}
+    status = orin.exec(["dpkg-query", "-W", "-f", "${db:Status-Status}", "libopenblas-dev"])
+    assert status.stdout == "installed"
     assert pip_version(orin, "termcolor") is not None
 
     mark(orin)

@@ -65,14 +65,20 @@ def test_manifest_lists_every_artifact_with_its_sha256_size_and_source(made):
     directory, data = made
     manifest = json.loads((directory / "manifest.json").read_text())
     assert set(manifest["targets"]) == {ORIN_KEY, "x86_64-x86-cp311"}
-    assert manifest["targets"][ORIN_KEY]["args"] == "--l4t R36.4.3 --python 3.11 --glibc 2.36"
+    assert (
+        manifest["targets"][ORIN_KEY]["args"]
+        == "--l4t R36.4.3 --python 3.11 --glibc 2.36 --distribution ubuntu/jammy"
+    )
     names = {Path(p).name.split("-")[0] for p in manifest["artifacts"]}
     assert {"numpy", "termcolor"} <= names
     for path, entry in manifest["artifacts"].items():
         file = directory / path
         assert hashlib.sha256(file.read_bytes()).hexdigest() == entry["sha256"]
         assert file.stat().st_size == entry["size"]
-        assert entry["source"].startswith(("https://", "file://")), entry
+        # http only for .debs, whose sha256 is from the mirror's signed index.
+        assert entry["source"].startswith(("https://", "file://")) or (
+            path.startswith("apt/") and entry["source"].startswith("http://")
+        ), entry
         assert entry["role"] == "python_base"
     # The Orin's numpy is the row's pin, for aarch64; the x86 one for x86_64.
     numpys = {p: e["targets"] for p, e in manifest["artifacts"].items() if "numpy" in p}
@@ -84,9 +90,38 @@ def test_manifest_lists_every_artifact_with_its_sha256_size_and_source(made):
     # Sizes per target and in total.
     assert data["total_bytes"] == sum(e["size"] for e in manifest["artifacts"].values())
     assert data["targets"][ORIN_KEY]["bytes"] < data["total_bytes"]
-    # The apt packages the roles want are listed, with the line that downloads them.
-    assert "apt-get download" in manifest["apt"][ORIN_KEY]["download"]
-    assert "libopenblas-dev" in manifest["apt"][ORIN_KEY]["packages"]
+    # The Orin's apt packages (Ubuntu's; this machine's mirrors serve Debian) are listed,
+    # with the line that downloads them.
+    orin_apt = manifest["apt"][ORIN_KEY]
+    assert orin_apt["repo"] is None and "libopenblas-dev" in orin_apt["not_bundled"]
+    assert "apt-get download" in orin_apt["download"] and "libopenblas-dev" in orin_apt["download"]
+    assert "do not serve ubuntu/jammy" in orin_apt["why_not"]["python_base"]
+
+
+def test_the_x86_targets_apt_packages_are_a_flat_repository(made):
+    """This machine is Debian 12 and so is the x86 target: its mirrors serve the .debs."""
+    directory, _ = made
+    manifest = json.loads((directory / "manifest.json").read_text())
+    x86_apt = manifest["apt"]["x86_64-x86-cp311"]
+    assert x86_apt["distribution"] == "debian/bookworm" and x86_apt["not_bundled"] == []
+    repo = directory / x86_apt["repo"]
+    debs = {p for p in manifest["artifacts"] if p.startswith(x86_apt["repo"] + "/")}
+    stanzas = (repo / "Packages").read_text().strip().split("\n\n")
+    listed = {}
+    for stanza in stanzas:
+        fields = dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line)
+        listed[f"{x86_apt['repo']}/{fields['Filename'].removeprefix('./')}"] = fields
+    # Every .deb is listed once, with the manifest's sha256; python3-pip and its dependencies.
+    assert set(listed) == debs
+    for path, fields in listed.items():
+        assert fields["SHA256"] == manifest["artifacts"][path]["sha256"]
+        assert int(fields["Size"]) == manifest["artifacts"][path]["size"]
+    packages = {fields["Package"] for fields in listed.values()}
+    assert {"python3-pip", "python3-setuptools", "libc6"} <= packages
+    release = (repo / "Release").read_text()
+    packages_sha = hashlib.sha256((repo / "Packages").read_bytes()).hexdigest()
+    assert f" {packages_sha} " in release
+    assert manifest["apt_repos"][x86_apt["repo"]]["packages_sha256"] == packages_sha
 
 
 def test_pip_installs_from_the_index_with_no_other_source(made, tmp_path: Path):

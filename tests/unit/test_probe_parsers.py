@@ -97,10 +97,14 @@ def test_soc_from_compatible(raw, soc):
 
 
 def test_os_release():
-    text = 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\n'
+    text = (
+        'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\n'
+        "VERSION_CODENAME=jammy\n"
+    )
     assert platform.parse_os_release(text) == {
         "id": "ubuntu",
         "version_id": "22.04",
+        "version_codename": "jammy",
         "pretty_name": "Ubuntu 22.04.4 LTS",
     }
 
