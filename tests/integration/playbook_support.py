@@ -263,6 +263,13 @@ def newest_only(ansible: AnsibleEnd) -> None:
         pytest.skip("beyond the core set: runs with the newest ansible-core only")
 
 
+def oldest_only(ansible: AnsibleEnd) -> None:
+    """Skip at the newest end: what only a JetPack 4 host meets (its Python 3.6 is driven
+    by ansible-core 2.16 alone) runs at the oldest end, the only one a real one can use."""
+    if ansible.name != "oldest":
+        pytest.skip("JetPack 4 only: runs with the oldest ansible-core, the one that drives it")
+
+
 # What no run may print: deprecations (they break on the next ansible-core) and the
 # warnings Ansible's YAML loader gives for merge keys.
 FORBIDDEN_STDERR = ("[DEPRECATION WARNING]", "duplicate dict key")

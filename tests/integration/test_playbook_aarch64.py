@@ -33,6 +33,7 @@ from playbook_support import (
     declared_tasks,
     downloaded_wheel,
     newest_only,
+    oldest_only,
     paths_changed_since,
     pip_version,
     remove_host,
@@ -319,6 +320,7 @@ def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, tls_en
 def test_check_mode_on_a_provisioned_orin(
     ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
 ):
+    newest_only(ansible)  # the core set's --check is the fresh host's
     mark(orin)
 
     result = run_playbook(ansible, inventory, check=True, env=tls_env)
@@ -540,6 +542,7 @@ CSV_DIR = roles.default("docker_runtime", "csv_dir")
 
 def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work: Path):
     """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
+    oldest_only(ansible)
     host = start_host("nano-r32.4.3", "playbook-nano")
     try:
         inventory = write_inventory(
