@@ -96,6 +96,13 @@ def bundle_plan(directory, platform, python, roles, lock_sha256=None):
     )
 
 
+def apt_download_line(packages):
+    """The line that downloads `packages` with their dependencies on a connected machine of
+    the host's distribution (the bundle manifest's, jetson_env.bundle.apt_download_line)."""
+    _require_package()
+    return bundle.apt_download_line([str(p) for p in packages])
+
+
 def _truthy(value):
     """A boolean, also from ansible-core 2.16's rendering of one ("True", "False")."""
     return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "yes", "1")
@@ -117,6 +124,7 @@ def _require_package():
 class FilterModule:
     def filters(self):
         return {
+            "apt_download_line": apt_download_line,
             "bundle_plan": bundle_plan,
             "matrix": matrix_mapping,
             "pip_platforms": pip_platforms,
