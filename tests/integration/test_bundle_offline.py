@@ -128,6 +128,13 @@ def bundle_dir(work: Path, inventory: Path) -> Path:
     return directory
 
 
+def doctor_json(host: Host, check: str, *more: str) -> dict:
+    """The doctor's JSON report inside `host`, for the system Python, without the smoke."""
+    argv = [f"{VENV}/bin/jetson-env", "doctor", "--json", "--no-smoke"]
+    argv += ["--python", "/usr/bin/python3", "--check", check, *more]
+    return json.loads(host.exec(argv, check=False).stdout)
+
+
 def bundle_vars(directory: Path, **more) -> dict:
     return {"jetson_env_bundle": str(directory), **more}
 
@@ -237,23 +244,8 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     x86.copy_in(bundle_dir / "manifest.json", "/tmp/bundle/manifest.json")
     x86.copy_in(bundle_dir / "pip", "/tmp/bundle/pip")
     x86.copy_in(bundle_dir / "apt", "/tmp/bundle/apt")
-    result = x86.exec(
-        [
-            f"{VENV}/bin/jetson-env",
-            "doctor",
-            "--json",
-            "--no-smoke",
-            "--python",
-            "/usr/bin/python3",
-            "--check",
-            "termcolor",
-            "--bundle",
-            "/tmp/bundle",
-        ],
-        check=False,
-    )
+    report = doctor_json(x86, "termcolor", "--bundle", "/tmp/bundle")
     x86.exec(["rm", "-rf", "/tmp/bundle"])
-    report = json.loads(result.stdout)
     fixes = {f["check"]: f for f in report["bundle"]["fixes"]}
     assert fixes["termcolor"]["applies"] is True, fixes
     assert fixes["termcolor"]["why"] == f"from the bundle (target {X86_KEY})"
@@ -296,22 +288,8 @@ def test_second_run_changes_nothing(
 
 def test_doctor_inside_the_offline_host_agrees(x86: Host):
     x86.install_project()
-    result = x86.exec(
-        [
-            f"{VENV}/bin/jetson-env",
-            "doctor",
-            "--json",
-            "--no-smoke",
-            "--python",
-            "/usr/bin/python3",
-            "--check",
-            "termcolor",
-            "--check",
-            "torch",
-        ],
-        check=False,
-    )
-    findings = {f["check"]: f for f in json.loads(result.stdout)["findings"]}
+    report = doctor_json(x86, "termcolor", "--check", "torch")
+    findings = {f["check"]: f for f in report["findings"]}
     assert findings["termcolor"]["status"] == "ok", findings
     assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
 

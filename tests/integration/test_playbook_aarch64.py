@@ -110,6 +110,10 @@ def common_vars(work: Path, torch_wheel: Path, apt_repo: StandinApt) -> dict:
         "torchvision_enabled": False,
         "tensorrt_from_apt": False,
         "pycuda_build": False,
+        # pip's bytecode compiling is most of an install under qemu (torch's wheel: 59 s,
+        # 22 s without): the roles' own pip arguments skip it on the emulated hosts.
+        "torch_pip_args": ["--no-compile"],
+        "python_base_pip_args": ["--no-compile"],
     }
 
 
