@@ -11,7 +11,8 @@ one in the mirror's signed index; the files are then fetched like the bundle's o
 
 from __future__ import annotations
 
-import gzip
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -29,6 +30,7 @@ UBUNTU_CODENAME = {"18.04": "bionic", "20.04": "focal", "22.04": "jammy", "24.04
 APT_ETC = Path("/etc/apt")
 OS_RELEASE = Path("/etc/os-release")
 APT_TIMEOUT_S = 600
+APT_ROOT_FOLDERS = ("sources.list.d", "preferences.d", "lists/partial", "cache/archives/partial")
 APT_GET_PRINT_URIS = ("apt-get", "-qq", "-y", "--no-install-recommends", "--print-uris")
 DISTRIBUTION = re.compile(r"[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*")
 
@@ -186,21 +188,30 @@ class AptRoot:
             settings["APT::Sandbox::User"] = "root"
         return [arg for key, value in settings.items() for arg in ("-o", f"{key}={value}")]
 
+    @contextlib.contextmanager
+    def _locked(self):
+        """One apt at a time in this root (two bundle commands, or test workers, at once)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with (self.root / "jetson-env.lock").open("w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
     def update(self) -> None:
-        for folder in (
-            "sources.list.d",
-            "preferences.d",
-            "lists/partial",
-            "cache/archives/partial",
-        ):
-            (self.root / folder).mkdir(parents=True, exist_ok=True)
-        (self.root / "status").write_text("")
-        (self.root / "preferences").write_text("")
-        (self.root / "sources.list").write_text("".join(s.line() + "\n" for s in self.sources))
-        self._run(["apt-get", "-q", *self.options(), "update"], "apt-get update")
+        with self._locked():
+            for folder in APT_ROOT_FOLDERS:
+                (self.root / folder).mkdir(parents=True, exist_ok=True)
+            (self.root / "status").write_text("")
+            (self.root / "preferences").write_text("")
+            sources = "".join(s.line() + "\n" for s in self.sources)
+            (self.root / "sources.list").write_text(sources)
+            self._run(["apt-get", "-q", *self.options(), "update"], "apt-get update")
 
     def closure(self, packages: list[str]) -> list[Deb]:
         """The .debs that installing `packages` on an empty system takes (no recommends)."""
+        with self._locked():
+            return self._closure(packages)
+
+    def _closure(self, packages: list[str]) -> list[Deb]:
         uris = self._run(
             [*APT_GET_PRINT_URIS, *self.options(), "install", *packages],
             f"resolving {' '.join(packages)}",
@@ -270,7 +281,7 @@ def open_root(cache: Path, distribution: str, machine: str) -> AptRoot:
 
 
 def write_repository(folder: Path, stanzas: dict[str, str]) -> str:
-    """Packages (and .gz) and an unsigned Release listing every .deb in `folder` that
+    """Packages and an unsigned Release listing every .deb in `folder` that
     `stanzas` (file name -> Packages entry, this run's and the Packages already there)
     describes. Returns the Packages file's sha256."""
     known = dict(read_packages(folder))
@@ -278,13 +289,20 @@ def write_repository(folder: Path, stanzas: dict[str, str]) -> str:
     entries = [known[name] for name in sorted(known) if (folder / name).is_file()]
     packages = ("\n\n".join(entries) + "\n").encode() if entries else b""
     (folder / "Packages").write_bytes(packages)
-    (folder / "Packages.gz").write_bytes(gzip.compress(packages, mtime=0))
-    lines = ["SHA256:"]
-    for name in ("Packages", "Packages.gz"):
-        data = (folder / name).read_bytes()
-        lines.append(f" {hashlib.sha256(data).hexdigest()} {len(data)} {name}")
-    (folder / "Release").write_text("\n".join(lines) + "\n")
-    return hashlib.sha256(packages).hexdigest()
+    sha256 = hashlib.sha256(packages).hexdigest()
+    # A Date apt accepts (it warns without one) that no clock skew puts in the future.
+    (folder / "Release").write_text(
+        f"Date: Sat, 01 Jan 2000 00:00:00 UTC\nSHA256:\n {sha256} {len(packages)} Packages\n"
+    )
+    return sha256
+
+
+def files_by_package(folder: Path) -> dict[str, list[str]]:
+    """Package name -> the .deb files of a repository folder that hold it."""
+    out: dict[str, list[str]] = {}
+    for filename, stanza in read_packages(folder):
+        out.setdefault(_deb822(stanza)["package"], []).append(filename)
+    return out
 
 
 def read_packages(folder: Path) -> list[tuple[str, str]]:

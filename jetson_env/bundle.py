@@ -1352,13 +1352,8 @@ def host_plan(
         "tensorrt_tarball": one("tensorrt", (".tar.gz",)),
         "apt": apt,
         "apt_repo": str(directory / apt_repo) if apt_repo else "",
-        # The repository as one tar on the controller (made by the role when first needed,
-        # named by its Packages file's sha256): one transfer to a host, not one per .deb.
-        "apt_repo_tar": str(
-            CACHE / "apt-tar" / f"{manifest['apt_repos'][apt_repo]['packages_sha256']}.tar"
-        )
-        if apt_repo
-        else "",
+        # package -> its .debs there: the role copies those that apt on the host asks for.
+        "apt_files": apt_repository.files_by_package(directory / apt_repo) if apt_repo else {},
         "summary": {
             role: [Path(p).name for p in paths if not p.startswith("apt/")]
             for role, paths in artifacts.items()

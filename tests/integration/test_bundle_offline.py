@@ -267,6 +267,12 @@ def test_provision_from_the_bundle_with_no_network(
     # apt used the bundle's repository only: the host's sources and lists are as they were.
     lists = x86.exec(["sh", "-c", "ls /var/lib/apt/lists | grep -c _Packages || true"])
     assert lists.stdout.strip() == "0"
+    # Of the repository's .debs (python3-pip with its whole closure), only the one the host
+    # lacked was copied.
+    copied = x86.exec(["sh", "-c", "ls /var/cache/jetson-env/bundle/apt/repo/*.deb"]).stdout
+    (deb,) = bundle_dir.glob(f"{APT_REPO}/python3-pip_*.deb")
+    assert copied.split() == [f"/var/cache/jetson-env/bundle/apt/repo/{deb.name}"]
+    assert len(list(bundle_dir.glob(f"{APT_REPO}/*.deb"))) > 10
     assert pip_version(x86, "torch") == "2.13.0+cpu"
     assert pip_version(x86, "termcolor") is not None
     out = x86.exec(["python3", "-c", "import torch; print(torch.ones(2).sum().item())"])
