@@ -25,8 +25,6 @@ from pathlib import Path
 from jetson_env.probes.platform import parse_os_release
 
 DPKG_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
-# Ubuntu release of an L4T row -> apt's suite name.
-UBUNTU_CODENAME = {"18.04": "bionic", "20.04": "focal", "22.04": "jammy", "24.04": "noble"}
 APT_ETC = Path("/etc/apt")
 OS_RELEASE = Path("/etc/os-release")
 APT_TIMEOUT_S = 600
@@ -155,7 +153,6 @@ class Deb:
     url: str
     filename: str  # the file's name in the repository
     sha256: str
-    size: int
     stanza: str  # its Packages entry, Filename pointing into the flat repository
 
 
@@ -242,7 +239,6 @@ class AptRoot:
                     urls.pop(filename),
                     filename,
                     fields["sha256"],
-                    int(fields["size"]),
                     re.sub(r"(?m)^Filename: .*$", f"Filename: ./{filename}", stanza.strip()),
                 )
             )

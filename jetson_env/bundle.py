@@ -54,8 +54,14 @@ from jetson_env.matrix import Matrix, normalize_l4t
 MANIFEST = "manifest.json"
 SCHEMA = 1
 ROLES = ("python_base", "torch", "torchvision", "pycuda", "tensorrt", "torch2trt")
-# Ubuntu release of an L4T row -> its glibc (the manylinux tags its pip accepts).
-UBUNTU_GLIBC = {"18.04": "2.27", "20.04": "2.31", "22.04": "2.35", "24.04": "2.39"}
+# Ubuntu release of an L4T row -> (apt's suite name, its glibc: the manylinux tags its
+# pip accepts).
+UBUNTU = {
+    "18.04": ("bionic", "2.27"),
+    "20.04": ("focal", "2.31"),
+    "22.04": ("jammy", "2.35"),
+    "24.04": ("noble", "2.39"),
+}
 # What a --file KIND=PATH can bring in (files NVIDIA serves behind a login or from hosts
 # this machine cannot reach).
 FILE_KINDS = ("torch", "torchvision", "torch2trt", "tensorrt", "cusparselt")
@@ -143,14 +149,10 @@ def targets_from_args(
             Target(
                 "aarch64",
                 python or release.python,
-                glibc or UBUNTU_GLIBC.get(release.ubuntu, "2.17"),
+                glibc or (UBUNTU[release.ubuntu][1] if release.ubuntu in UBUNTU else "2.17"),
                 normalize_l4t(release.l4t),
                 distribution
-                or (
-                    f"ubuntu/{apt_repository.UBUNTU_CODENAME[release.ubuntu]}"
-                    if release.ubuntu in apt_repository.UBUNTU_CODENAME
-                    else ""
-                ),
+                or (f"ubuntu/{UBUNTU[release.ubuntu][0]}" if release.ubuntu in UBUNTU else ""),
             )
         )
     if x86:

@@ -383,3 +383,13 @@ def test_a_file_two_roles_need_reaches_a_host_that_runs_either(tmp_path: Path):
     assert plan["error"] is None, plan["error"]
     names = {bundle.project_of(item["name"]) for item in plan["pip"]}
     assert {"pycuda", "numpy", "setuptools"} <= names, names
+
+
+def test_every_matrix_release_has_its_ubuntus_suite_and_glibc():
+    """A release whose Ubuntu the table lacks would get no apt distribution and glibc 2.17."""
+    m = matrix_mod.load()
+    for key, release in m.releases.items():
+        assert release.ubuntu in bundle.UBUNTU, (key, release.ubuntu)
+        (target,) = bundle.targets_from_args(m, [key], False, None, None)
+        codename, glibc = bundle.UBUNTU[release.ubuntu]
+        assert (target.distribution, target.glibc) == (f"ubuntu/{codename}", glibc)
