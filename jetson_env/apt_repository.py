@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import urllib.parse
@@ -313,3 +314,14 @@ def read_packages(folder: Path) -> list[tuple[str, str]]:
         if filename:
             out.append((filename.removeprefix("./"), stanza.strip()))
     return out
+
+
+def download_line(packages: list[str]) -> str:
+    """What to run on a connected machine of the target's distribution to get the .debs,
+    dependencies included."""
+    names = " ".join(shlex.quote(p) for p in packages)
+    return (
+        "apt-get download $(apt-cache depends --recurse --no-recommends --no-suggests "
+        "--no-conflicts --no-breaks --no-replaces --no-enhances "
+        f"{names} | grep '^[a-z0-9]' | sort -u)"
+    )

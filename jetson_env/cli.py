@@ -487,7 +487,8 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         title=f"bundle {directory}",
     )
     term.line(
-        f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip index: file://{directory}/simple"
+        f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip: --no-index "
+        f"--find-links {directory}/pip"
     )
     for item in result.manifest["manual"]:
         term.line(
@@ -839,7 +840,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bundle",
         help="gather every artifact for some targets into a folder, for offline provisioning",
         description="Fetches (in parallel) everything the provisioning playbook would fetch for "
-        "the targets into DIR: wheels with a PEP 503 index, source archives, a manifest with "
+        "the targets into DIR: wheels, source archives, a manifest with "
         "sha256 and sizes; names what must be supplied by hand. Running it again adds to DIR "
         "and never replaces a file. `jetson-env provision --bundle DIR` then needs no network. "
         'See docs/playbook.md, "Offline fleets".',
