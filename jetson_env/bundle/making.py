@@ -9,22 +9,29 @@ already there with another sha256 is an error, never silently replaced.
 
 from __future__ import annotations
 
-import concurrent.futures
+import contextlib
+import fcntl
+import os
+import queue
+import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jetson_env import apt_repository
+from jetson_env.bundle import signing
 from jetson_env.bundle.fetching import (
     CACHE,
     FETCH_WORKERS,
     Fetch,
     FetchFailed,
+    Interrupted,
     Progress,
     fetch_file,
+    partial_path,
 )
 from jetson_env.bundle.manifest import (
     MANIFEST,
@@ -35,7 +42,7 @@ from jetson_env.bundle.manifest import (
     sha256_of,
     write_manifest,
 )
-from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, needs_for
+from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, file_kind, needs_for
 from jetson_env.bundle.pip_resolution import project_of, resolve, resolve_sdist
 from jetson_env.bundle.targets import Target
 from jetson_env.matrix import Matrix
@@ -74,8 +81,10 @@ def make(
     files: dict[str, Path] | None = None,
     report: Callable[[str], None] | None = None,
     workers: int = FETCH_WORKERS,
+    sign_key: Path | None = None,
 ) -> Result:
-    """Add what `targets` need for `roles` to the bundle in `directory`."""
+    """Add what `targets` need for `roles` to the bundle in `directory` (then sign its
+    manifest with `sign_key`, an OpenSSH private key)."""
     start = time.monotonic()
     roles = [r for r in ROLES if r in set(roles)]
     files = files or {}
@@ -84,11 +93,29 @@ def make(
             raise BundleError(f"--file {kind}=...: unknown kind; known: {', '.join(FILE_KINDS)}")
         if not path.is_file():
             raise BundleError(f"--file {kind}={path}: no such file")
-    directory.mkdir(parents=True, exist_ok=True)
-    manifest = load_manifest(directory)
     say = report or (lambda _msg: None)
+    with folder_lock(directory, say):
+        result = _make(directory, matrix, targets, roles, files, report, workers)
+        if sign_key is not None:
+            signing.sign(directory, sign_key)
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _make(
+    directory: Path,
+    matrix: Matrix,
+    targets: list[Target],
+    roles: list[str],
+    files: dict[str, Path],
+    report: Callable[[str], None] | None,
+    workers: int,
+) -> Result:
+    say = report or (lambda _msg: None)
+    manifest = load_manifest(directory)
 
     fetches: list[Fetch] = []
+    made_for: dict[str, dict[str, Any]] = {}  # the targets' entries, once their files are in
     manual: list[Manual] = []
     apt_roots: dict[tuple[str, str], apt_repository.AptRoot | str] = {}
     stanzas: dict[str, str] = {}  # .deb path in the bundle -> its Packages entry
@@ -154,7 +181,7 @@ def make(
                         target.key,
                     )
                 )
-        manifest["targets"][target.key] = {
+        made_for[target.key] = {
             **target.as_dict(),
             "roles": sorted(
                 set(manifest["targets"].get(target.key, {}).get("roles", [])) | set(roles)
@@ -171,20 +198,15 @@ def make(
         todo = _plan_fetches(directory, manifest, batch)
         progress = Progress(report)
         progress.add_files(len(todo))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = {pool.submit(fetch_file, f, directory, progress): f for f in todo}
-            for future in concurrent.futures.as_completed(futures):
-                fetch = futures[future]
-                try:
-                    sha, size = future.result()
-                except FetchFailed as exc:
-                    failed.append(exc)
-                    continue
-                except BundleError as exc:  # a sha256 mismatch: that file was not added
-                    refused.append(exc)
-                    continue
-                _record(manifest, fetch, sha, size)
+        for fetch, outcome in fetch_all(todo, directory, progress, workers):
+            if isinstance(outcome, FetchFailed):
+                failed.append(outcome)
+            elif isinstance(outcome, BaseException):  # a sha256 mismatch, a full disk
+                refused.append(outcome)
+            else:
+                _record(manifest, fetch, *outcome)
                 added.append(fetch.dest)
+                write_manifest(directory, manifest)  # an interrupted run stays consistent
         if refused:  # keep what was fetched consistent with the manifest, then stop
             write_manifest(directory, manifest)
             raise refused[0]
@@ -230,9 +252,7 @@ def make(
 
     for failure in failed:
         fetch = failure.fetch
-        kind = {"torch wheel": "torch", "cuSPARSELt archive": "cusparselt"}.get(
-            fetch.what, fetch.role
-        )
+        kind = file_kind({"what": fetch.what, "role": fetch.role})
         manual.append(
             Manual(
                 fetch.role,
@@ -244,6 +264,7 @@ def make(
                 fetch.target,
             )
         )
+    manifest["targets"].update(made_for)
     manifest["manual"] = _merge_manual(manifest, manual)
     _write_apt_repositories(directory, manifest, stanzas)
     write_manifest(directory, manifest)
@@ -252,7 +273,85 @@ def make(
         for t in targets
     }
     total = sum(e["size"] for e in manifest["artifacts"].values())
-    return Result(directory, manifest, sorted(added), sizes, total, time.monotonic() - start)
+    return Result(directory, manifest, sorted(added), sizes, total, 0.0)
+
+
+LOCK = ".jetson-env-bundle.lock"
+
+
+@contextlib.contextmanager
+def folder_lock(directory: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """One `jetson-env bundle` at a time per bundle folder (two team members or CI jobs
+    adding to one folder): the second waits for the first. A folder that cannot be made or
+    written is bad input."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = os.open(
+            directory / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+        )
+    except OSError as exc:
+        raise BundleError(
+            f"{directory} cannot be used as a bundle folder: {exc.strerror or exc}",
+            hint="name a folder you can write (it is created if missing)",
+        ) from None
+    try:
+        waited = False
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not waited:
+                    say(f"waiting for another jetson-env bundle that is adding to {directory}")
+                    waited = True
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(handle)
+
+
+def fetch_all(
+    todo: list[Fetch], directory: Path, progress: Progress, workers: int
+) -> Iterator[tuple[Fetch, tuple[str, int] | BaseException]]:
+    """Each fetch with its (sha256, size) or its error, as they complete, from `workers`
+    threads. Ctrl-C or SIGTERM in the caller stops every download within a block, removes
+    the partial files and lets the signal's exception go on: the threads are daemons, so
+    nothing waits for a download in flight."""
+    pending: queue.Queue[Fetch] = queue.Queue()
+    for fetch in todo:
+        pending.put(fetch)
+    done: queue.Queue[tuple[Fetch, tuple[str, int] | BaseException]] = queue.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                fetch = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((fetch, fetch_file(fetch, directory, progress, stop)))
+            except Interrupted:
+                return
+            except (FetchFailed, BundleError) as exc:
+                done.put((fetch, exc))
+
+    for _ in range(max(1, min(workers, len(todo)))):
+        threading.Thread(target=work, name="jetson-env-fetch", daemon=True).start()
+    try:
+        for _ in todo:
+            while True:
+                try:
+                    item = done.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    continue
+            yield item
+    except BaseException:
+        stop.set()
+        for fetch in todo:
+            partial_path(directory, fetch).unlink(missing_ok=True)
+        raise
 
 
 def _apt_fetches(

@@ -6,44 +6,61 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shlex
+import os
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
-MANIFEST = "manifest.json"
-SCHEMA = 1
-CHUNK = 1 << 20
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.untrusted import (
+    CHUNK,
+    MANIFEST,
+    PACKAGES_MAX_BYTES,
+    SCHEMA,
+    file_problem,
+    read_checked,
+    read_manifest,
+)
+from jetson_env.checks.context import shell_word
+
+__all__ = ["CHUNK", "MANIFEST", "SCHEMA", "BundleError"]
 
 
-class BundleError(Exception):
-    """The bundle cannot be made or used as asked; nothing was replaced. `hint` says what
-    to do next."""
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.hint = hint
+def empty_manifest() -> dict[str, Any]:
+    return {"schema": SCHEMA, "targets": {}, "artifacts": {}, "manual": [], "apt": {}}
 
 
 def load_manifest(directory: Path) -> dict[str, Any]:
-    path = directory / MANIFEST
-    if not path.exists():
-        return {"schema": SCHEMA, "targets": {}, "artifacts": {}, "manual": [], "apt": {}}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise BundleError(
-            f"{path} cannot be read: {exc}",
-            hint="restore it, or start a new bundle in an empty folder",
-        ) from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise BundleError(f"{path} is not a jetson-env bundle manifest of schema {SCHEMA}")
-    return data
+    """The bundle's manifest, checked as untrusted input (jetson_env.bundle.untrusted); an
+    empty one for a folder that has none yet."""
+    return read_manifest(directory) or empty_manifest()
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    """The manifest replaced whole (a reader sees the old one or the new one, never a part);
+    a full disk is a failed run that says so."""
     tmp = directory / f".{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    tmp.replace(directory / MANIFEST)
+    try:
+        with tmp.open("w") as out:
+            out.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(directory / MANIFEST)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise disk_error(directory, exc) from None
+
+
+def disk_error(directory: Path, exc: OSError) -> BundleError:
+    """A write into the bundle (or the cache) that failed: a failed run (exit 1)."""
+    return BundleError(
+        f"writing into {directory} failed: {exc.strerror or exc} ({exc.filename or directory}); "
+        "the manifest lists only the files that were complete",
+        hint="free some space (or fix the folder's permissions) and run the same command "
+        "again: it adds what is missing",
+        exit_code=1,
+    )
 
 
 def sha256_of(path: Path) -> str:
@@ -57,11 +74,12 @@ def sha256_of(path: Path) -> str:
 def verify(directory: Path) -> list[dict[str, str]]:
     """Every artifact of the manifest checked against its sha256 and size: the problems,
     each with the path, what is wrong and the `jetson-env bundle` line that adds it again."""
-    manifest = load_manifest(directory)
-    if not (directory / MANIFEST).exists():
+    manifest = read_manifest(directory)
+    if manifest is None:
         raise BundleError(
             f"{directory} has no {MANIFEST}: it is not a bundle",
-            hint=f"make one with `jetson-env bundle {directory} --x86` (or --l4t, -i)",
+            hint=f"make one with `jetson-env bundle {shell_word(str(directory))} --x86` "
+            "(or --l4t, -i)",
         )
     problems = []
     for path, entry in sorted(manifest["artifacts"].items()):
@@ -71,8 +89,11 @@ def verify(directory: Path) -> list[dict[str, str]]:
                 {"path": path, "problem": problem, "fix": readd_line(directory, manifest, entry)}
             )
     for repo, entry in sorted(manifest.get("apt_repos", {}).items()):
-        packages = directory / repo / "Packages"
-        if not packages.is_file() or sha256_of(packages) != entry["packages_sha256"]:
+        try:
+            read_checked(
+                directory, f"{repo}/Packages", entry["packages_sha256"], PACKAGES_MAX_BYTES
+            )
+        except BundleError:
             problems.append(
                 {
                     "path": f"{repo}/Packages",
@@ -85,27 +106,25 @@ def verify(directory: Path) -> list[dict[str, str]]:
 
 
 def artifact_problem(directory: Path, path: str, entry: dict[str, Any]) -> str | None:
-    file = directory / path
-    if not file.is_file():
-        return "missing"
-    if file.stat().st_size != entry["size"]:
-        return f"size {file.stat().st_size}, the manifest says {entry['size']}"
-    actual = sha256_of(file)
-    if actual != entry["sha256"]:
-        return f"sha256 {actual}, the manifest says {entry['sha256']}"
-    return None
+    return file_problem(directory, path, entry["size"], entry["sha256"])
 
 
 def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any]) -> str:
     """The `jetson-env bundle` line that fetches an artifact again (after removing the bad
-    copy: a bundle never replaces a file silently)."""
-    targets = [manifest["targets"][t]["args"] for t in entry["targets"] if t in manifest["targets"]]
-    args = targets[0] if targets else "--x86"
-    return f"jetson-env bundle {shlex.quote(str(directory))} {args} --roles {entry['role']}"
+    copy: a bundle never replaces a file silently); a file that came from this machine
+    (--file) comes back only with the same --file. Every value is quoted."""
+    from jetson_env.bundle.needs import file_kind
+    from jetson_env.bundle.targets import Target
 
-
-# ---------------------------------------------------------------------------------------
-# Fetching
+    keys = [t for t in entry["targets"] if t in manifest["targets"]]
+    args = Target.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
+    line = (
+        f"jetson-env bundle {shell_word(str(directory))} {args} --roles {shell_word(entry['role'])}"
+    )
+    if entry["source"].startswith("file:"):
+        local = urllib.request.url2pathname(urllib.parse.urlsplit(entry["source"]).path)
+        line += f" --file {shell_word(f'{file_kind(entry)}={local}')}"
+    return line
 
 
 def entry_roles(entry: dict[str, Any]) -> list[str]:

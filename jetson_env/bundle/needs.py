@@ -211,3 +211,10 @@ def needs_for(
             )
     needs.apt = {role: packages for role, packages in needs.apt.items() if packages}
     return needs
+
+
+def file_kind(entry: dict) -> str:
+    """The --file KIND that brings in a manifest's artifact or manual entry again."""
+    return {"torch wheel": "torch", "cuSPARSELt archive": "cusparselt"}.get(
+        entry["what"], entry["role"]
+    )

@@ -3,23 +3,23 @@ every file the host's roles need before any change, and says where each one is."
 
 from __future__ import annotations
 
-import os
-import shlex
 from pathlib import Path
 from typing import Any
 
 from jetson_env import apt_repository
-from jetson_env.bundle.manifest import (
-    MANIFEST,
-    BundleError,
-    artifact_problem,
-    entry_roles,
-    load_manifest,
-    sha256_of,
-)
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.manifest import artifact_problem, entry_roles
 from jetson_env.bundle.needs import ROLES
 from jetson_env.bundle.pip_resolution import project_of
 from jetson_env.bundle.targets import Target, target_from_facts
+from jetson_env.bundle.untrusted import (
+    MANIFEST,
+    PACKAGES_MAX_BYTES,
+    plain_name,
+    read_checked,
+    read_manifest,
+)
+from jetson_env.checks.context import shell_word
 
 
 def host_plan(
@@ -28,7 +28,6 @@ def host_plan(
     python: dict[str, Any],
     roles: dict[str, bool],
     lock_sha256: dict[str, str] | None = None,
-    check_files: bool = True,
 ) -> dict[str, Any]:
     """What a host with these facts installs from the bundle, for the roles that are on:
     {"error": None | why (naming the `jetson-env bundle` line that fixes it), "target",
@@ -37,16 +36,16 @@ def host_plan(
     if not directory.is_absolute():
         directory = directory.resolve()
     target = target_from_facts(platform, python)
-    add_line = f"jetson-env bundle {shlex.quote(str(directory))} {target.bundle_args()}"
-    if not (directory / MANIFEST).is_file():
+    add_line = f"jetson-env bundle {shell_word(str(directory))} {target.bundle_args()}"
+    try:
+        manifest = read_manifest(directory)
+    except BundleError as exc:
+        return {"error": f"{exc} ({exc.hint})" if exc.hint else str(exc)}
+    if manifest is None:
         return {
             "error": f"{directory} is not a jetson-env bundle (no {MANIFEST}); make it with "
             f"`{add_line}`. Nothing was changed."
         }
-    try:
-        manifest = load_manifest(directory)
-    except BundleError as exc:
-        return {"error": f"{exc}. Nothing was changed."}
     key = _matching_target(manifest, target)
     wanted = [r for r in ROLES if roles.get(r)]
     if key is None:
@@ -75,15 +74,16 @@ def host_plan(
         and any(apt.get("roles", {}).get(role) for role in wanted)
     ):
         apt_repo = ""
-    elif check_files:
-        recorded = manifest.get("apt_repos", {}).get(apt_repo, {}).get("packages_sha256")
-        packages = directory / apt_repo / "Packages"
-        if not packages.is_file() or sha256_of(packages) != recorded:
-            problems.append(f"{apt_repo}/Packages: missing or not the one the manifest records")
+    apt_files: dict[str, list[str]] = {}
+    if apt_repo:
+        try:
+            apt_files = _apt_files(directory, manifest, apt_repo)
+        except BundleError as exc:
+            problems.append(str(exc))
     for path, entry in sorted(manifest["artifacts"].items()):
         needed_by = [role for role in entry_roles(entry) if role in wanted]
         in_repo = bool(apt_repo) and path.startswith(apt_repo + "/")
-        if in_repo and check_files and (key not in entry["targets"] or not needed_by):
+        if in_repo and (key not in entry["targets"] or not needed_by):
             problem = artifact_problem(directory, path, entry)
             if problem:
                 problems.append(f"{path}: {problem}")
@@ -91,10 +91,9 @@ def host_plan(
             continue
         for role in needed_by:
             artifacts.setdefault(role, []).append(path)
-        if check_files:
-            problem = artifact_problem(directory, path, entry)
-            if problem:
-                problems.append(f"{path}: {problem}")
+        problem = artifact_problem(directory, path, entry)
+        if problem:
+            problems.append(f"{path}: {problem}")
         locked = (lock_sha256 or {}).get(Path(path).name)
         if locked and locked != entry["sha256"]:
             problems.append(
@@ -105,8 +104,8 @@ def host_plan(
             problems.append(
                 f"{item['what']} is not in the bundle (expected at {item['expected']}): "
                 "get it from "
-                f"{item['where_from']} and add it with `{add_line} --roles {item['role']} "
-                f"--file {item['kind']}=PATH`"
+                f"{item['where_from']} and add it with `{add_line} --roles "
+                f"{shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
             )
     if problems:
         return {
@@ -114,14 +113,23 @@ def host_plan(
             + "; ".join(problems)
             + f". Fix it with `{add_line} --roles {','.join(wanted)}` "
             "(after deleting a corrupted file), "
-            f"then `jetson-env bundle --verify {shlex.quote(str(directory))}`. Nothing was changed."
+            f"then `jetson-env bundle --verify {shell_word(str(directory))}`. Nothing was changed."
         }
 
-    def one(role: str, suffix: tuple[str, ...], folder: str = "files/") -> str:
+    def one(role: str, suffix: tuple[str, ...]) -> str:
+        """The role's file under files/ (a relative path), "" when it has none."""
         for path in artifacts.get(role, []):
-            if path.startswith(folder) and path.endswith(suffix):
-                return str(directory / path)
+            if path.startswith("files/") and path.endswith(suffix):
+                return path
         return ""
+
+    def absolute(path: str) -> str:
+        return str(directory / path) if path else ""
+
+    def sha256(path: str) -> str:
+        return manifest["artifacts"][path]["sha256"] if path else ""
+
+    torchvision_archive = one("torchvision", (".tar.gz", ".zip"))
 
     torch_wheel = next(
         (p for p in artifacts.get("torch", []) if project_of(Path(p).name) == "torch"), ""
@@ -139,26 +147,44 @@ def host_plan(
         "directory": str(directory),
         "artifacts": artifacts,
         "pip": pip_files,
-        "torch_wheel": str(directory / torch_wheel) if torch_wheel else "",
-        "torch_sha256": manifest["artifacts"][torch_wheel]["sha256"] if torch_wheel else "",
-        "cusparselt": one("torch", (".tar.xz",)),
-        "torchvision_archive": one("torchvision", (".tar.gz", ".zip")),
-        "torchvision_sha256": manifest["artifacts"]
-        .get(os.path.relpath(one("torchvision", (".tar.gz", ".zip")), directory), {})
-        .get("sha256", "")
-        if one("torchvision", (".tar.gz", ".zip"))
-        else "",
-        "torch2trt_archive": one("torch2trt", (".tar.gz",)),
-        "tensorrt_tarball": one("tensorrt", (".tar.gz",)),
+        "torch_wheel": absolute(torch_wheel),
+        "torch_sha256": sha256(torch_wheel),
+        "cusparselt": absolute(one("torch", (".tar.xz",))),
+        "torchvision_archive": absolute(torchvision_archive),
+        "torchvision_sha256": sha256(torchvision_archive),
+        "torch2trt_archive": absolute(one("torch2trt", (".tar.gz",))),
+        "tensorrt_tarball": absolute(one("tensorrt", (".tar.gz",))),
         "apt": apt,
         "apt_repo": str(directory / apt_repo) if apt_repo else "",
         # package -> its .debs there: the role copies those that apt on the host asks for.
-        "apt_files": apt_repository.files_by_package(directory / apt_repo) if apt_repo else {},
+        "apt_files": apt_files,
         "summary": {
             role: [Path(p).name for p in paths if not p.startswith("apt/")]
             for role, paths in artifacts.items()
         },
     }
+
+
+def _apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
+    """Package -> its .debs in the bundle's apt repository `repo`, read from its Packages
+    file (the manifest's sha256, a bounded read), every file name plain and one the
+    manifest records: what the apt_packages role may copy, to a name of its own folder."""
+    recorded = manifest.get("apt_repos", {}).get(repo, {}).get("packages_sha256", "")
+    try:
+        text = read_checked(directory, f"{repo}/Packages", recorded, PACKAGES_MAX_BYTES).decode()
+    except UnicodeDecodeError:
+        raise BundleError(f"{repo}/Packages is not text") from None
+    except BundleError:
+        raise BundleError(f"{repo}/Packages: missing or not the one the manifest records") from None
+    files = apt_repository.files_by_package(text)
+    for names in files.values():
+        for name in names:
+            path = f"{repo}/{plain_name(name)}"
+            if path not in manifest["artifacts"]:
+                raise BundleError(
+                    f"{repo}/Packages names {name!r}, which the manifest does not list"
+                )
+    return files
 
 
 def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:

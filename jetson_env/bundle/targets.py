@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jetson_env import apt_repository
-from jetson_env.bundle.manifest import BundleError
+from jetson_env.bundle.errors import BundleError
+from jetson_env.checks.context import shell_word
 from jetson_env.matrix import Matrix, normalize_l4t
 
 # Ubuntu release of an L4T row -> (apt's suite name, its glibc: the manylinux tags its
@@ -45,10 +46,23 @@ class Target:
         return f"cp{self.python.replace('.', '')}"
 
     def bundle_args(self) -> str:
-        """The `jetson-env bundle` arguments that add this target."""
-        row = f"--l4t R{self.l4t}" if self.l4t else "--x86"
-        distribution = f" --distribution {self.distribution}" if self.distribution else ""
-        return f"{row} --python {self.python} --glibc {self.glibc}{distribution}"
+        """The `jetson-env bundle` arguments that add this target, each value quoted (they
+        come from a host's facts or a bundle's manifest); a value not known is left out."""
+        words = [*(("--l4t", f"R{self.l4t}") if self.l4t else ("--x86",))]
+        for option, value in (
+            ("--python", self.python),
+            ("--glibc", self.glibc),
+            ("--distribution", self.distribution),
+        ):
+            if value:
+                words += [option, value]
+        return " ".join(shell_word(word) for word in words)
+
+    @classmethod
+    def from_manifest(cls, entry: dict[str, Any]) -> Target:
+        """A target of a manifest (its fields checked by jetson_env.bundle.untrusted)."""
+        return cls(entry["machine"], entry["python"], entry["glibc"], entry["l4t"],
+                   entry["distribution"])  # fmt: skip
 
     def as_dict(self) -> dict[str, str]:
         return {
