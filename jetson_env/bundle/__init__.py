@@ -16,16 +16,20 @@ A bundle folder holds:
 
 The modules, one concern each: targets (which hosts), needs (what their roles fetch),
 pip_resolution, fetching, manifest (and --verify), making (all of it into a folder),
-preflight (what a host gets, checked before any change) and doctor_advice. This package
+preflight (what a host gets, checked before any change), doctor_advice, and the
+rules every reader of a bundle follows (untrusted) and its signature (signing). This package
 names the API the CLI and the collection's filters use.
 """
 
 from jetson_env.bundle.doctor_advice import doctor_fixes
+from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE
 from jetson_env.bundle.making import make
-from jetson_env.bundle.manifest import MANIFEST, SCHEMA, BundleError, load_manifest, verify
+from jetson_env.bundle.manifest import MANIFEST, SCHEMA, load_manifest, verify
 from jetson_env.bundle.needs import ROLES
-from jetson_env.bundle.preflight import host_plan
+from jetson_env.bundle.preflight import check_before_provision, host_plan
+from jetson_env.bundle.signing import check as check_signature
+from jetson_env.bundle.signing import sign
 from jetson_env.bundle.targets import target_from_facts, targets_from_args
 
 __all__ = [
@@ -34,10 +38,13 @@ __all__ = [
     "ROLES",
     "SCHEMA",
     "BundleError",
+    "check_before_provision",
+    "check_signature",
     "doctor_fixes",
     "host_plan",
     "load_manifest",
     "make",
+    "sign",
     "target_from_facts",
     "targets_from_args",
     "verify",

@@ -3,12 +3,12 @@ that host with no network, and the line that does it."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
 from jetson_env.bundle.needs import ROLES
 from jetson_env.bundle.preflight import host_plan
+from jetson_env.checks.context import shell_word
 
 OFFLINE_ROLES = ("cuda_env",)
 # Roles that install system packages with apt, which a bundle does not carry.
@@ -41,7 +41,8 @@ def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any
         fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})
     roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
     command = (
-        f"jetson-env provision --bundle {shlex.quote(str(directory))} --tags {','.join(roles)}"
+        f"jetson-env provision --bundle {shell_word(str(directory))} "
+        f"--tags {shell_word(','.join(roles))}"
         if roles
         else None
     )

@@ -10,6 +10,7 @@ already there with another sha256 is an error, never silently replaced.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import queue
@@ -39,12 +40,12 @@ from jetson_env.bundle.manifest import (
     BundleError,
     entry_roles,
     load_manifest,
-    sha256_of,
     write_manifest,
 )
 from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, file_kind, needs_for
 from jetson_env.bundle.pip_resolution import project_of, resolve, resolve_sdist
 from jetson_env.bundle.targets import Target
+from jetson_env.bundle.untrusted import sha256_inside
 from jetson_env.matrix import Matrix
 
 
@@ -466,9 +467,13 @@ def _plan_fetches(directory: Path, manifest: dict[str, Any], batch: list[Fetch])
                     hint=f"to take the new one, delete {directory / fetch.dest} and its entry in "
                     f"{directory / MANIFEST}, then run the command again",
                 )
-            continue
-        if (directory / fetch.dest).exists() and fetch.dest not in todo:
-            on_disk = sha256_of(directory / fetch.dest)
+            if os.path.lexists(directory / fetch.dest):
+                continue
+            # Listed but gone (deleted after --verify named it): fetched again, to the
+            # sha256 the manifest records.
+            fetch = dataclasses.replace(fetch, sha256=entry["sha256"])
+        elif os.path.lexists(directory / fetch.dest) and fetch.dest not in todo:
+            on_disk = sha256_inside(directory, fetch.dest)
             if fetch.sha256 and on_disk != fetch.sha256:
                 raise BundleError(
                     f"{directory / fetch.dest} exists (sha256 {on_disk}) but is not the file "
@@ -483,13 +488,14 @@ def _record(manifest: dict[str, Any], fetch: Fetch, sha: str, size: int) -> None
     source = fetch.url
     if source.startswith("file:") and str(CACHE) in urllib.parse.unquote(source):
         source = "pip's configured index (sdist)"
+    before = manifest["artifacts"].get(fetch.dest, {})  # a file fetched again keeps its users
     manifest["artifacts"][fetch.dest] = {
         "sha256": sha,
         "size": size,
-        "role": fetch.role,
-        "roles": [fetch.role],
+        "role": before.get("role", fetch.role),
+        "roles": list(dict.fromkeys([*before.get("roles", []), fetch.role])),
         "what": fetch.what,
-        "targets": [fetch.target],
+        "targets": list(dict.fromkeys([*before.get("targets", []), fetch.target])),
         "source": source,
     }
 

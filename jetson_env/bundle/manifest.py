@@ -4,7 +4,6 @@ of the bundle's files against it (`jetson-env bundle --verify`)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import urllib.parse
@@ -63,14 +62,6 @@ def disk_error(directory: Path, exc: OSError) -> BundleError:
     )
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verify(directory: Path) -> list[dict[str, str]]:
     """Every artifact of the manifest checked against its sha256 and size: the problems,
     each with the path, what is wrong and the `jetson-env bundle` line that adds it again."""
@@ -98,11 +89,25 @@ def verify(directory: Path) -> list[dict[str, str]]:
                 {
                     "path": f"{repo}/Packages",
                     "problem": "missing or not the one the manifest records",
-                    "fix": f"run the `jetson-env bundle` line of any target again: it rewrites "
-                    f"{repo}/Packages from the .debs there",
+                    "fix": _repo_line(directory, manifest, repo),
                 }
             )
     return problems
+
+
+def _repo_line(directory: Path, manifest: dict[str, Any], repo: str) -> str:
+    """The `jetson-env bundle` line that writes an apt repository's Packages again: a target
+    of that repository with the roles whose packages are there."""
+    from jetson_env.bundle.targets import Target
+
+    for key, apt in sorted(manifest["apt"].items()):
+        if apt["repo"] == repo and key in manifest["targets"]:
+            args = Target.from_manifest(manifest["targets"][key]).bundle_args()
+            roles = ",".join(sorted(apt["roles"]))
+            return (
+                f"jetson-env bundle {shell_word(str(directory))} {args} --roles {shell_word(roles)}"
+            )
+    return f"jetson-env bundle {shell_word(str(directory))} --x86"
 
 
 def artifact_problem(directory: Path, path: str, entry: dict[str, Any]) -> str | None:

@@ -19,8 +19,8 @@ from packaging.requirements import Requirement
 from packaging.utils import parse_sdist_filename, parse_wheel_filename
 
 from jetson_env import wheels
+from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE, cache_path, check_url
-from jetson_env.bundle.manifest import BundleError, sha256_of
 from jetson_env.bundle.targets import Target
 
 RESOLVE_TIMEOUT_S = 900
@@ -173,7 +173,7 @@ def resolve_sdist(requirement: str) -> dict[str, Any]:
             )
         sdist = files[0]
         requires, build = _sdist_requirements(sdist)
-        sha = sha256_of(sdist)
+        sha = hashlib.sha256(sdist.read_bytes()).hexdigest()
         local = cache_path(sha)
         local.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(sdist, local)

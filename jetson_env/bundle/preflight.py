@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env import apt_repository
+from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import artifact_problem, entry_roles
 from jetson_env.bundle.needs import ROLES
@@ -20,6 +21,20 @@ from jetson_env.bundle.untrusted import (
     read_manifest,
 )
 from jetson_env.checks.context import shell_word
+
+
+def check_before_provision(directory: Path, trusted_key: Path | None) -> None:
+    """`provision --bundle DIR [--trust KEY.pub]` before any host is touched: DIR is a
+    bundle whose manifest passes the untrusted-input rules, signed by that key when one is
+    given (each host's preflight then checks every file it gets)."""
+    if read_manifest(directory) is None:
+        raise BundleError(
+            f"{directory} is not a jetson-env bundle (no {MANIFEST})",
+            hint=f"make one with `jetson-env bundle {shell_word(str(directory))} --x86` "
+            "(or --l4t, -i)",
+        )
+    if trusted_key is not None:
+        signing.check(directory, trusted_key)
 
 
 def host_plan(

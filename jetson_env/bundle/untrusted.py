@@ -132,6 +132,24 @@ def file_problem(directory: Path, path: str, size: int, sha256: str) -> str | No
     return None if actual == sha256 else f"sha256 {actual}, the manifest says {sha256}"
 
 
+def sha256_inside(directory: Path, path: str) -> str:
+    """The sha256 of the bundle's regular file `path` (BundleError for a link, a FIFO ...)."""
+    digest = hashlib.sha256()
+    try:
+        handle = open_inside(directory, path)
+        try:
+            _read(handle, os.fstat(handle).st_size, digest.update)
+        finally:
+            os.close(handle)
+    except OSError as exc:
+        raise BundleError(
+            f"{directory / path} is in the way and is not a regular file of the bundle "
+            f"({exc.strerror or exc}); nothing was added",
+            hint=f"move {directory / path} away and run the command again",
+        ) from None
+    return digest.hexdigest()
+
+
 def read_checked(directory: Path, path: str, sha256: str, limit: int) -> bytes:
     """The bytes of the bundle's file `path` (at most `limit`), which must have `sha256`;
     BundleError otherwise."""
