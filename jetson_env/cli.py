@@ -426,10 +426,17 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
 
         directory = Path(args.bundle).expanduser().resolve()
         try:
-            bundle.check_before_provision(directory, Path(args.trust) if args.trust else None)
+            roles = bundle.check_before_provision(
+                directory, Path(args.trust) if args.trust else None
+            )
         except bundle.BundleError as exc:
             term.error(str(exc), hint=exc.hint)
             return exc.exit_code
+        if not args.tags:
+            args.tags = ",".join(roles)
+            term.note(
+                f"--tags {args.tags}: what the bundle was made for, and what needs no download"
+            )
         extra_vars.append(json.dumps({"jetson_env_bundle": str(directory)}))
     cmd = collection.provision_command(
         ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,

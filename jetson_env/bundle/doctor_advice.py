@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env.bundle.needs import ROLES
-from jetson_env.bundle.preflight import host_plan
+from jetson_env.bundle.preflight import OFFLINE_ROLES, host_plan
 from jetson_env.checks.context import shell_word
 
-OFFLINE_ROLES = ("cuda_env",)
 # Roles that install system packages with apt, which a bundle does not carry.
 APT_ROLES = ("jetpack_apt", "docker_runtime")
 
@@ -36,8 +35,9 @@ def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any
             applies, why = False, f"{role} is not a role a bundle serves"
         else:
             plan = host_plan(directory, platform, python, {role: True})
-            applies = plan.get("error") is None
-            why = f"from the bundle (target {plan['target']})" if applies else plan["error"]
+            why = plan["error"] or plan["skipped"].get(role)
+            applies = why is None
+            why = why or f"from the bundle (target {plan['target']})"
         fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})
     roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
     command = (

@@ -114,6 +114,7 @@ def _make(
 ) -> Result:
     say = report or (lambda _msg: None)
     manifest = load_manifest(directory)
+    manifest.pop("signature", None)  # what it signed changes: signed again with --sign
 
     fetches: list[Fetch] = []
     made_for: dict[str, dict[str, Any]] = {}  # the targets' entries, once their files are in

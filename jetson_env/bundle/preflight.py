@@ -21,13 +21,20 @@ from jetson_env.bundle.untrusted import (
     read_manifest,
 )
 from jetson_env.checks.context import shell_word
+from jetson_env.collection import provision_roles
+
+# Roles that fetch nothing: a bundle serves them whatever it holds.
+OFFLINE_ROLES = ("cuda_env",)
 
 
-def check_before_provision(directory: Path, trusted_key: Path | None) -> None:
+def check_before_provision(directory: Path, trusted_key: Path | None) -> list[str]:
     """`provision --bundle DIR [--trust KEY.pub]` before any host is touched: DIR is a
     bundle whose manifest passes the untrusted-input rules, signed by that key when one is
-    given (each host's preflight then checks every file it gets)."""
-    if read_manifest(directory) is None:
+    given (each host's preflight then checks every file it gets). Returns the roles to run
+    without --tags: those the bundle was made for and those that need no download, in the
+    playbook's order."""
+    manifest = read_manifest(directory)
+    if manifest is None:
         raise BundleError(
             f"{directory} is not a jetson-env bundle (no {MANIFEST})",
             hint=f"make one with `jetson-env bundle {shell_word(str(directory))} --x86` "
@@ -35,6 +42,8 @@ def check_before_provision(directory: Path, trusted_key: Path | None) -> None:
         )
     if trusted_key is not None:
         signing.check(directory, trusted_key)
+    made_for = {role for entry in manifest["targets"].values() for role in entry["roles"]}
+    return [r for r in provision_roles() if r in made_for or r in OFFLINE_ROLES]
 
 
 def host_plan(
@@ -46,7 +55,8 @@ def host_plan(
 ) -> dict[str, Any]:
     """What a host with these facts installs from the bundle, for the roles that are on:
     {"error": None | why (naming the `jetson-env bundle` line that fixes it), "target",
-    "artifacts": {role: [paths]}, "files": {role: path}, "pip": [paths to copy], "apt": ...}."""
+    "skipped": {role: why the bundle cannot serve it}, "artifacts": {role: [paths]},
+    "pip": [paths to copy], "apt": ...}."""
     directory = Path(directory).expanduser()
     if not directory.is_absolute():
         directory = directory.resolve()
@@ -69,14 +79,25 @@ def host_plan(
             "add it with "
             f"`{add_line} --roles {','.join(wanted)}`. Nothing was changed."
         }
+    # A role the bundle was not made for, or whose file must be supplied by hand, is skipped
+    # and named (with where its file goes), not a refusal of the whole run.
+    skipped: dict[str, str] = {}
     have_roles = set(manifest["targets"][key].get("roles", []))
-    missing_roles = [r for r in wanted if r not in have_roles]
-    if missing_roles:
-        return {
-            "error": f"the bundle {directory} has no {', '.join(missing_roles)} for {key}; add "
-            f"{'it' if len(missing_roles) == 1 else 'them'} with `{add_line} --roles "
-            f"{','.join(missing_roles)}` (or turn the role off). Nothing was changed."
-        }
+    for role in wanted:
+        if role not in have_roles:
+            skipped[role] = (
+                f"the bundle was not made with {role} for {key}; add it with "
+                f"`{add_line} --roles {role}`"
+            )
+    for item in manifest.get("manual", []):
+        if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
+            before = skipped.get(item["role"], "")
+            skipped[item["role"]] = (before + "; " if before else "") + (
+                f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
+                f"from {item['where_from']} and add it as {item['expected']} with `{add_line} "
+                f"--roles {shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
+            )
+    wanted = [role for role in wanted if role not in skipped]
     problems = []
     artifacts: dict[str, list[str]] = {}
     # The flat apt repository, for a host of its distribution: copied whole, so every file
@@ -113,14 +134,6 @@ def host_plan(
         if locked and locked != entry["sha256"]:
             problems.append(
                 f"{path}: the lock file pins sha256 {locked}, the bundle has {entry['sha256']}"
-            )
-    for item in manifest.get("manual", []):
-        if key in item["targets"] and item["role"] in wanted:
-            problems.append(
-                f"{item['what']} is not in the bundle (expected at {item['expected']}): "
-                "get it from "
-                f"{item['where_from']} and add it with `{add_line} --roles "
-                f"{shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
             )
     if problems:
         return {
@@ -159,6 +172,7 @@ def host_plan(
     return {
         "error": None,
         "target": key,
+        "skipped": skipped,
         "directory": str(directory),
         "artifacts": artifacts,
         "pip": pip_files,

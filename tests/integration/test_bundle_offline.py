@@ -18,8 +18,10 @@ TensorRT, torch2trt), torchvision (a long build, covered online) and pycuda (no 
 the hosts).
 """
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -230,6 +232,70 @@ def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
     assert result.rc != 0
     assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
     assert f"the lock file pins sha256 {'0' * 64}" in result.messages()
+    assert paths_changed_since(x86, MARKER) == set()
+
+
+def shadow_state(host: Host) -> str:
+    return host.exec(["stat", "-c", "%a %s %Y", "/etc/shadow"]).stdout
+
+
+def test_a_packages_file_that_names_a_file_outside_the_repository_is_refused(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+):
+    """Issue 37: a Packages stanza whose Filename climbs out of the repository was copied as
+    root to the same place under the host's repository folder: /etc/shadow went from 0640 to
+    0644 (the controller's file over the host's). The manifest's sha256 of Packages agrees,
+    as an attacker's would."""
+    newest_only(ansible)
+    hostile = linked_copy(bundle_dir, work / "climbing-packages")
+    packages = hostile / APT_REPO / "Packages"
+    climbing = "Filename: ./../../../../../../../etc/shadow"
+    text, count = re.subn(r"(?m)^Filename: \./python3-pip_.*$", climbing, packages.read_text())
+    assert count == 1
+    rewrite(packages, text.encode())
+    manifest = json.loads((hostile / "manifest.json").read_text())
+    manifest["apt_repos"][APT_REPO]["packages_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    rewrite(hostile / "manifest.json", json.dumps(manifest).encode())
+    shadow = shadow_state(x86)
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(hostile))
+
+    assert result.rc != 0
+    assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
+    assert "not a plain file name" in result.messages()
+    assert paths_changed_since(x86, MARKER) == set()
+    assert shadow_state(x86) == shadow
+
+
+@pytest.mark.parametrize("how", ["climbing path", "symlink"])
+def test_a_manifest_that_points_out_of_the_bundle_is_refused(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path, how: str
+):
+    """Issue 37: `pip/../../etc/passwd` in the manifest, or a wheel that is a link to a file
+    outside, were followed: checked, then copied to the hosts."""
+    newest_only(ansible)
+    hostile = linked_copy(bundle_dir, work / f"pointing-out-{how.replace(' ', '-')}")
+    manifest = json.loads((hostile / "manifest.json").read_text())
+    outside = Path("/etc/passwd")
+    entry = {"sha256": hashlib.sha256(outside.read_bytes()).hexdigest(),
+             "size": outside.stat().st_size}  # fmt: skip
+    if how == "climbing path":
+        (termcolor,) = [p for p in manifest["artifacts"] if "termcolor" in p]
+        manifest["artifacts"]["pip/../../../../../../../../etc/passwd"] = {
+            **manifest["artifacts"][termcolor], **entry}  # fmt: skip
+    else:
+        (termcolor,) = hostile.glob("pip/termcolor-*.whl")
+        termcolor.unlink()
+        termcolor.symlink_to(outside)
+        manifest["artifacts"][f"pip/{termcolor.name}"].update(entry)
+    rewrite(hostile / "manifest.json", json.dumps(manifest).encode())
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(hostile))
+
+    assert result.rc != 0
+    assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
+    expected = "not a plain path inside" if how == "climbing path" else "symbolic link"
+    assert expected in result.messages()
     assert paths_changed_since(x86, MARKER) == set()
 
 

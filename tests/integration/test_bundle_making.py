@@ -268,9 +268,11 @@ def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     assert manual["torch wheel"]["expected"].startswith("pip/torch-2.5.0a0+872d972e41.nv24.08")
     assert manual["torch wheel"]["where_from"].startswith("https://developer.download.nvidia.com/")
     assert manual["cuSPARSELt archive"]["kind"] == "cusparselt"
+    # The preflight skips torch and names it, with where its file goes (issue 34).
     plan = bundle.host_plan(tmp_path / "b", *ORIN_FACTS, {"torch": True})
-    assert "torch wheel is not in the bundle" in plan["error"]
-    assert "--file torch=PATH" in plan["error"] and "Nothing was changed" in plan["error"]
+    assert plan["error"] is None
+    assert "torch wheel is not in the bundle" in plan["skipped"]["torch"]
+    assert "--file torch=PATH" in plan["skipped"]["torch"]
 
     standin = tmp_path / "cusparselt-standin.tar.xz"
     subprocess.run(
@@ -294,8 +296,11 @@ def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
         in bundle.host_plan(directory, *old, {"python_base": True})["error"]
     )
     # A role the bundle was not made for.
+    # A role the bundle was not made for is skipped and named, the others still served.
     plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True, "torch": True})
-    assert "has no torch for" in plan["error"] and "--roles torch" in plan["error"]
+    assert plan["error"] is None and plan["artifacts"]["python_base"]
+    assert "not made with torch" in plan["skipped"]["torch"]
+    assert "--roles torch" in plan["skipped"]["torch"]
     # The lock file pins another sha256 for a file of the bundle.
     termcolor = next(Path(p).name for p in plan_files(directory) if "termcolor" in p)
     plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True}, {termcolor: "f" * 64})
