@@ -20,7 +20,8 @@ def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any
     directory = Path(directory).expanduser().resolve()
     platform = report.get("platform") or {}
     version = str((platform.get("python") or {}).get("version") or "")
-    python = {"major_minor": ".".join(version.split(".")[:2]), "version": version, "libc": None}
+    libc = (platform.get("python") or {}).get("libc")
+    python = {"major_minor": ".".join(version.split(".")[:2]), "version": version, "libc": libc}
     fixes = []
     for finding in report.get("findings", []):
         playbook = finding.get("playbook")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jetson_env import apt_repository
+from jetson_env import apt_repository, wheels
 from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import artifact_problem, entry_roles
@@ -217,8 +217,8 @@ def _apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str
 
 
 def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:
-    """The bundle's target for a host: same machine, row and Python, a glibc no newer than
-    the host's (its wheels then install there)."""
+    """The bundle's target for a host: same machine, row and Python, a glibc the host's
+    accepts (jetson_env.wheels, the doctor's rule too)."""
     for key, entry in manifest["targets"].items():
         if (entry["machine"], entry["l4t"], entry["python"]) != (
             target.machine,
@@ -226,10 +226,6 @@ def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:
             target.python,
         ):
             continue
-        if not target.glibc or _glibc_tuple(entry["glibc"]) <= _glibc_tuple(target.glibc):
+        if wheels.glibc_accepts(target.glibc, entry["glibc"]):
             return key
     return None
-
-
-def _glibc_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in text.split(".") if x.isdigit())
