@@ -503,6 +503,7 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 report=progress,
                 workers=args.jobs,
                 sign_key=sign_key,
+                controller_python=None if args.no_controller else args.controller_python,
             )
     except bundle.BundleError as exc:
         term.error(str(exc), hint=exc.hint)
@@ -524,6 +525,10 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip: --no-index "
         f"--find-links {shell_word(str(directory / 'pip'))}"
     )
+    if data["controller"]:
+        term.line(
+            f"jetson-env itself, offline (Python {args.controller_python}): {data['controller']}"
+        )
     for item in result.manifest["manual"]:
         term.line(
             f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
@@ -928,6 +933,18 @@ def build_parser() -> argparse.ArgumentParser:
         "tensorrt, cusparselt), added for the targets given",
     )
     bundle.add_argument("--jobs", type=forks, default=4, help="parallel downloads (default 4)")
+    bundle.add_argument(
+        "--controller-python",
+        metavar="X.Y",
+        default=f"{sys.version_info.major}.{sys.version_info.minor}",
+        help="the Python of the offline controller, for jetson-env[provision]'s wheels in "
+        "DIR/controller (default: this one's)",
+    )
+    bundle.add_argument(
+        "--no-controller",
+        action="store_true",
+        help="leave jetson-env's own wheels out (the offline controller has it already)",
+    )
     bundle.add_argument(
         "--sign",
         metavar="KEY",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env import apt_repository
-from jetson_env.bundle import signing
+from jetson_env.bundle import controller, signing
 from jetson_env.bundle.fetching import (
     CACHE,
     FETCH_WORKERS,
@@ -70,6 +70,10 @@ class Result:
             "total_bytes": self.total,
             "manual": self.manifest["manual"],
             "apt": self.manifest["apt"],
+            # The offline install line of jetson-env, when the bundle carries the controller.
+            "controller": controller.install_line(self.directory)
+            if any(p.startswith(f"{controller.FOLDER}/") for p in self.manifest["artifacts"])
+            else None,
             "seconds": round(self.seconds, 1),
         }
 
@@ -83,8 +87,10 @@ def make(
     report: Callable[[str], None] | None = None,
     workers: int = FETCH_WORKERS,
     sign_key: Path | None = None,
+    controller_python: str | None = None,
 ) -> Result:
-    """Add what `targets` need for `roles` to the bundle in `directory` (then sign its
+    """Add what `targets` need for `roles` to the bundle in `directory`, and with
+    `controller_python` the wheels that install jetson-env[provision] for it (then sign its
     manifest with `sign_key`, an OpenSSH private key)."""
     start = time.monotonic()
     roles = [r for r in ROLES if r in set(roles)]
@@ -96,7 +102,7 @@ def make(
             raise BundleError(f"--file {kind}={path}: no such file")
     say = report or (lambda _msg: None)
     with folder_lock(directory, say):
-        result = _make(directory, matrix, targets, roles, files, report, workers)
+        result = _make(directory, matrix, targets, roles, files, report, workers, controller_python)
         if sign_key is not None:
             signing.sign(directory, sign_key)
     result.seconds = time.monotonic() - start
@@ -111,6 +117,7 @@ def _make(
     files: dict[str, Path],
     report: Callable[[str], None] | None,
     workers: int,
+    controller_python: str | None,
 ) -> Result:
     say = report or (lambda _msg: None)
     manifest = load_manifest(directory)
@@ -192,6 +199,15 @@ def _make(
         if needs.apt:
             fetches += _apt_fetches(target, needs.apt, manifest, apt_roots, stanzas, say)
 
+    if controller_python:
+        say(f"the controller (Python {controller_python}): jetson-env[provision]'s wheels")
+        for item in controller.requirements(controller_python):
+            fetches.append(
+                Fetch(item["url"], f"{controller.FOLDER}/{item['filename']}",
+                      item["sha256"] or None, controller.ROLE,
+                      f"{item['name']} {item['version']} (the controller's)",
+                      controller.target(controller_python).key)
+            )  # fmt: skip
     added: list[str] = []
     failed: list[FetchFailed] = []
     refused: list[BundleError] = []
@@ -488,7 +504,11 @@ def _plan_fetches(directory: Path, manifest: dict[str, Any], batch: list[Fetch])
 def _record(manifest: dict[str, Any], fetch: Fetch, sha: str, size: int) -> None:
     source = fetch.url
     if source.startswith("file:") and str(CACHE) in urllib.parse.unquote(source):
-        source = "pip's configured index (sdist)"
+        source = (
+            "jetson-env's own wheel"
+            if fetch.role == controller.ROLE
+            else "pip's configured index (sdist)"
+        )
     before = manifest["artifacts"].get(fetch.dest, {})  # a file fetched again keeps its users
     manifest["artifacts"][fetch.dest] = {
         "sha256": sha,

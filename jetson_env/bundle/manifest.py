@@ -105,9 +105,10 @@ def _repo_line(directory: Path, manifest: dict[str, Any], repo: str) -> str:
             args = Target.from_manifest(manifest["targets"][key]).bundle_args()
             roles = ",".join(sorted(apt["roles"]))
             return (
-                f"jetson-env bundle {shell_word(str(directory))} {args} --roles {shell_word(roles)}"
+                f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
+                f"{shell_word(roles)} --no-controller"
             )
-    return f"jetson-env bundle {shell_word(str(directory))} --x86"
+    return f"jetson-env bundle {shell_word(str(directory))} --x86 --no-controller"
 
 
 def artifact_problem(directory: Path, path: str, entry: dict[str, Any]) -> str | None:
@@ -123,9 +124,15 @@ def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any])
 
     keys = [t for t in entry["targets"] if t in manifest["targets"]]
     args = Target.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
-    line = (
-        f"jetson-env bundle {shell_word(str(directory))} {args} --roles {shell_word(entry['role'])}"
-    )
+    quoted = shell_word(str(directory))
+    if entry["role"] == "controller":  # jetson-env's own wheels, for the Python they name
+        abi = entry["targets"][0].rpartition("-cp")[2]
+        roles = ",".join(manifest["targets"][keys[0]]["roles"]) if keys else "python_base"
+        return (
+            f"jetson-env bundle {quoted} {args} --roles {shell_word(roles)} "
+            f"--controller-python {shell_word(f'{abi[:1]}.{abi[1:]}')}"
+        )
+    line = f"jetson-env bundle {quoted} {args} --roles {shell_word(entry['role'])} --no-controller"
     if entry["source"].startswith("file:"):
         local = urllib.request.url2pathname(urllib.parse.urlsplit(entry["source"]).path)
         line += f" --file {shell_word(f'{file_kind(entry)}={local}')}"

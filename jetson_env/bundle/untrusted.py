@@ -3,8 +3,9 @@ people and scripts other than its maker, and provisioning reads it as root. Ever
 that keeps what it says inside its folder lives here, and every reader goes through it:
 
 - a path (the manifest's, an apt Packages file's `Filename:`) is a plain relative name,
-  `pip/NAME`, `files/NAME` or `apt/REPO/NAME`, each part letters, digits and `._+~%=,-`,
-  never starting with a dot: no `..`, no absolute path, no other folder;
+  `pip/NAME`, `files/NAME`, `controller/NAME` or `apt/REPO/NAME`, each part letters,
+  digits and `._+~%=,-`, never starting with a dot: no `..`, no absolute path, no other
+  folder;
 - a file is opened component by component without following a link (`O_NOFOLLOW` at each
   level, relative to the folder above it), must be a regular file (a FIFO, a device or a
   link is refused before it is read), has the recorded size and sha256, and is read with
@@ -33,7 +34,12 @@ CHUNK = 1 << 20
 MANIFEST_MAX_BYTES = 32 << 20
 PACKAGES_MAX_BYTES = 64 << 20
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+~%=,-]{0,254}")
-FOLDERS = {"pip": 2, "files": 2, "apt": 3}  # top folder -> parts of a path under it
+FOLDERS = {
+    "pip": 2,
+    "files": 2,
+    "apt": 3,
+    "controller": 2,
+}  # top folder -> parts of a path under it
 SHA256 = re.compile(r"[0-9a-f]{64}")
 ROLE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 TARGET_KEY = re.compile(r"[a-z0-9_]{1,16}-(x86|l4t\d{1,3}(\.\d{1,3}){1,3})-cp3\d{1,2}")

@@ -56,8 +56,8 @@ def tarball(folder: Path, size: int = 4096, name: str = TARBALL) -> Path:
 
 
 def make_bundle(directory: Path, source: Path) -> dict:
-    proc = jetson_env("bundle", directory, "--x86", "--roles", "tensorrt", "--file",
-                      f"tensorrt={source}", "--json")  # fmt: skip
+    proc = jetson_env("bundle", directory, "--x86", "--roles", "tensorrt", "--no-controller",
+                      "--file", f"tensorrt={source}", "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return json.loads((directory / "manifest.json").read_text())
 
@@ -206,8 +206,9 @@ def test_a_malformed_manifest_is_bad_input_not_a_traceback_or_a_hang(
         with manifest.open("wb") as out:
             out.truncate(40 << 20)
     start = time.monotonic()
+    adding = ("bundle", bundle, "--x86", "--roles", "tensorrt", "--no-controller")
     for args in (("bundle", "--verify", bundle), ("provision", "--bundle", bundle, "--check"),
-                 ("bundle", bundle, "--x86", "--roles", "tensorrt")):  # fmt: skip
+                 adding):  # fmt: skip
         proc = jetson_env(*args, timeout=30)
         no_traceback(proc)
         assert proc.returncode == 2, (args, proc.stderr)
@@ -227,8 +228,8 @@ def test_a_bundle_folder_that_cannot_be_one_is_bad_input(tmp_path: Path, kind: s
     else:
         directory.mkdir()
         directory.chmod(0o555)
-    proc = jetson_env("bundle", directory, "--x86", "--roles", "tensorrt", "--file",
-                      f"tensorrt={tarball(tmp_path / 'src')}", timeout=30)  # fmt: skip
+    proc = jetson_env("bundle", directory, "--x86", "--roles", "tensorrt", "--no-controller",
+                      "--file", f"tensorrt={tarball(tmp_path / 'src')}", timeout=30)  # fmt: skip
     no_traceback(proc)
     assert proc.returncode == 2, proc.stderr
     assert "cannot be used as a bundle folder" in proc.stderr
@@ -296,7 +297,7 @@ def test_two_bundle_runs_on_one_folder_keep_both(tmp_path: Path):
     sources = [tarball(tmp_path / f"src{i}", 64 << 20, f"TensorRT-10.{i}.0.tar.gz")
                for i in range(2)]  # fmt: skip
     argv = [sys.executable, "-m", "jetson_env.cli", "bundle", str(directory), "--x86",
-            "--roles", "tensorrt", "--file"]  # fmt: skip
+            "--roles", "tensorrt", "--no-controller", "--file"]  # fmt: skip
     procs = [
         subprocess.Popen(
             [*argv, f"tensorrt={source}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -362,7 +363,7 @@ def needs_for(matrix, target, roles, files):
     return found
 
 making.needs_for = needs_for
-sys.exit(cli.main(["bundle", sys.argv[1], "--x86", "--roles", "tensorrt"]))
+sys.exit(cli.main(["bundle", sys.argv[1], "--x86", "--roles", "tensorrt", "--no-controller"]))
 """
 
 
@@ -416,8 +417,8 @@ def test_a_full_disk_is_a_failed_run_that_says_so(tmp_path: Path, small_disk: Pa
     the cache on the same disk, a traceback."""
     source = tarball(tmp_path / "src", 8 << 20)
     cache = {"XDG_CACHE_HOME": str(small_disk / "cache")}  # the cache on the same disk
-    proc = jetson_env("bundle", small_disk / "b", "--x86", "--roles", "tensorrt", "--file",
-                      f"tensorrt={source}", env=cache)  # fmt: skip
+    proc = jetson_env("bundle", small_disk / "b", "--x86", "--roles", "tensorrt",
+                      "--no-controller", "--file", f"tensorrt={source}", env=cache)  # fmt: skip
     no_traceback(proc)
     assert proc.returncode == 1, proc.stderr
     text = " ".join(proc.stderr.split())

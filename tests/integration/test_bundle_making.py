@@ -5,6 +5,7 @@ preflight uses (jetson_env.bundle.host_plan)."""
 
 import hashlib
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,9 @@ ORIN_FACTS = (
 
 
 def jetson_env(*args):
+    """The CLI; `bundle` leaves the controller's wheels out (their own test is below)."""
+    if args[0] == "bundle" and "--verify" not in args:
+        args = (*args, "--no-controller")
     return subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", *map(str, args)],
         capture_output=True,
@@ -397,3 +401,33 @@ def test_every_matrix_release_has_its_ubuntus_suite_and_glibc():
         (target,) = bundle.targets_from_args(m, [key], False, None, None)
         codename, glibc = targets.UBUNTU[release.ubuntu]
         assert (target.distribution, target.glibc) == (f"ubuntu/{codename}", glibc)
+
+
+def test_the_bundle_carries_the_controller(tmp_path: Path):
+    """Issue 34: the wheels that install jetson-env[provision] for the controller's Python,
+    installed into an empty venv with no index at all, and the line that does it."""
+    directory = tmp_path / "b"
+    proc = subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "bundle", str(directory), "--x86", "--roles",
+         "tensorrt", "--file", "tensorrt=/etc/hostname", "--controller-python", PY, "--json"],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    line = json.loads(proc.stdout)["controller"]
+    assert line == (
+        f"pip install --no-index --find-links {directory}/controller 'jetson-env[provision]'"
+    )
+    manifest = json.loads((directory / "manifest.json").read_text())
+    names = {pip_resolution.project_of(Path(p).name) for p in manifest["artifacts"]
+             if p.startswith("controller/")}  # fmt: skip
+    assert {"jetson-env", "ansible-core", "rich", "paramiko", "pyyaml"} <= names, names
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # --isolated: this machine's pip configuration (its indexes and find-links) is not read.
+    argv = [str(venv / "bin" / "pip"), "--isolated", *shlex.split(line)[1:]]
+    subprocess.run(argv, check=True, capture_output=True, timeout=600)
+    out = subprocess.run([str(venv / "bin" / "jetson-env"), "--version"], capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    assert out.stdout.startswith("jetson-env ")
+    assert (venv / "bin" / "ansible-playbook").exists()
+    assert jetson_env("bundle", "--verify", directory).returncode == 0
