@@ -366,6 +366,36 @@ def test_doctor_inside_the_offline_host_agrees(x86: Host):
     assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
 
 
+def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
+    ansible: AnsibleEnd, bundle_dir: Path, x86: Host
+):
+    """Issue 34: the offline host is its own controller. The bundle carries jetson-env with
+    its provision extra for the host's Python; installed into an empty venv with no index,
+    it provisions the host from an unrelated folder with no variables and no --tags (the
+    roles the bundle was made for, and those that need no download)."""
+    newest_only(ansible)
+    proc = jetson_env("bundle", bundle_dir, "--x86", "--python", "3.11", "--glibc", "2.36",
+                      "--distribution", "debian/bookworm", "--roles", "python_base",
+                      "--controller-python", "3.11", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    line = json.loads(proc.stdout)["controller"]
+    x86.exec(["rm", "-rf", "/srv/bundle", "/opt/offline-controller"])
+    x86.copy_in(bundle_dir, "/srv/bundle")
+    x86.exec(["python3", "-m", "venv", "/opt/offline-controller"])
+    install = line.replace(str(bundle_dir), "/srv/bundle").split()[1:]
+    x86.exec(["/opt/offline-controller/bin/pip", "--isolated", "--quiet", *install[:-1],
+              "jetson-env[provision]"])  # fmt: skip
+    controller = "/opt/offline-controller/bin/jetson-env"
+    provision = ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
+                 f"{controller} provision --bundle /srv/bundle"]  # fmt: skip
+    for changed in (r"\d+", "0"):  # the second run changes nothing
+        run = x86.exec(provision, check=False)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        assert "--tags cuda_env,python_base,torch" in run.stderr
+        recap = rf"localhost\s*: ok=\d+\s+changed={changed}\s+unreachable=0\s+failed=0"
+        assert re.search(recap, run.stdout), run.stdout[-3000:]
+
+
 @pytest.fixture(scope="module")
 def orin(ansible: AnsibleEnd) -> Iterator[Host]:
     newest_only(ansible)
