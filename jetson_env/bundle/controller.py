@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
 import platform
 import shutil
 import subprocess
@@ -29,6 +30,7 @@ from jetson_env.bundle.targets import Target, controller_glibc
 FOLDER = "controller"
 ROLE = "controller"
 DISTRIBUTION = "jetson-env"
+REPRODUCIBLE_EPOCH = "315532800"  # 1980-01-01, the oldest time a zip file holds
 
 
 def install_line(directory: Path) -> str:
@@ -58,6 +60,9 @@ def _own_wheel() -> Path:
                     f"{DISTRIBUTION}=={version}"]  # fmt: skip
         proc = subprocess.run(
             [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *argv],
+            # One wheel for one source: zip timestamps fixed, so running the command again
+            # adds nothing instead of meeting "another sha256" for the same file name.
+            env={**os.environ, "SOURCE_DATE_EPOCH": REPRODUCIBLE_EPOCH},
             capture_output=True,
             text=True,
             timeout=RESOLVE_TIMEOUT_S,
