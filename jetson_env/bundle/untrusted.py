@@ -61,8 +61,8 @@ def plain_path(path: object) -> str:
         if FOLDERS.get(parts[0]) == len(parts) and all(NAME.fullmatch(p) for p in parts[1:]):
             return path
     raise BundleError(
-        f"the bundle names {path!r}, which is not a plain path inside it (pip/NAME, files/NAME "
-        "or apt/REPO/NAME); it was not read. Nothing was changed.",
+        f"the bundle names {path!r}, which is not a plain path inside it (pip/NAME, files/NAME, "
+        "controller/NAME or apt/REPO/NAME); it was not read. Nothing was changed.",
         hint="the bundle was made or changed by something else: make it again with "
         "`jetson-env bundle`, and sign it (--sign) so that a change is seen",
     )
