@@ -136,7 +136,10 @@ def inventory_hosts(inventory: str) -> list[str]:
     when it is missing, unreadable, partly parsed or has no host."""
     import subprocess
 
-    command = ansible_command("ansible-inventory")
+    try:
+        command = ansible_command("ansible-inventory")
+    except AnsibleMissing as exc:
+        raise BadInventory(f"{exc}: it reads the inventory ({INSTALL_HINT})") from None
     env = {**environment(command), **STRICT_INVENTORY}
     try:
         proc = subprocess.run(

@@ -283,6 +283,10 @@ def _make(
             )
         )
     manifest["targets"].update(made_for)
+    for apt in manifest["apt"].values():  # a line to run: from checked names, never the file's
+        apt["download"] = (
+            apt_repository.download_line(apt["not_bundled"]) if apt["not_bundled"] else ""
+        )
     manifest["manual"] = _merge_manual(manifest, manual)
     _write_apt_repositories(directory, manifest, stanzas)
     write_manifest(directory, manifest)
