@@ -90,8 +90,10 @@ def needs_for(
         row = raw
         torch, torchvision, cusparselt = matrix.x86.torch, matrix.x86.torchvision, None
     if "python_base" in roles:
+        own = role_defaults.default("python_base", "pip_packages")
         needs.pip.append(
-            PipSet("python_base", [row["numpy"], *row["pip_prerequisites"], "termcolor"])
+            # The role's own list (termcolor, ...): its defaults are the one source.
+            PipSet("python_base", [row["numpy"], *row["pip_prerequisites"], *own])
         )
         needs.apt["python_base"] = list(row["apt_prerequisites"])
     if "torch" in roles:
