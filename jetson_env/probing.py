@@ -122,9 +122,7 @@ def launcher_script(
     request = {
         "bootstrap": BOOTSTRAP,
         "prelude": source("_prelude"),
-        "probes": {
-            name: source(name, arguments.get(name)) for group in groups for name in group
-        },
+        "probes": {name: source(name, arguments.get(name)) for group in groups for name in group},
         "groups": groups,
         "timeouts": {name: timeouts[name] for group in groups for name in group},
         "record": RECORD,

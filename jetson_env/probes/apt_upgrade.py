@@ -40,7 +40,7 @@ def _run(argv, timeout):
                               stdin=subprocess.DEVNULL, timeout=timeout,
                               env=dict(os.environ, LC_ALL="C"))  # fmt: skip
     except OSError as exc:
-        return None, "%s: %s" % (argv[0], describe(exc))  # noqa: F821 (the prelude's helper)
+        return None, "%s: %s" % (argv[0], describe(exc))
     except subprocess.TimeoutExpired:
         return None, "%s timed out after %ss" % (" ".join(argv[:2]), timeout)
     return done, None
@@ -57,7 +57,7 @@ def _one_line_entries(path, text):
                 others.append(line)
                 continue
             options = " ".join(words[1 : end + 1])
-            words = [words[0]] + words[end + 1 :]
+            words = [words[0], *words[end + 1 :]]
         if len(words) >= 4 and words[0] == "deb" and SUITE.match(words[2]):
             entries.append({"file": path, "uri": words[1], "suite": words[2],
                             "components": words[3:], "options": options})  # fmt: skip
@@ -89,8 +89,8 @@ def _deb822_entries(path, text):
 
 def sources():
     """(NVIDIA's entries, {file: its other entries' text}, problems)."""
-    files = [SOURCES] + sorted(glob.glob(os.path.join(SOURCE_PARTS, "*.list"))
-                               + glob.glob(os.path.join(SOURCE_PARTS, "*.sources")))  # fmt: skip
+    parts = glob.glob(os.path.join(SOURCE_PARTS, "*.list"))
+    files = [SOURCES, *sorted(parts + glob.glob(os.path.join(SOURCE_PARTS, "*.sources")))]
     entries, rest, problems = [], {}, []
     for path in files:
         if not os.path.isfile(path):
@@ -98,7 +98,7 @@ def sources():
         try:
             text = read_text(path)  # noqa: F821
         except (OSError, ValueError) as exc:
-            problems.append("%s: %s" % (path, describe(exc)))  # noqa: F821
+            problems.append("%s: %s" % (path, describe(exc)))
             continue
         read = _deb822_entries if path.endswith(".sources") else _one_line_entries
         found, others = read(path, text)
@@ -167,8 +167,8 @@ def simulate(suite, entries, rest):
             pass
         only_target = os.path.join(folder, "only-target")
         os.makedirs(only_target)
-        done, error = _run(["apt-get", "update", "-q"] + _apt_options(
-            target, only_target, new, folder), UPDATE_SECONDS)  # fmt: skip
+        options = _apt_options(target, only_target, new, folder)
+        done, error = _run(["apt-get", "update", "-q", *options], UPDATE_SECONDS)
         if done is None:
             return {"ok": False, "error": error}
         said = (done.stdout + done.stderr).decode("utf-8", "replace")
@@ -186,8 +186,8 @@ def simulate(suite, entries, rest):
         for name in os.listdir(new):
             if name not in ("lock", "partial"):
                 os.symlink(os.path.join(new, name), os.path.join(merged, name))
-        done, error = _run(["apt-get", "-s", "-q", "dist-upgrade"] + _apt_options(
-            empty, parts, merged, folder), SIMULATE_SECONDS)  # fmt: skip
+        options = _apt_options(empty, parts, merged, folder)
+        done, error = _run(["apt-get", "-s", "-q", "dist-upgrade", *options], SIMULATE_SECONDS)
         if done is None:
             return {"ok": False, "error": error}
         out = done.stdout.decode("utf-8", "replace")
@@ -213,6 +213,9 @@ def collect():
                                  "source whose suite is an L4T line like r36.4)"}  # fmt: skip
     elif not suite:
         simulation = {"skipped": "no target suite asked for"}
+    elif any(e["suite"].split(".")[0] != str(suite).split(".")[0] for e in entries):
+        simulation = {"skipped": "%s is another major release than the configured %s: apt does "
+                      "not upgrade across lines" % (suite, entries[0]["suite"])}  # fmt: skip
     else:
         simulation = simulate(str(suite), entries, rest)
     return {

@@ -64,7 +64,7 @@ def sidecar(path):
     try:
         data = json.loads(read_text(name, SIDECAR_LIMIT))  # noqa: F821 (the prelude's helper)
     except (OSError, ValueError) as exc:
-        return {"error": "%s: %s" % (name, describe(exc))}  # noqa: F821
+        return {"error": "%s: %s" % (name, describe(exc))}
     if not isinstance(data, dict):
         return {"error": "%s: not a JSON object" % name}
     version = data.get("tensorrt") or data.get("tensorrt_version")
@@ -80,7 +80,7 @@ def engine(path, tool):
     try:
         entry["size"] = os.stat(path).st_size
     except OSError as exc:
-        entry["unknown"] = describe(exc)  # noqa: F821
+        entry["unknown"] = describe(exc)
         return entry
     beside = sidecar(path)
     if beside is not None and beside.get("tensorrt"):
@@ -90,14 +90,14 @@ def engine(path, tool):
     if tool is None:
         entry["unknown"] = "no TensorRT tool on the host (trtexec) and no sidecar " + path + ".json"
         if beside is not None:
-            entry["unknown"] += " that names it (%s)" % beside.get("error", "no \"tensorrt\"")
+            entry["unknown"] += " that names it (%s)" % beside.get("error", 'no "tensorrt"')
         return entry
     try:
         done = subprocess.run([tool, "--loadEngine=" + path, "--skipInference"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, timeout=TRTEXEC_SECONDS)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
-        entry["unknown"] = "trtexec: " + describe(exc)  # noqa: F821
+        entry["unknown"] = "trtexec: " + describe(exc)
         return entry
     version, why = read_trtexec(done.stdout.decode("utf-8", "replace"))
     entry.update(tensorrt=version, source="trtexec" if version else None, unknown=why)
