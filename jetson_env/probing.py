@@ -101,10 +101,13 @@ class ProbeResult:
         return self.error is None
 
 
-def source(name: str, arguments: Any = None) -> str:
-    """A probe's source; with `arguments` (JSON data), a line before it that binds them to
+def source(name: str) -> str:
+    return (resources.files("jetson_env.probes") / f"{name}.py").read_text(encoding="utf-8")
+
+
+def with_arguments(text: str, arguments: Any) -> str:
+    """A probe's source with a line before it that binds `arguments` (JSON data) to
     ARGUMENTS: data, never code (json.dumps, read back with json.loads)."""
-    text = (resources.files("jetson_env.probes") / f"{name}.py").read_text(encoding="utf-8")
     if arguments is None:
         return text
     return f"ARGUMENTS = __import__('json').loads({json.dumps(json.dumps(arguments))})\n" + text
@@ -122,7 +125,11 @@ def launcher_script(
     request = {
         "bootstrap": BOOTSTRAP,
         "prelude": source("_prelude"),
-        "probes": {name: source(name, arguments.get(name)) for group in groups for name in group},
+        "probes": {
+            name: with_arguments(source(name), arguments.get(name))
+            for group in groups
+            for name in group
+        },
         "groups": groups,
         "timeouts": {name: timeouts[name] for group in groups for name in group},
         "record": RECORD,
