@@ -108,7 +108,8 @@ def sources():
 
 
 def holds():
-    done, error = _run(["apt-mark", "showhold"], 30)
+    no_cache = ["-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache="]
+    done, error = _run(["apt-mark", "showhold", *no_cache], 30)
     if done is None:
         return None, error
     if done.returncode != 0:
