@@ -146,6 +146,7 @@ def parse_simulation(text):
 def _apt_options(source_list, parts, lists, folder):
     return ["-o", "Dir::Etc::SourceList=" + source_list, "-o", "Dir::Etc::SourceParts=" + parts,
             "-o", "Dir::State::Lists=" + lists, "-o", "Dir::Cache=" + folder,
+            "-o", "Dir::Log=" + folder,
             "-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache=",
             "-o", "APT::Sandbox::User=root", "-o", "Debug::NoLocking=true",
             "-o", "Acquire::Retries=0"]  # fmt: skip

@@ -149,6 +149,7 @@ def nvidia_apt(orin: Host) -> Iterator[None]:
             trust_in_host(orin, tls)
             with tempfile.NamedTemporaryFile(suffix=".asc") as asc:
                 Path(asc.name).write_bytes(key.armored)
+                os.chmod(asc.name, 0o644)  # apt reads keys as _apt
                 orin.copy_in(asc.name, "/etc/apt/trusted.gpg.d/jetson-ota-public.asc")
             orin.exec(["sh", "-c", f"echo 'deb {url} r36.4 main' > {NVIDIA_LIST}"])
             orin.exec(["apt-get", "update", "-q", "-o", f"Dir::Etc::SourceList={NVIDIA_LIST}",
