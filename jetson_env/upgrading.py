@@ -243,7 +243,10 @@ def run_command(args: Any, term: Any, matrix: Matrix) -> int:
         term.error(problem, hint="`jetson-env plan --help` shows the options")
         return EXIT_USAGE
     bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
-    request = Request(to, tuple(args.engines), str(bundle), args.inventory, args.limit,
+    inventory = args.inventory
+    if inventory is not None and "," not in inventory:  # the commands run from any folder
+        inventory = str(Path(inventory).expanduser().resolve())
+    request = Request(to, tuple(args.engines), str(bundle), inventory, args.limit,
                       args.host)  # fmt: skip
     try:
         with term.progress() as progress:

@@ -19,7 +19,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from playbook_support import paths_changed_since, remove_host, start_host
+from playbook_support import (
+    OFFLINE_VARS,
+    paths_changed_since,
+    pip_version,
+    remove_host,
+    start_host,
+    write_inventory,
+)
 from support.hosts import VENV, Host
 from support.schemas import plan_schema_validator
 from support.standin_apt import build_repository, serve, signing_key, tls_files, trust_in_host
@@ -38,6 +45,7 @@ SUITES = {
     "r36.5": [("libcudnn9-cuda-12", "12.8"), ("nvidia-l4t-gpio", "36.5")],
 }
 EXTENSION = "_C.cpython-311-aarch64-linux-gnu.so"
+NV_TEGRA_RELEASE = "/etc/nv_tegra_release"
 
 
 def stage_distribution(host: Host, work: Path, name: str, version: str) -> None:
@@ -217,8 +225,52 @@ def test_a_fleet_plan_through_ansible_writes_the_host_by_part_page(
         ("orin", "rebuild"),
     ]
     assert data["commands"]["after"] == [
-        f"jetson-env provision --bundle {tmp_path}/jetson-env-bundle-r39.2.2 -i fleet.yml "
-        "--limit orin", "jetson-env doctor -i fleet.yml --limit orin"]  # fmt: skip
+        f"jetson-env provision --bundle {tmp_path}/jetson-env-bundle-r39.2.2 -i "
+        f"{tmp_path}/fleet.yml --limit orin",
+        f"jetson-env doctor -i {tmp_path}/fleet.yml --limit orin"]  # fmt: skip
     page = (tmp_path / "plan.html").read_text()
     assert '<tr data-host="orin">' in page and '<td class="rebuild"' in page
     assert "not a Jetson" in page
+
+
+@pytest.mark.slow  # bundle + provisioning the emulated Orin offline: about N minutes on 2 cores
+def test_after_a_simulated_ota_the_printed_commands_converge_offline(tmp_path: Path) -> None:
+    """The plan through the fleet's inventory, its commands run exactly as printed (from
+    another folder): the bundle before; then, on a fresh host of the target row (R36.5.0,
+    no network, none of the old host's folders: what an OTA leaves), provision --bundle and
+    the doctor. The inventory holds the fleet's own settings: NVIDIA's repository and
+    downloads are not reachable here, so the roles that need them are off (OFFLINE_VARS)."""
+    settings = {**OFFLINE_VARS, "python_base_matrix_apt_packages": True, "torch_enabled": False,
+                "torch_lock_file": str(tmp_path / "jetson-env.lock.yml")}  # fmt: skip
+    device = start_host("orin-r36.4.3", "plan-ota")
+    write_inventory(tmp_path / "fleet.yml", {"orin": {"ansible_host": device.container}},
+                    settings)  # fmt: skip
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    made = subprocess.run(
+        ["jetson-env", "plan", "--to", "R36.5.0", "-i", "fleet.yml", "--bundle", "bundle",
+         "--json"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900,
+    )  # fmt: skip
+    data = json.loads(made.stdout)
+    assert made.returncode == 0 and data["hosts"][0]["kind"] == "apt", data["hosts"]
+    (before,) = data["commands"]["before"]
+    provision, doctor = data["commands"]["after"]
+
+    def run(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(command, shell=True, capture_output=True, text=True, cwd="/",
+                              env=env, timeout=1800, stdin=subprocess.DEVNULL)  # fmt: skip
+
+    bundled = run(before)
+    assert bundled.returncode == 0, bundled.stderr
+    ota = start_host("orin-r36.4.3", "plan-ota", network="none")  # the same device, flashed
+    ota.exec(["sed", "-i", "s/REVISION: 4.3,/REVISION: 5.0,/", NV_TEGRA_RELEASE])
+
+    provisioned = run(provision)
+    assert provisioned.returncode == 0, provisioned.stdout[-3000:] + provisioned.stderr[-2000:]
+    assert pip_version(ota, "numpy") == "1.26.1"  # the R36 rows' pin, from the bundle
+    status = ota.exec(["dpkg-query", "-W", "-f", "${db:Status-Status}", "libopenblas-dev"])
+    assert status.stdout == "installed"
+    checked = run(doctor)
+    assert "L4T R36.5.0 / JetPack 6.2.2" in checked.stdout, checked.stdout + checked.stderr
+    row = next(line for line in checked.stdout.splitlines() if "L4T R36.5.0" in line)
+    assert "termcolor" not in row and "platform" not in row, checked.stdout
+    remove_host(ota)
