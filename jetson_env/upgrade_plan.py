@@ -170,10 +170,9 @@ def _torch_source(release: Release) -> str:
     cuda = f"CUDA {torch.cuda or release.cuda}"
     if torch.url:
         return f"NVIDIA's wheel {torch.filename or torch.url.rsplit('/', 1)[-1]} ({cuda})"
-    if release.family == "r39":
-        return f"PyPI's aarch64 {cuda} build (SBSA), for Orin and Thor"
-    index = torch.index or "pip's configured one"
-    return f"the pip index {index} ({cuda})"
+    if not torch.index:  # pip's own index: PyPI's aarch64 CUDA wheels are SBSA builds
+        return f"PyPI's aarch64 {cuda} build (SBSA), not one made for a JetPack"
+    return f"the pip index {torch.index} ({cuda})"
 
 
 def _python_parts(matrix: Matrix, native: dict[str, Any], change: Change) -> list[Part]:
@@ -220,17 +219,23 @@ def _torch(version: str, change: Change) -> Part:
     reasons = []
     if _base(version) != _base(target.torch.version):
         reasons.append(f"R{target.l4t}'s torch is {target.torch.version}")
-    if change.cuda_major_changes or change.torch_changes:
-        reasons.append(f"CUDA {change.current.torch.cuda or change.current.cuda} -> "
-                       f"{target.torch.cuda or target.cuda}")  # fmt: skip
+    cuda_now = change.current.torch.cuda or change.current.cuda
+    if cuda_now != (target.torch.cuda or target.cuda):
+        reasons.append(f"CUDA {cuda_now} -> {target.torch.cuda or target.cuda}")
     if change.python_changes:
         reasons.append(f"Python {change.python_now} -> {change.python_after}")
     if not reasons:
         return Part("torch", "torch", version, after, "survives",
                     f"{change.to}'s torch is {target.torch.version} too, for the same CUDA "
                     f"{_major(target.cuda)} and Python {change.python_after}")  # fmt: skip
-    return Part("torch", "torch", version, after, "reinstall",
-                f"{'; '.join(reasons)}: the torch role installs {after}")  # fmt: skip
+    return Part(
+        "torch",
+        "torch",
+        version,
+        after,
+        "reinstall",
+        f"{'; '.join(reasons)}: the torch role installs {_torch_source(target)}",
+    )
 
 
 def _torchvision(version: str, paired: str, change: Change) -> Part:

@@ -131,7 +131,13 @@ def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[st
         names = ",".join(h["host"] for h in planned)
         provision += ["-i", request.inventory, "--limit", names]
         doctor += ["-i", request.inventory, "--limit", names]
-    elif request.ssh_host is not None:
+    elif request.ssh_host is not None:  # provisioned through Ansible over ssh, like --fix
+        from jetson_env.remote import DEFAULT_PORT, parse_address
+
+        address = parse_address(request.ssh_host)
+        provision += ["-i", f"{address.host},"]
+        provision += ["-e", f"ansible_user={address.user}"] if address.user else []
+        provision += ["-e", f"ansible_port={address.port}"] if address.port != DEFAULT_PORT else []
         doctor += ["--host", request.ssh_host]
     pythons = {h["python"]["executable"] for h in planned if h["python"]["venv"]}
     if len(pythons) == 1 and request.inventory is None:

@@ -322,3 +322,13 @@ def test_the_engines_probe_gets_its_folders_as_data_and_reads_sidecars(tmp_path)
     assert by_path["b.plan"]["tensorrt"] is None
     assert "no TensorRT tool" in by_path["b.plan"]["unknown"]
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_a_host_planned_over_ssh_is_provisioned_through_ansible_over_ssh():
+    request = upgrading.Request(MATRIX.release("36.5.0"), (), "/b", None, None,
+                                "jetson@[fd00::7]:2222")  # fmt: skip
+    found = upgrading.commands(request, [host("jetson@[fd00::7]:2222", upgrade_plan.APT)])
+    assert found["after"] == [
+        "jetson-env provision --bundle /b -i fd00::7, -e ansible_user=jetson -e ansible_port=2222",
+        "jetson-env doctor --host 'jetson@[fd00::7]:2222'",
+    ]
