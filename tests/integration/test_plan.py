@@ -228,6 +228,7 @@ def test_a_fleet_plan_through_ansible_writes_the_host_by_part_page(
         f"jetson-env provision --bundle {tmp_path}/jetson-env-bundle-r39.2.2 -i "
         f"{tmp_path}/fleet.yml --limit orin",
         f"jetson-env doctor -i {tmp_path}/fleet.yml --limit orin"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.yml", "plan.html"]
     page = (tmp_path / "plan.html").read_text()
     assert '<tr data-host="orin">' in page and '<td class="rebuild"' in page
     assert "not a Jetson" in page
