@@ -234,7 +234,7 @@ def test_a_fleet_plan_through_ansible_writes_the_host_by_part_page(
     assert "not a Jetson" in page
 
 
-@pytest.mark.slow  # bundle + provisioning the emulated Orin offline: about N minutes on 2 cores
+@pytest.mark.slow  # the bundle and provisioning the emulated Orin: 17 minutes on 2 cores (load 9)
 def test_after_a_simulated_ota_the_printed_commands_converge_offline(tmp_path: Path) -> None:
     """The plan through the fleet's inventory, its commands run exactly as printed (from
     another folder): the bundle before; then, on a fresh host of the target row (R36.5.0,
