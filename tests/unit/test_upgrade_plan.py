@@ -160,8 +160,9 @@ def test_apt_simulation_output_is_read():
     assert kept == ["nvidia-l4t-gpio"]
     assert {"package": "libcudnn9-cuda-12", "from": "12.6.0-1", "to": "12.8.0-1",
             "action": "upgrade"} in changes  # fmt: skip
-    assert {"package": "nvidia-l4t-old-extra", "from": "36.4.3-20250107", "to": None,
-            "action": "remove"} in changes  # fmt: skip
+    removed, _ = namespace["parse_simulation"]("Remv nvidia-l4t-old-extra [36.4.3-20250107]\n")
+    assert removed == [{"package": "nvidia-l4t-old-extra", "from": "36.4.3-20250107", "to": None,
+                        "action": "remove"}]  # fmt: skip
 
 
 @pytest.mark.parametrize(
