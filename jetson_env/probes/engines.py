@@ -68,11 +68,7 @@ def sidecar(path):
     if not isinstance(data, dict):
         return {"error": "%s: not a JSON object" % name}
     version = data.get("tensorrt") or data.get("tensorrt_version")
-    return {
-        "file": name,
-        "tensorrt": str(version) if version else None,
-        "compute_capability": data.get("compute_capability"),
-    }
+    return {"file": name, "tensorrt": str(version) if version else None}
 
 
 def engine(path, tool):
@@ -84,8 +80,7 @@ def engine(path, tool):
         return entry
     beside = sidecar(path)
     if beside is not None and beside.get("tensorrt"):
-        entry.update(tensorrt=beside["tensorrt"], source=beside["file"],
-                     compute_capability=beside.get("compute_capability"))  # fmt: skip
+        entry.update(tensorrt=beside["tensorrt"], source=beside["file"])
         return entry
     if tool is None:
         entry["unknown"] = "no TensorRT tool on the host (trtexec) and no sidecar " + path + ".json"
