@@ -638,6 +638,12 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
     return targets
 
 
+def cmd_plan(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    from jetson_env import upgrading
+
+    return upgrading.run_command(args, term, matrix)
+
+
 def forks(text: str) -> int:
     """--forks: a positive whole number."""
     if not text.isdigit() or int(text) < 1:
@@ -961,6 +967,57 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bundle.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     bundle.set_defaults(func=cmd_bundle)
+
+    plan = sub.add_parser(
+        "plan",
+        help="what a JetPack upgrade or an OTA to RELEASE breaks, and the commands that rebuild "
+        "it offline",
+        description="Reads this machine (or --host, or every host of -i) with read-only probes "
+        "and says, per installed part (torch, torchvision, compiled packages, TensorRT engines, "
+        "apt packages), whether it survives the upgrade to RELEASE or must be reinstalled or "
+        "rebuilt, what blocks it, and why; then the bundle to make before and the commands to "
+        "run after. Changes nothing. Exit codes: 0 nothing blocks, 1 something blocks, 2 bad "
+        "input or a refused target (a downgrade, another line), 3 a host not reached. See "
+        "docs/plan.md.",
+    )
+    plan.add_argument(
+        "--to", required=True, metavar="RELEASE", help="the L4T release, e.g. R36.5.0"
+    )
+    plan.add_argument(
+        "--engines",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder with TensorRT engines on the hosts (repeatable)",
+    )
+    plan.add_argument(
+        "--bundle",
+        metavar="DIR",
+        help="the bundle folder the commands name (default ./jetson-env-bundle-rRELEASE)",
+    )
+    plan.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    plan.add_argument("--host", metavar="USER@HOST[:PORT]", help="plan a remote host over SSH")
+    plan.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
+    plan.add_argument("--password", action="store_true", help="ask for an SSH password (--host)")
+    plan.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="accept and record an unknown host key (--host)",
+    )
+    plan.add_argument(
+        "-i",
+        "--inventory",
+        metavar="INVENTORY",
+        help="every host of this Ansible inventory, through Ansible",
+    )
+    plan.add_argument("--limit", metavar="PATTERN", help="only these hosts of --inventory")
+    plan.add_argument("--forks", type=forks, metavar="N", help="hosts at once (--inventory)")
+    plan.add_argument(
+        "--report", metavar="FILE", help="also write the host x part grid: FILE.html or FILE.md"
+    )
+    plan.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
+    plan.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    plan.set_defaults(func=cmd_plan)
 
     images = sub.add_parser("images", help="container images: list, build, the tag for this host")
     images.add_argument(
