@@ -322,6 +322,19 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
     assert "Nothing was changed." in newest.messages()
     assert paths_changed_since(jetpack4_host, marker) == set()
 
+    # The limit is the Python Ansible runs modules with, not the one provisioned (issue 33's
+    # case 6): modules in the host's Python 3.11 may provision its Python 3.6.
+    split = write_inventory(
+        tmp_path / "jp4-split.yml",
+        {"jp4": {"ansible_host": jetpack4_host.container,
+                 "ansible_python_interpreter": "/usr/bin/python3"}},
+        {**JETPACK4_ROLES, "jetson_facts_python": python36},
+    )  # fmt: skip
+    checked = run_playbook(ANSIBLE_ENDS["newest"], split, check=True)
+    assert checked.rc == 0, checked.messages() or checked.stderr
+    report = checked.task_result("Report the host's platform", "jp4")["msg"]
+    assert f"Python 3.6.15 ({python36}: the Python provisioned)" in report, report
+
     oldest = run_playbook(ANSIBLE_ENDS["oldest"].ensure(), inventory)
 
     assert oldest.rc == 0, oldest.messages() or oldest.stderr
