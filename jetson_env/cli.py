@@ -410,7 +410,10 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
             term.error(f"{exc}; nothing was changed", hint=exc.hint)
             return EXIT_USAGE
         term.note(f"the Python to provision: {python}")
-        extra_vars.append(json.dumps(target_python.local_variables(python)))
+        variables = target_python.local_variables(python)
+        if os.geteuid() == 0:  # root needs no sudo (which a container may lack), as --fix
+            variables["ansible_become"] = False
+        extra_vars.append(json.dumps(variables))
     elif args.python:
         term.error("--python goes without -i: set jetson_facts_python for the inventory's hosts",
                    hint="e.g. `-e jetson_facts_python=/opt/venv/bin/python3`")  # fmt: skip
