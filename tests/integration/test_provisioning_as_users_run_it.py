@@ -371,6 +371,10 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
     assert "Traceback" not in doctor.stderr
 
 
+# A host of its own that installs ansible-core and the 190 MB torch wheel: 7.7 minutes on 2
+# busy cores. The lived-in host's promise tests (test_lived_in.py) keep the promise in the
+# default tier, on a host their module starts anyway.
+@pytest.mark.slow
 def test_fresh_x86_provision_then_doctor_as_a_user_runs_them():
     """Issue 33's promise on a fresh x86 host: root, Debian 12's externally-managed python3
     the only one on PATH, the installed wheel with exactly the `provision` extra's ansible-core
