@@ -19,7 +19,15 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 try:
-    from jetson_env import apt_repository, bundle, keeping, matrix, provisioning, target_python, wheels
+    from jetson_env import (
+        apt_repository,
+        bundle,
+        keeping,
+        matrix,
+        provisioning,
+        target_python,
+        wheels,
+    )
 except ImportError as exc:  # the collection without its Python package
     apt_repository = bundle = keeping = matrix = provisioning = target_python = wheels = None
     MISSING = (
