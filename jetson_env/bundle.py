@@ -47,9 +47,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jetson_env import apt_repository, wheels
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from jetson_env import apt_repository, provisioning, wheels
 from jetson_env import roles as role_defaults
-from jetson_env.matrix import Matrix, normalize_l4t
+from jetson_env.matrix import Matrix, UnknownRelease, normalize_l4t
 
 MANIFEST = "manifest.json"
 SCHEMA = 1
@@ -324,7 +326,18 @@ def needs_for(
             source = files["torchvision"].resolve().as_uri()
             filename = files["torchvision"].name
         else:
-            version = torchvision
+            # The pairing rule, for the torch this bundle brings (the row's, or --file's wheel).
+            try:
+                torch_version = (
+                    str(parse_wheel_filename(files["torch"].name)[1])
+                    if "torch" in files
+                    else torch.version
+                )
+                version = provisioning.torchvision_tag_for(matrix, torch_version, torchvision)
+            except (InvalidWheelFilename, UnknownRelease) as exc:
+                raise BundleError(
+                    f"--file torch: {exc}, or bring its source: --file torchvision=PATH"
+                ) from None
             source = github_archive(
                 "https://github.com/pytorch/vision.git", f"refs/tags/v{version}"
             )

@@ -21,22 +21,22 @@ def run(facts: Facts) -> list[Finding]:
         entry = packages.get(module) or {}
         return (entry.get("version") or "(version unknown)") if entry.get("installed") else None
 
-    def judged(module: str, problem: str | None, remedy: str, missing=FAIL) -> Finding:
+    def judged(module: str, problem: str | None, remedy: str, missing=FAIL, details=()) -> Finding:
         if version(module) is None:
             what = "the TensorRT Python bindings" if module == "tensorrt" else module
             return CHECK.finding(
                 missing, f"{what} is not installed for {facts.python}", remedy=remedy
             )
         if problem:
-            return CHECK.finding(FAIL, problem, remedy=remedy)
+            return CHECK.finding(FAIL, problem, details, remedy=remedy)
         return CHECK.finding(OK, f"{module} {version(module)} ({NOT_IMPORTED})")
 
     torch_version, vision_version = version("torch"), version("torchvision")
-    paired = facts.matrix.torchvision_for(torch_version) if torch_version else None
+    paired = facts.matrix.torchvision_pair(torch_version) if torch_version else None
     unpaired = (
         f"torchvision {vision_version} does not pair with torch {torch_version} "
-        f"(torch {torch_version} needs torchvision {paired}.x)"
-        if paired and vision_version and not vision_version.startswith(paired)
+        f"(torch {torch_version} needs torchvision {paired.wanted})"
+        if paired and vision_version and not paired.admits(vision_version)
         else None
     )
     library = (facts.data("tensorrt").get("loaded") or {}).get("version")
@@ -50,7 +50,10 @@ def run(facts: Facts) -> list[Finding]:
     return [
         judged("torch", None, torch.install_remedy(facts)),
         judged(
-            "torchvision", unpaired, torchvision.install_remedy(facts, {"version": torch_version})
+            "torchvision",
+            unpaired,
+            torchvision.install_remedy(facts, {"version": torch_version}),
+            details=[f"pair: {paired.source}"] if paired else [],
         ),
         judged("tensorrt", mismatch, tensorrt_python.install_remedy(facts)),
         judged("torch2trt", None, torch2trt.install_remedy(facts)),
