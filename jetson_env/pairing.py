@@ -15,6 +15,7 @@ pre-release of the same release (NVIDIA's 2.5.0a0+872d972e41.nv24.08) are that r
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
@@ -66,8 +67,7 @@ def pair(pairs: dict[str, str], requires_dist: dict[str, str], torch_version: st
     admitting = sorted(
         (Version(vision), spec)
         for vision, spec in requires_dist.items()
-        if _release(vision)[:2] == _release(minor)[:2]
-        and SpecifierSet(_specifier(spec)).contains(torch, prereleases=True)
+        if _release(vision)[:2] == _release(minor)[:2] and requires_admit(spec, torch)
     )
     if not admitting:
         return Pair(torch_version, minor, f"{minor}.0", TABLE)
@@ -81,9 +81,12 @@ def tag(found: Pair, row_torchvision: str = "") -> str:
     return row_torchvision if row_torchvision and found.admits(row_torchvision) else found.first
 
 
-def _specifier(requirement: str) -> str:
-    """ "torch>=2.14.0" or "torch (>=2.14.0)" -> ">=2.14.0"."""
-    return requirement.replace(" ", "").removeprefix("torch").strip("()")
+def requires_admit(requirement: str, torch: Version) -> bool:
+    """Whether a torchvision wheel's torch requirement ("torch>=2.14.0", "==2.11.0") admits
+    this torch release. A pin on a local version pins its release: PyPI's torchvision 0.11.0
+    and 0.15.0 wheels require torch==1.10.0+cu102 and ==2.0.0+cu117."""
+    spec = requirement.replace(" ", "").removeprefix("torch").strip("()")
+    return SpecifierSet(re.sub(r"\+[A-Za-z0-9.]+", "", spec)).contains(torch, prereleases=True)
 
 
 def _release(version: str) -> tuple[int, ...] | None:

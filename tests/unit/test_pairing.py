@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.version import Version
 
 from jetson_env import matrix
+from jetson_env.pairing import requires_admit
 from jetson_env.provisioning import torchvision_kept, torchvision_tag_for
 
 M = matrix.load()
@@ -164,3 +166,18 @@ def test_the_torchvision_role_keeps_what_pairs(tmp_path, torch, torchvision, ext
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     rendered = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
     assert rendered == {"version": version, "needed": needed}
+
+
+@pytest.mark.parametrize(
+    "requirement, torch, admits",
+    [
+        ("torch==2.14.0", "2.14.0", True),
+        ("torch==2.14.0", "2.14.1", False),
+        ("torch>=2.14.0", "2.15.0", True),
+        ("torch (>=2.14.0)", "2.13.0", False),
+        ("==2.0.0+cu117", "2.0.0", True),  # PyPI's torchvision 0.15.0 wheel pins a local version
+        ("==1.10.0+cu102", "1.10.1", False),
+    ],
+)
+def test_a_requires_dist_admits_a_torch_release(requirement, torch, admits):
+    assert requires_admit(requirement, Version(torch)) is admits
