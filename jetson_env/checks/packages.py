@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jetson_env.checks import Check, pycuda, tensorrt_python, torch, torch2trt, torchvision
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 
 NOT_IMPORTED = "package metadata; not imported (--quick)"
 
@@ -21,7 +21,8 @@ def run(facts: Facts) -> list[Finding]:
         entry = packages.get(module) or {}
         return (entry.get("version") or "(version unknown)") if entry.get("installed") else None
 
-    def judged(module: str, problem: str | None, remedy: str, missing=FAIL, details=()) -> Finding:
+    def judged(module: str, problem: str | None, remedy: str | Remedy, missing=FAIL,
+               details=()) -> Finding:  # fmt: skip
         if version(module) is None:
             what = "the TensorRT Python bindings" if module == "tensorrt" else module
             return CHECK.finding(
@@ -48,16 +49,22 @@ def run(facts: Facts) -> list[Finding]:
         else None
     )
     return [
-        judged("torch", None, torch.install_remedy(facts)),
+        judged("torch", None, Remedy(torch.install_remedy(facts), torch.CHECK.role)),
         judged(
             "torchvision",
             unpaired,
             torchvision.install_remedy(facts, {"version": torch_version}),
             details=[f"pair: {paired.source}"] if paired else [],
         ),
-        judged("tensorrt", mismatch, tensorrt_python.install_remedy(facts)),
-        judged("torch2trt", None, torch2trt.install_remedy(facts)),
-        judged("pycuda", None, pycuda.install_remedy(facts), missing=WARN),
+        judged(
+            "tensorrt",
+            mismatch,
+            Remedy(tensorrt_python.install_remedy(facts), tensorrt_python.CHECK.role),
+        ),
+        judged("torch2trt", None, Remedy(torch2trt.install_remedy(facts), torch2trt.CHECK.role)),
+        judged(
+            "pycuda", None, Remedy(pycuda.install_remedy(facts), pycuda.CHECK.role), missing=WARN
+        ),
     ]
 
 
@@ -69,4 +76,5 @@ CHECK = Check(
     probes=("packages", "tensorrt", "cuda"),
     run=run,
     quick_only=True,
+    manual="--quick gives the remedies of the checks it stands in for",
 )

@@ -10,28 +10,35 @@ import shlex
 
 from jetson_env import pairing
 from jetson_env.checks import Check
+from jetson_env.checks import torch as torch_check
 from jetson_env.checks.context import Facts
 from jetson_env.checks.torch import install_remedy as torch_install_remedy
-from jetson_env.findings import FAIL, OK, SKIP, Finding
+from jetson_env.findings import FAIL, OK, SKIP, Finding, Remedy
 
 OPS_ERRORS = ("torchvision::nms", "Couldn't load custom C++ ops", "undefined symbol")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
-def install_remedy(facts: Facts, torch: dict) -> str:
-    """torchvision of the release that pairs with the installed torch; where the matrix knows
-    no pair for that torch, say so and install the matrix's torch (which has one) instead:
-    never a torchvision that does not pair."""
+def install_remedy(facts: Facts, torch: dict) -> Remedy:
+    """torchvision of the release that pairs with the installed torch (the torchvision role);
+    where the matrix knows no pair for that torch, say so and install the matrix's torch
+    (the torch role, replacing the working one), which has one: never a torchvision that
+    does not pair."""
     version = torch.get("version") or ""
     paired = facts.matrix.torchvision_pair(version)
     if paired is None:
         profile = facts.profile
-        return (
+        shell = (
             f"no torchvision release is known to pair with torch {version or '(version unknown)'}"
             f" (`jetson-env matrix --json` lists the pairs): install the matrix's torch"
             f" {profile.torch.version}, which pairs with torchvision {profile.torchvision}, then"
             f" run the doctor again: {torch_install_remedy(facts)}"
         )
+        return Remedy(shell, torch_check.CHECK.role, (("torch_replace_working", True),))
+    return Remedy(_install(facts, torch, paired), CHECK.role)
+
+
+def _install(facts: Facts, torch: dict, paired: pairing.Pair) -> str:
     if facts.is_jetson:
         tag = pairing.tag(paired, facts.release.torchvision if facts.release else "")
         arch = facts.compute_capability or "5.3;6.2;7.2;8.7"
@@ -118,4 +125,5 @@ CHECK = Check(
     summary="torchvision pairs with torch (matrix) and its C++ ops (nms) load, on CUDA too",
     probes=("torch",),
     run=run,
+    role="torchvision",
 )
