@@ -11,7 +11,7 @@ import pytest
 import yaml
 from packaging.version import Version
 
-from jetson_env import matrix
+from jetson_env import bundle, matrix
 from jetson_env.pairing import requires_admit
 from jetson_env.provisioning import torchvision_kept, torchvision_tag_for
 
@@ -181,3 +181,24 @@ def test_the_torchvision_role_keeps_what_pairs(tmp_path, torch, torchvision, ext
 )
 def test_a_requires_dist_admits_a_torch_release(requirement, torch, admits):
     assert requires_admit(requirement, Version(torch)) is admits
+
+
+@pytest.mark.parametrize(
+    "torch_file, archive",
+    [
+        (None, f"vision-{M.x86.torchvision}.tar.gz"),  # the row's torch: the row's torchvision
+        ("torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl", "vision-0.26.0.tar.gz"),
+        ("torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl", "vision-0.29.1.tar.gz"),
+    ],
+)
+def test_the_bundle_brings_the_torchvision_of_the_torch_it_brings(tmp_path, torch_file, archive):
+    files = {"torch": tmp_path / torch_file} if torch_file else {}
+    target = bundle.Target("x86_64", "3.12", "2.39")
+    needs = bundle.needs_for(M, target, ["torch", "torchvision"], files)
+    assert [u.filename for u in needs.urls if u.role == "torchvision"] == [archive]
+
+
+def test_a_bundle_torch_without_a_pair_is_refused(tmp_path):
+    files = {"torch": tmp_path / "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl"}
+    with pytest.raises(bundle.BundleError, match=r"torch 2\.16\.0 has no torchvision pair"):
+        bundle.needs_for(M, bundle.Target("x86_64", "3.12", "2.39"), ["torchvision"], files)
