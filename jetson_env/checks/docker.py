@@ -13,8 +13,6 @@ from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
-JETSON_DOCKER = ("docker.io", "nvidia-container-toolkit")
-
 
 def engine_command(facts: Facts, action: str) -> str:
     """Start or restart dockerd the way this host starts services: systemctl only where
@@ -168,13 +166,11 @@ def run(facts: Facts) -> list[Finding]:
             CHECK.finding(
                 WARN if facts.is_jetson else SKIP,
                 "docker is not installed (needed only for container builds)",
+                # The role installs its platform family's packages (its vars/jetson.yml).
                 remedy=Remedy(
-                    facts.apt_install(*JETSON_DOCKER),
+                    facts.apt_install("docker.io", "nvidia-container-toolkit"),
                     "docker_runtime",
-                    (
-                        ("docker_runtime_install_packages", True),
-                        ("docker_runtime_packages", list(JETSON_DOCKER)),
-                    ),
+                    (("docker_runtime_install_packages", True),),
                 )
                 if facts.is_jetson
                 else None,
