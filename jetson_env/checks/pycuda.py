@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, shell_word
-from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 CONTEXT_HINT = (
     "pycuda needs a current context before allocating: `import pycuda.autoinit` "
@@ -82,7 +82,7 @@ def run(facts: Facts) -> list[Finding]:
             FAIL,
             f"pycuda {version}: context or round trip failed",
             [*details, data.get("error") or "the data came back different"],
-            remedy=CONTEXT_HINT,
+            remedy=Remedy(CONTEXT_HINT, why="a change to the user's code"),
         )
     ]
 
@@ -93,4 +93,5 @@ CHECK = Check(
     summary="pycuda imports; a context and a float32 host<->device round trip on the GPU",
     probes=("pycuda", "cuda"),
     run=run,
+    role="pycuda",
 )
