@@ -495,7 +495,10 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
     statuses = worst(report)
     assert statuses["termcolor"] == "ok", report
     assert statuses["torch"] in ("ok", "warn"), report  # a CPU torch where there is no GPU
-    assert statuses["torchvision"] == "ok", report
+    # Kept and paired; the stand-in has no C++ ops, so the doctor's nms may fail on it.
+    (vision,) = [f for f in report["findings"] if f["check"] == "torchvision"]
+    assert vision["summary"].startswith("torchvision 0.28.0+cpu"), vision
+    assert "does not pair" not in vision["summary"] and "not installed" not in vision["summary"]
     # pycuda was skipped (no headers to build against), and the doctor says it is missing.
     (pycuda,) = [f for f in report["findings"] if f["check"] == "pycuda"]
     assert pycuda["status"] == "warn" and "pycuda is not installed" in pycuda["summary"], pycuda
