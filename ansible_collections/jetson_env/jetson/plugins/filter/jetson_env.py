@@ -19,9 +19,9 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 try:
-    from jetson_env import bundle, keeping, matrix, provisioning, wheels
+    from jetson_env import apt_repository, bundle, keeping, matrix, provisioning, wheels
 except ImportError as exc:  # the collection without its Python package
-    bundle = keeping = matrix = provisioning = wheels = None
+    apt_repository = bundle = keeping = matrix = provisioning = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -110,9 +110,9 @@ def bundle_plan(directory, platform, python, roles, lock_sha256=None):
 
 def apt_download_line(packages):
     """The line that downloads `packages` with their dependencies on a connected machine of
-    the host's distribution (the bundle manifest's, jetson_env.bundle.apt_download_line)."""
+    the host's distribution (the bundle manifest's, jetson_env.apt_repository.download_line)."""
     _require_package()
-    return bundle.apt_download_line([str(p) for p in packages])
+    return apt_repository.download_line([str(p) for p in packages])
 
 
 def _truthy(value):
