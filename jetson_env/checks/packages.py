@@ -62,9 +62,7 @@ def run(facts: Facts) -> list[Finding]:
             Remedy(tensorrt_python.install_remedy(facts), tensorrt_python.CHECK.role),
         ),
         judged("torch2trt", None, Remedy(torch2trt.install_remedy(facts), torch2trt.CHECK.role)),
-        judged(
-            "pycuda", None, Remedy(pycuda.install_remedy(facts), pycuda.CHECK.role), missing=WARN
-        ),
+        judged("pycuda", None, pycuda.remedy(facts), missing=WARN),
     ]
 
 

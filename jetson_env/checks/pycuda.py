@@ -17,6 +17,14 @@ CONTEXT_HINT = (
 )
 
 
+def remedy(facts: Facts) -> Remedy:
+    """The pycuda role builds it where there is a CUDA toolkit to build against."""
+    if facts.cuda_version is None:
+        return Remedy(install_remedy(facts), why="pycuda builds against a CUDA toolkit, and "
+                      "this host has none (see the cuda check)")  # fmt: skip
+    return Remedy(install_remedy(facts), CHECK.role)
+
+
 def install_remedy(facts: Facts) -> str:
     cuda = facts.data("cuda")
     root = facts.cuda_root
@@ -37,13 +45,13 @@ def run(facts: Facts) -> list[Finding]:
             CHECK.finding(
                 WARN,
                 f"pycuda is not installed for {facts.python} (needed to run engines without torch)",
-                remedy=install_remedy(facts),
+                remedy=remedy(facts),
             )
         ]
     if not data.get("importable"):
         return [
             CHECK.finding(FAIL, "pycuda does not import", [data.get("error") or ""],
-                          remedy=install_remedy(facts))
+                          remedy=remedy(facts))
         ]  # fmt: skip
     version = data.get("version") or "?"
     if data.get("device_count") is None:

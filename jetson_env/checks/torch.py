@@ -39,6 +39,12 @@ def install_remedy(facts: Facts) -> str:
 MISSING_LIBRARY = re.compile(r"(lib[\w.+-]+?\.so[\w.]*): cannot open shared object file")
 
 
+KEPT_WITHOUT_GPU = (
+    "without a GPU a CPU torch works as well as any: the torch role keeps it "
+    "(torch_replace_working=true replaces it)"
+)
+
+
 def missing_library_remedy(facts: Facts, library: str) -> str | Remedy:
     """Install what ships `library`: cuSPARSELt as the torch role does, CUDA and cuDNN
     from JetPack's packages, anything else by reinstalling torch."""
@@ -125,7 +131,9 @@ def run(facts: Facts) -> list[Finding]:
                 f"torch {version} is a CPU-only build: nothing can run on a GPU"
                 + ("" if has_gpu else " (there is no GPU here either)"),
                 details,
-                remedy=install_remedy(facts),
+                remedy=install_remedy(facts)
+                if has_gpu
+                else Remedy(install_remedy(facts), why=KEPT_WITHOUT_GPU),
             )
         ]
     summary = f"torch {version}, built with CUDA {data['cuda_build']}"

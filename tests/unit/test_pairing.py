@@ -11,7 +11,10 @@ import pytest
 import yaml
 from packaging.version import Version
 
-from jetson_env import bundle, matrix
+from jetson_env import matrix
+from jetson_env.bundle import BundleError
+from jetson_env.bundle.needs import needs_for
+from jetson_env.bundle.targets import Target
 from jetson_env.pairing import requires_admit
 from jetson_env.provisioning import torchvision_kept, torchvision_tag_for
 
@@ -193,12 +196,12 @@ def test_a_requires_dist_admits_a_torch_release(requirement, torch, admits):
 )
 def test_the_bundle_brings_the_torchvision_of_the_torch_it_brings(tmp_path, torch_file, archive):
     files = {"torch": tmp_path / torch_file} if torch_file else {}
-    target = bundle.Target("x86_64", "3.12", "2.39")
-    needs = bundle.needs_for(M, target, ["torch", "torchvision"], files)
+    target = Target("x86_64", "3.12", "2.39")
+    needs = needs_for(M, target, ["torch", "torchvision"], files)
     assert [u.filename for u in needs.urls if u.role == "torchvision"] == [archive]
 
 
 def test_a_bundle_torch_without_a_pair_is_refused(tmp_path):
     files = {"torch": tmp_path / "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl"}
-    with pytest.raises(bundle.BundleError, match=r"torch 2\.16\.0 has no torchvision pair"):
-        bundle.needs_for(M, bundle.Target("x86_64", "3.12", "2.39"), ["torchvision"], files)
+    with pytest.raises(BundleError, match=r"torch 2\.16\.0 has no torchvision pair"):
+        needs_for(M, Target("x86_64", "3.12", "2.39"), ["torchvision"], files)

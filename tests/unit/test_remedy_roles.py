@@ -47,6 +47,8 @@ def facts(platform: dict, **data) -> Facts:
 CASES = {
     "pycuda-missing": ("pycuda", ORIN, {"pycuda": NOT_INSTALLED, "cuda": CUDA}, "pycuda"),
     "pycuda-missing-x86": ("pycuda", X86, {"pycuda": NOT_INSTALLED, "cuda": CUDA}, "pycuda"),
+    # The pycuda role builds only against a CUDA toolkit.
+    "pycuda-missing-no-cuda": ("pycuda", X86, {"pycuda": NOT_INSTALLED, "cuda": NO_CUDA}, None),
     "pycuda-no-context": ("pycuda", X86, {"pycuda": {
         "installed": True, "importable": True, "version": "2025.1.3", "device_count": 1,
         "gpu_work": True, "without_context": "explicit_context_dependent failed",
@@ -56,6 +58,9 @@ CASES = {
                       "torch"),
     "torch-cpu-build": ("torch", X86, {"torch": {"torch": {
         **TORCH, "version": "2.11.0+cpu", "cuda_build": None}}}, "torch"),
+    # Without a GPU a CPU torch is kept by the torch role: no role fixes the warning.
+    "torch-cpu-build-no-gpu": ("torch", {**X86, "gpus": []}, {"torch": {"torch": {
+        **TORCH, "version": "2.11.0+cpu", "cuda_build": None}}}, None),
     "torch-cuda-libraries-missing": ("torch", ORIN, {"torch": {"torch": {
         **TORCH, "importable": False,
         "error": "ImportError: libcublas.so.12: cannot open shared object file"}},
