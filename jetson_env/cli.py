@@ -410,6 +410,10 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
             hint=f"roles: {', '.join(collection.provision_roles())}",
         )
         return EXIT_USAGE
+    if args.inventory and args.python:
+        term.error("--python goes without -i: set jetson_facts_python for the inventory's hosts",
+                   hint="e.g. `-e jetson_facts_python=/opt/venv/bin/python3`")  # fmt: skip
+        return EXIT_USAGE
     if args.inventory:
         try:
             collection.inventory_hosts(args.inventory)
@@ -434,10 +438,6 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
         if os.geteuid() == 0:  # root needs no sudo (which a container may lack), as --fix
             variables["ansible_become"] = False
         extra_vars.append(json.dumps(variables))
-    elif args.python:
-        term.error("--python goes without -i: set jetson_facts_python for the inventory's hosts",
-                   hint="e.g. `-e jetson_facts_python=/opt/venv/bin/python3`")  # fmt: skip
-        return EXIT_USAGE
     extra_vars += args.extra_vars
     if args.bundle:
         from jetson_env import bundle

@@ -15,8 +15,9 @@ still run with the system Python). Roles: jetson_facts, cuda_env, python_base, t
 tensorrt (the stand-in tarball, a controller file), docker_runtime; torchvision, pycuda and
 torch2trt are off (no compiler and no network to get one; test_playbook_x86.py builds them).
 Tests run in file order on one host: --check, the run, the second run, the doctor, then the
-doctor's --fix as the user (single host and fleet), and last every pip remedy the doctor
-prints, run as printed.
+doctor's --fix as the user (single host and fleet), issue 33's promise (jetson-env provision
+and the doctor as the user runs them, then with pyenv's shims first on PATH), and last every
+pip remedy the doctor prints, run as printed (it leaves stand-in wheels in the venv).
 """
 
 import json
@@ -292,35 +293,6 @@ def test_fleet_fix_keeps_the_users_ansible_cfg_and_the_venv(lived_in: LivedIn, t
     assert f"{LIVED_IN_USER} : " in sudo_log and "root : " not in sudo_log
 
 
-def pip_remedies(report: dict) -> list[str]:
-    return [fix["command"] for fix in report["fixes"] if " -m pip install " in fix["command"]]
-
-
-def test_every_pip_remedy_runs_as_printed_as_the_user(lived_in: LivedIn, tmp_path: Path):
-    """One pip policy: what the doctor prints for the venv and for the externally managed
-    system Python works, literally, for the non-root user (no externally-managed-environment,
-    no permission error); the host's wheelhouse (its pip.conf) holds what they name."""
-    host = lived_in.host
-    break_termcolor(host)
-    remedies = []
-    for python in (f"{LIVED_IN_VENV}/bin/python", SYSTEM_PYTHON):
-        report = json.loads(doctor(host, "--json", "--no-smoke", python=python).stdout)
-        remedies += pip_remedies(report)
-    assert any("--break-system-packages" in r for r in remedies), remedies  # PEP 668
-    assert not any("--user" in r for r in remedies), remedies
-    for remedy in remedies:
-        for word in shlex.split(remedy.split(" -m pip install ", 1)[1]):
-            if "==" in word and not word.startswith("-"):
-                name, version = word.split("==")
-                wheel = build_standin_wheel(name, version.rstrip(".*"), tmp_path)
-                host.copy_in(wheel, f"{LIVED_IN_WHEELHOUSE}/{wheel.name}")
-
-    for remedy in remedies:
-        done = host.exec(["sh", "-c", remedy], check=False, user=LIVED_IN_USER, timeout=900)
-        assert done.returncode == 0, f"{remedy}\n{done.stdout}\n{done.stderr}"
-        assert "externally-managed-environment" not in done.stderr
-
-
 def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
     """Issue 33's promise (its cases 1 and 5): the user, with the torch venv FIRST ON PATH, no
     -i and no interpreter variable anywhere, runs the installed wheel's `jetson-env provision`
@@ -331,7 +303,7 @@ def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
     here are turned off with -e, as a user would (no TensorRT tarball, no compiler)."""
     host = lived_in.host
     break_termcolor(host)  # what the roles manage, missing from the venv
-    # (and from the system Python, where the pip remedies' test above may have put it)
+    # (and from the system Python)
     host.exec([SYSTEM_PYTHON, "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
                "termcolor"], check=False)  # fmt: skip
     env = {"PATH": f"{LIVED_IN_VENV}/bin:/usr/local/bin:/usr/bin:/bin"}
@@ -442,6 +414,19 @@ def recorded_files(host: Host, *names: str) -> dict[str, dict[str, str]]:
     return json.loads(host.exec([python, "-c", RECORDED, *names]).stdout)
 
 
+@pytest.fixture
+def paired_torchvision(lived_in: LivedIn) -> Iterator[None]:
+    """A stand-in torchvision 0.28.0+cpu in the venv, the pair of its torch 2.13.0+cpu; removed
+    afterwards (the pip remedies' test after this one expects the venv without it)."""
+    standin = build_standin_wheel("torchvision", "0.28.0+cpu", lived_in.work / "torchvision")
+    lived_in.host.copy_in(standin, f"/tmp/{standin.name}")
+    pip = f"{LIVED_IN_VENV}/bin/pip"
+    lived_in.host.exec([pip, "install", "-q", "--no-index", "--no-deps", f"/tmp/{standin.name}"])
+    yield
+    lived_in.host.exec([pip, "uninstall", "-y", "-q", "torchvision"])
+
+
+@pytest.mark.usefixtures("paired_torchvision")
 def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: LivedIn):
     """Issue 34's case: a bundle made with `jetson-env bundle B` and no flags but where the
     host's facts come from (-i: its Python and glibc) holds the matrix's torch (2.14.1) and
@@ -453,10 +438,6 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
     to build against), the second run changes nothing, the doctor agrees, and the torch and
     torchvision files are the same bytes as before."""
     host, work = lived_in.host, lived_in.work
-    standin = build_standin_wheel("torchvision", "0.28.0+cpu", work / "torchvision-standin")
-    host.copy_in(standin, f"/tmp/{standin.name}")
-    host.exec([f"{LIVED_IN_VENV}/bin/pip", "install", "-q", "--no-index", "--no-deps",
-               f"/tmp/{standin.name}"])  # fmt: skip
     break_termcolor(host)
     before = recorded_files(host, "torch", "torchvision")
     assert before["torch"] and before["torchvision"]
@@ -503,3 +484,32 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
     (pycuda,) = [f for f in report["findings"] if f["check"] == "pycuda"]
     assert pycuda["status"] == "warn" and "pycuda is not installed" in pycuda["summary"], pycuda
     assert python_has(host, f"{LIVED_IN_VENV}/bin/python3", "termcolor")
+
+
+def pip_remedies(report: dict) -> list[str]:
+    return [fix["command"] for fix in report["fixes"] if " -m pip install " in fix["command"]]
+
+
+def test_every_pip_remedy_runs_as_printed_as_the_user(lived_in: LivedIn, tmp_path: Path):
+    """One pip policy: what the doctor prints for the venv and for the externally managed
+    system Python works, literally, for the non-root user (no externally-managed-environment,
+    no permission error); the host's wheelhouse (its pip.conf) holds what they name."""
+    host = lived_in.host
+    break_termcolor(host)
+    remedies = []
+    for python in (f"{LIVED_IN_VENV}/bin/python", SYSTEM_PYTHON):
+        report = json.loads(doctor(host, "--json", "--no-smoke", python=python).stdout)
+        remedies += pip_remedies(report)
+    assert any("--break-system-packages" in r for r in remedies), remedies  # PEP 668
+    assert not any("--user" in r for r in remedies), remedies
+    for remedy in remedies:
+        for word in shlex.split(remedy.split(" -m pip install ", 1)[1]):
+            if "==" in word and not word.startswith("-"):
+                name, version = word.split("==")
+                wheel = build_standin_wheel(name, version.rstrip(".*"), tmp_path)
+                host.copy_in(wheel, f"{LIVED_IN_WHEELHOUSE}/{wheel.name}")
+
+    for remedy in remedies:
+        done = host.exec(["sh", "-c", remedy], check=False, user=LIVED_IN_USER, timeout=900)
+        assert done.returncode == 0, f"{remedy}\n{done.stdout}\n{done.stderr}"
+        assert "externally-managed-environment" not in done.stderr
