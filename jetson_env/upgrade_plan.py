@@ -182,7 +182,7 @@ def _python_parts(matrix: Matrix, native: dict[str, Any], change: Change) -> lis
     parts = []
     target = change.target
     torch_after = target.torch.version
-    vision_after = torchvision_tag_for(matrix, torch_after)
+    vision_after = torchvision_tag_for(matrix, torch_after, target.torchvision)
     for dist in native.get("distributions", []):
         name = str(dist.get("name") or "?")
         key = name.lower().replace("_", "-")

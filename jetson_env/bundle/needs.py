@@ -9,9 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from jetson_env import provisioning
 from jetson_env import roles as role_defaults
+from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.targets import Target
-from jetson_env.matrix import Matrix
+from jetson_env.matrix import Matrix, UnknownRelease
 
 ROLES = ("python_base", "torch", "torchvision", "pycuda", "tensorrt", "torch2trt")
 # What a --file KIND=PATH can bring in (files NVIDIA serves behind a login or from hosts
@@ -156,7 +160,18 @@ def needs_for(
             source = files["torchvision"].resolve().as_uri()
             filename = files["torchvision"].name
         else:
-            version = torchvision
+            # The pairing rule, for the torch this bundle brings (the row's, or --file's wheel).
+            try:
+                torch_version = (
+                    str(parse_wheel_filename(files["torch"].name)[1])
+                    if "torch" in files
+                    else torch.version
+                )
+                version = provisioning.torchvision_tag_for(matrix, torch_version, torchvision)
+            except (InvalidWheelFilename, UnknownRelease) as exc:
+                raise BundleError(
+                    f"--file torch: {exc}, or bring its source: --file torchvision=PATH"
+                ) from None
             source = github_archive(
                 "https://github.com/pytorch/vision.git", f"refs/tags/v{version}"
             )

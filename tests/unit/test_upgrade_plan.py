@@ -92,7 +92,8 @@ def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged():
     torch = found["torch"][1]
     assert "2.14.1" in torch and "CUDA 12.6 -> 13.0" in torch and "SBSA" in torch
     assert "Python 3.10 -> 3.12" in torch
-    assert "0.29.0" in found["torchvision"][1]  # the pairing rule: torch 2.14 -> 0.29
+    # The pairing rule, as the role builds it: the row's 0.29.1 (0.29.0 requires torch==2.14.0).
+    assert "0.29.1" in found["torchvision"][1]
     assert "cpython-310" in found["pycuda"][1] and "Python 3.12" in found["pycuda"][1]
     assert "libcudart.so.12" in found["cupy-cuda12x"][1] and "CUDA 13.2" in found["cupy-cuda12x"][1]
     assert "TensorRT 10.3.0; R39.2.2 has 10.16" in found["/srv/models/resnet.plan"][1]
