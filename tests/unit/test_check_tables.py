@@ -57,7 +57,6 @@ def test_docker_remedies_use_the_service_manager_that_runs_there(manager, start,
         ("8.5.3", "11.4", "'tensorrt==8.5.3.*'"),
         ("10.3.0", "12.6", "'tensorrt-cu12==10.3.0.*'"),
         ("10.13.2", "13.0", "'tensorrt-cu13==10.13.2.*'"),
-        (None, "13.0", "tensorrt-cu13"),
     ],
 )
 def test_tensorrt_bindings_remedy_is_pinned_to_libnvinfer(library, cuda, requirement):
@@ -73,6 +72,30 @@ def test_tensorrt_bindings_remedy_is_pinned_to_libnvinfer(library, cuda, require
     if library == "8.5.3":
         (finding,) = tensorrt_python.run(found)
         assert finding.summary.startswith("tensorrt 8.6.1 imports, but libnvinfer is 8.5.3")
+
+
+def test_an_x86_host_without_tensorrt_gets_one_remedy_the_matrix_pin_from_pip():
+    """libnvinfer and the bindings used to disagree: a login-walled tarball for one, an
+    unpinned `pip install tensorrt-cu13` (TensorRT 11, which torch2trt cannot use) for the
+    other."""
+    found = facts(
+        tensorrt={"files": [], "loaded": None, "headers": []},
+        tensorrt_bindings={"imported": False,
+                           "error": "ModuleNotFoundError: No module named 'tensorrt'"},
+        cuda={"version": "13.0", "root": "/usr/local/cuda"},
+    )  # fmt: skip
+    (library,) = BY_NAME["libnvinfer"].run(found)
+    (bindings,) = BY_NAME["tensorrt-python"].run(found)
+    assert library.remedy == bindings.remedy
+    assert library.remedy.shell == (
+        "/opt/venv/bin/python3 -m pip install tensorrt-cu13==10.16.1.11 && /opt/venv/bin/python3"
+        " -c 'import os, tensorrt_libs; print(os.path.dirname(tensorrt_libs.__file__))'"
+        " | tee /etc/ld.so.conf.d/jetson-env-tensorrt.conf && ldconfig"
+    )
+    assert library.as_dict()["playbook"] == {
+        "role": "tensorrt", "tags": ["tensorrt"],
+        "vars": {"jetson_facts_python": "/opt/venv/bin/python3"},
+    }  # fmt: skip
 
 
 def test_quick_packages_pairs_torch_and_torchvision_from_metadata():
