@@ -65,6 +65,12 @@ def install_remedy(facts: Facts) -> str | Remedy:
     return pip_install_remedy(facts)
 
 
+def reinstall_jetpack_remedy(facts: Facts) -> str:
+    return "reinstall JetPack's TensorRT: " + facts.sudo(
+        "apt-get install --reinstall -y nvidia-tensorrt"
+    )
+
+
 def expected_version(facts: Facts) -> str | None:
     return facts.release.tensorrt if facts.release else None
 
@@ -89,8 +95,7 @@ def run(facts: Facts) -> list[Finding]:
                     WARN,
                     f"{summary}, but L4T R{facts.platform['l4t']} ships TensorRT {expected}",
                     details,
-                    remedy="reinstall JetPack's TensorRT: "
-                    + facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
+                    remedy=reinstall_jetpack_remedy(facts),
                 )
             ]
         if expected:

@@ -307,3 +307,88 @@ def test_one_severity_order_sums_up_a_check_a_host_and_a_run(worse, better):
     before, after = (doctor.Report("local", None, found, {}) for found in (both[:1], both))
     assert fixing.before_after(before, after) == [("smoke", better, worse)]
     assert after.status == worse
+
+
+def trt(kind, directory, version="10.16.1.11", headers=()):
+    return {"files": [{"path": f"{directory}/libnvinfer.so.{version.split('.')[0]}",
+                       "dir": directory, "kind": kind, "version": version,
+                       "major": int(version.split(".")[0]), "in_ldconfig_cache": True}],
+            "loaded": {"name": "libnvinfer.so.10", "version": version},
+            "headers": list(headers)}  # fmt: skip
+
+
+def test_torch2trt_with_tensorrt_11_says_what_fails_and_both_ways_out():
+    found = facts(
+        torch2trt={"installed": True, "importable": True, "version": "0.5.0",
+                   "plugin_files": [], "registry_creators": []},
+        tensorrt=trt("pip", "/opt/venv/lib/python3.12/site-packages/tensorrt_libs",
+                     "11.4.0.106"),
+    )  # fmt: skip
+    (finding,) = BY_NAME["torch2trt"].run(found)
+    assert finding.status == "fail"
+    assert finding.summary.startswith("torch2trt cannot convert with TensorRT 11.4.0.106: ")
+    assert "NetworkDefinitionCreationFlag.EXPLICIT_BATCH" in finding.summary
+    assert "BuilderFlag.FP16" in finding.summary
+    assert finding.details == (
+        "way out 1: TensorRT 10.16.1.11 (the matrix's, below 11), the remedy below",
+        "way out 2: keep TensorRT 11.4.0.106 and convert with ONNX export + TensorRT's "
+        "OnnxParser, Torch-TensorRT instead (the smoke runs each one that is installed)",
+    )
+    assert finding.remedy.role == "tensorrt"
+    assert "tensorrt-cu13==10.16.1.11" in finding.remedy.shell
+
+
+CLONE = ("git clone https://github.com/NVIDIA-AI-IOT/torch2trt.git torch2trt-src && "
+         "cd torch2trt-src && git checkout 4e820ae31b4e35d59685935223b05b2e11d47b03")  # fmt: skip
+PY = "/opt/venv/bin/python3"
+
+
+@pytest.mark.parametrize(
+    "tensorrt, expected, variables",
+    [
+        (trt("system", "/usr/lib/x86_64-linux-gnu", headers=["/usr/include/x86_64-linux-gnu"]),
+         f"{PY} -m pip install packaging setuptools wheel && {CLONE} && sed -i "
+         "'s|\"/usr/include/aarch64-linux-gnu\"|\"/usr/include/x86_64-linux-gnu\"|;"
+         "s|\"/usr/lib/aarch64-linux-gnu\"|\"/usr/lib/x86_64-linux-gnu\"|' setup.py && "
+         "env CPATH=/usr/include/x86_64-linux-gnu:/usr/local/cuda/include "
+         "LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64 "
+         f"{PY} setup.py bdist_wheel --dist-dir dist --plugins && "
+         f"{PY} -m pip install --no-deps --force-reinstall dist/torch2trt-*.whl && "
+         "sed -i 's/set(CUDA_ARCHITECTURES [^)]*)/set(CUDA_ARCHITECTURES 90)/' CMakeLists.txt"
+         " && cmake -B build . -DCMAKE_POLICY_VERSION_MINIMUM=3.5 && "
+         "cmake --build build --target install && ldconfig",
+         {"torch2trt_tensorrt_include_dir": "/usr/include/x86_64-linux-gnu",
+          "torch2trt_tensorrt_lib_dir": "/usr/lib/x86_64-linux-gnu"}),
+        (trt("tarball", "/opt/TensorRT-10.16.1.11/lib",
+             headers=["/opt/TensorRT-10.16.1.11/include"]),
+         "/opt/TensorRT-10.16.1.11/include:/usr/local/cuda/include",
+         {"torch2trt_tensorrt_include_dir": "/opt/TensorRT-10.16.1.11/include",
+          "torch2trt_tensorrt_lib_dir": "/opt/TensorRT-10.16.1.11/lib"}),
+        (trt("pip", "/opt/venv/lib/python3.12/site-packages/tensorrt_libs"),
+         f"{PY} -m pip install packaging setuptools wheel && {CLONE} && "
+         f"{PY} setup.py bdist_wheel --dist-dir dist && "
+         f"{PY} -m pip install --no-deps --force-reinstall dist/torch2trt-*.whl",
+         {}),
+    ],
+    ids=["deb", "tarball", "pip-no-headers"],
+)  # fmt: skip
+def test_torch2trt_remedy_is_the_roles_steps_for_this_tensorrt_layout(tensorrt, expected,
+                                                                     variables):  # fmt: skip
+    found = facts(torch2trt={"installed": False}, tensorrt=tensorrt)
+    (finding,) = BY_NAME["torch2trt"].run(found)
+    assert finding.remedy.role == "torch2trt"
+    assert dict(finding.remedy.variables) == {"jetson_facts_python": PY, **variables}
+    if expected.startswith(PY):
+        assert finding.remedy.shell == expected
+    else:
+        assert expected in finding.remedy.shell and "CMAKE_POLICY_VERSION_MINIMUM=3.5" in (
+            finding.remedy.shell
+        )
+    if not variables:
+        assert finding.details == (
+            "TensorRT's headers (NvInfer.h) are not on this host (pip's tensorrt_libs has none):"
+            " torch2trt installs without its plugins. For them, unpack the TensorRT tarball of"
+            " the same release and give the role its include/ and lib/ (-e "
+            "torch2trt_tensorrt_include_dir=DIR/include -e torch2trt_tensorrt_lib_dir=DIR/lib),"
+            " or install NVIDIA's libnvinfer-dev deb",
+        )
