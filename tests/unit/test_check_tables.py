@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from jetson_env import doctor, fixing, fleet_page
-from jetson_env.checks import BY_NAME, docker, packages, tensorrt_python
+from jetson_env.checks import BY_NAME, docker, packages, portability, tensorrt_python
 from jetson_env.checks.context import Facts
 from jetson_env.findings import SEVERITY, Finding
 from jetson_env.matrix import load
@@ -392,3 +392,88 @@ def test_torch2trt_remedy_is_the_roles_steps_for_this_tensorrt_layout(tensorrt, 
             "torch2trt_tensorrt_include_dir=DIR/include -e torch2trt_tensorrt_lib_dir=DIR/lib),"
             " or install NVIDIA's libnvinfer-dev deb",
         )
+
+
+ONNX_PASSING = {
+    "converter": "onnx", "precision": "fp32", "exported": True, "converted": True, "error": None,
+    "exporter": "torchscript (dynamo=False)", "onnx_bytes": 2345, "strongly_typed": False,
+    "build_seconds": 3.2, "max_abs_error": 1.9e-06, "tolerance": 1e-3, "within_tolerance": True,
+    "latency_ms": 0.1, "speedup": 12.5,
+    "engine": {"bytes": 40960, "reloaded": True,
+               "sidecar": {"tensorrt": "11.4.0.106", "compute_capability": "9.0",
+                           "device": "NVIDIA H100", "built_by": "jetson-env smoke (onnx)",
+                           "built_at": "2026-11-25T18:00:00Z"}},
+}  # fmt: skip
+ON_11 = {"tensorrt": "11.4.0.106", "fp16": {"supported": True, "source": "compute capability"}}
+
+
+@pytest.mark.parametrize(
+    "changed, expected",
+    [
+        ({**ON_11, "torch2trt": False, "conversions": [], "reload": None,
+          "torch2trt_error": "ModuleNotFoundError: No module named 'torch2trt'",
+          "onnx": {**ONNX_PASSING, "strongly_typed": True},
+          "torch_tensorrt": {"installed": False,
+                             "error": "ModuleNotFoundError: No module named 'torch_tensorrt'"}},
+         [REFERENCE,
+          ("skip", "torch2trt not run: not importable (see the torch2trt finding)",
+           ("ModuleNotFoundError: No module named 'torch2trt'",)),
+          ("ok", "ONNX -> TensorRT 11.4.0.106 OnnxParser fp32, strongly typed: max abs error "
+                 "1.90e-06 (tolerance 0.001), 0.100 ms, 12.5x PyTorch",
+           ("engine built in 3.2 s", "exported with torch.onnx.export (torchscript (dynamo=False))",
+            "engine file (40960 bytes) written with its sidecar, read back and run")),
+          ("skip", "Torch-TensorRT not run: not installed",
+           ("ModuleNotFoundError: No module named 'torch_tensorrt'",))]),
+        ({**ON_11, "conversions": [{"precision": "fp32", "converted": False,
+                                    "error": "AttributeError: type object 'tensorrt.tensorrt."
+                                             "NetworkDefinitionCreationFlag' has no attribute "
+                                             "'EXPLICIT_BATCH'"}],
+          "reload": None, "onnx": {**ONNX_PASSING, "error": "OnnxParser: unsupported node",
+                                   "converted": False, "engine": None}},
+         [REFERENCE,
+          ("fail", "torch2trt fp32: conversion failed (torch2trt cannot use TensorRT 11.4.0.106:"
+                   " see the torch2trt finding)",
+           ("AttributeError: type object 'tensorrt.tensorrt.NetworkDefinitionCreationFlag' has "
+            "no attribute 'EXPLICIT_BATCH'",)),
+          ("fail", "ONNX -> TensorRT 11.4.0.106 OnnxParser fp32: failed",
+           ("OnnxParser: unsupported node",))]),
+        ({"torch_tensorrt": {"installed": True, "version": "2.14.0", "precision": "fp32",
+                             "converted": True, "error": None, "build_seconds": 9.0,
+                             "max_abs_error": 0.2, "tolerance": 1e-3, "within_tolerance": False,
+                             "latency_ms": 0.2, "speedup": 6.0}},
+         [REFERENCE, FP32_OK, FP16_OK, RELOADED,
+          ("fail", "Torch-TensorRT 2.14.0 fp32: max abs error 2.00e-01 (tolerance 0.001), "
+                   "0.200 ms, 6.0x PyTorch", ("engine built in 9.0 s",))]),
+    ],
+    ids=["tensorrt-11-onnx-only", "torch2trt-on-11-and-onnx-failing", "torch-tensorrt-off"],
+)  # fmt: skip
+def test_smoke_judges_every_converter_on_its_own(changed, expected):
+    found = facts(smoke={**SMOKE_PASSING, **changed})
+    findings = doctor.run_checks([BY_NAME["smoke"]], found)
+    assert [(f.status, f.summary, f.details) for f in findings] == expected
+
+
+@pytest.mark.parametrize(
+    "sidecar, problems",
+    [
+        ({"tensorrt": "10.16.1.11", "compute_capability": "9.0"}, []),
+        ({"tensorrt": "10.16.1.7", "compute_capability": "9.0"}, []),
+        ({"tensorrt": "10.3.0.30", "compute_capability": "8.7"},
+         ["it was built by TensorRT 10.3.0.30, this host has TensorRT 10.16.1.11",
+          "it was built for compute capability 8.7, this GPU is 9.0"]),
+        ({"compute_capability": "9.0"},
+         ["it was built by TensorRT (unknown), this host has TensorRT 10.16.1.11"]),
+    ],
+    ids=["same", "another-build-of-the-release", "an-orin-engine-on-an-h100", "no-tensorrt"],
+)  # fmt: skip
+def test_an_engine_sidecar_says_why_the_file_will_not_load_here(sidecar, problems):
+    assert portability.engine_problems(sidecar, "10.16.1.11", "9.0") == problems
+    found = facts(tensorrt={"files": [], "loaded": {"name": "libnvinfer.so.10",
+                                                    "version": "10.16.1.11"}},
+                  smoke={**SMOKE_PASSING, "onnx": {**ONNX_PASSING,
+                                                   "engine": {**ONNX_PASSING["engine"],
+                                                              "sidecar": sidecar}}})  # fmt: skip
+    here, engine = BY_NAME["engine-portability"].run(found)
+    assert here.status == "ok"
+    assert engine.status == ("fail" if problems else "ok")
+    assert all(problem in engine.summary for problem in problems)
