@@ -87,7 +87,7 @@ def run(facts: Facts) -> list[Finding]:
                     [reload.get("error") or f"max difference {reload.get('max_abs_difference')}"],
                 )
             )
-    findings += onnx_findings(data)
+    findings += onnx_findings(facts, data)
     findings += torch_tensorrt_findings(data)
     return findings
 
@@ -99,10 +99,12 @@ def numbers(entry: dict) -> str:
     )
 
 
-def judged(name: str, entry: dict, details: list[str]) -> Finding:
+def judged(name: str, entry: dict, details: list[str], remedy=None) -> Finding:
     """A converter's finding: failed with its error, or its numbers against PyTorch."""
     if entry.get("error") or "max_abs_error" not in entry:
-        return CHECK.finding(FAIL, f"{name}: failed", [entry.get("error") or "no output"])
+        return CHECK.finding(
+            FAIL, f"{name}: failed", [entry.get("error") or "no output"], remedy=remedy
+        )
     return CHECK.finding(
         OK if entry["within_tolerance"] else FAIL,
         f"{name}: {numbers(entry)}",
@@ -110,7 +112,7 @@ def judged(name: str, entry: dict, details: list[str]) -> Finding:
     )
 
 
-def onnx_findings(data: dict) -> list[Finding]:
+def onnx_findings(facts: Facts, data: dict) -> list[Finding]:
     entry = data.get("onnx")
     if not entry:
         return []
@@ -122,7 +124,12 @@ def onnx_findings(data: dict) -> list[Finding]:
         details.append(
             f"engine file ({engine['bytes']} bytes) written with its sidecar, read back and run"
         )
-    return [judged(name, entry, details)]
+    error = entry.get("error") or ""
+    # torch.onnx.export needs the onnx package ("Module onnx is not installed!"): the matrix
+    # row's pip_prerequisites, which the python_base role installs.
+    missing = "onnx is not installed" in error or "No module named 'onnx'" in error
+    remedy = facts.python_base_install("onnx") if missing else None
+    return [judged(name, entry, details, remedy)]
 
 
 def torch_tensorrt_findings(data: dict) -> list[Finding]:

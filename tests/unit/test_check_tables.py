@@ -477,3 +477,24 @@ def test_an_engine_sidecar_says_why_the_file_will_not_load_here(sidecar, problem
     assert here.status == "ok"
     assert engine.status == ("fail" if problems else "ok")
     assert all(problem in engine.summary for problem in problems)
+
+
+def test_an_onnx_export_without_the_onnx_package_is_fixed_by_python_base():
+    """torch 2.13 (CPU) without onnx: torch.onnx.export(..., dynamo=False) raised this."""
+    failed = {
+        **ONNX_PASSING,
+        "exported": False,
+        "converted": False,
+        "engine": None,
+        "error": "torch.onnx.export: OnnxExporterError: Module onnx is not installed!",
+    }
+    for key in ("max_abs_error", "build_seconds"):
+        failed.pop(key)  # fmt: skip
+    found = facts(smoke={**SMOKE_PASSING, "onnx": failed})
+    onnx = doctor.run_checks([BY_NAME["smoke"]], found)[-1]
+    assert (onnx.status, onnx.summary) == (
+        "fail",
+        "ONNX -> TensorRT 10.3.0 OnnxParser fp32: failed",
+    )
+    assert onnx.remedy.shell == "/opt/venv/bin/python3 -m pip install onnx"
+    assert onnx.remedy.role == "python_base"
