@@ -1434,8 +1434,11 @@ def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any
             why = f"from the bundle (target {plan['target']})" if applies else plan["error"]
         fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})
     roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
+    # The Python the doctor checked is the one to provision (jetson_env.target_python).
+    probed = (platform.get("python") or {}).get("executable")
     command = (
         f"jetson-env provision --bundle {shlex.quote(str(directory))} --tags {','.join(roles)}"
+        + (f" --python {shlex.quote(probed)}" if probed else "")
         if roles
         else None
     )

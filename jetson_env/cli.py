@@ -325,6 +325,7 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     return fixing.fix_one(
         term, setup, lambda: doctor_report(args, term, matrix, checks), host=args.host,
         identity=args.identity, python=args.python, yes=args.yes, as_json=args.json,
+        password=args.password,
     )  # fmt: skip
 
 
@@ -400,7 +401,22 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
     except collection.AnsibleMissing as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
-    extra_vars = list(args.extra_vars)
+    extra_vars = []
+    if args.inventory is None:
+        from jetson_env import target_python
+
+        try:
+            python = target_python.local(args.python)
+        except target_python.NoPython as exc:
+            term.error(f"{exc}; nothing was changed", hint=exc.hint)
+            return EXIT_USAGE
+        term.note(f"the Python to provision: {python}")
+        extra_vars.append(json.dumps(target_python.local_variables(python)))
+    elif args.python:
+        term.error("--python goes without -i: set jetson_facts_python for the inventory's hosts",
+                   hint="e.g. `-e jetson_facts_python=/opt/venv/bin/python3`")  # fmt: skip
+        return EXIT_USAGE
+    extra_vars += args.extra_vars
     if args.bundle:
         from jetson_env import bundle
 
@@ -822,6 +838,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-e", "--extra-vars", action="append", default=[], metavar="VARS",
         help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",
     )  # fmt: skip
+    provision.add_argument(
+        "--python",
+        metavar="PATH",
+        help="without -i: the Python to provision (default: python3 on PATH)",
+    )
     provision.add_argument("--check", action="store_true", help="change nothing; say what would")
     provision.add_argument(
         "--bundle",
