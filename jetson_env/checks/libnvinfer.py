@@ -41,15 +41,14 @@ def loader_remedy(facts: Facts, directory: str) -> Remedy:
 TARBALL_LIB = r"{}/TensorRT(-Enterprise)?-[0-9][^/]*/lib"
 
 
-# Where pip's tensorrt-cuXX put libnvinfer (the tensorrt role asks the same).
-LIBS_DIR = "import os, tensorrt_libs; print(os.path.dirname(tensorrt_libs.__file__))"
-
-
 def pip_install_remedy(facts: Facts) -> Remedy:
     """x86: the matrix's TensorRT from pip, then its tensorrt_libs registered with the loader
     (C++ builds such as torch2trt's plugins link against it): what the tensorrt role does."""
     python = shlex.quote(facts.python)
-    where = f"{python} -c {shlex.quote(LIBS_DIR)}"
+    # Where pip's tensorrt-cuXX put libnvinfer: the line the tensorrt role runs.
+    script = roles.file_text("tensorrt", "tensorrt_libs_dir.py").splitlines()
+    libs_dir = "; ".join(line for line in script if line and not line.startswith("#"))
+    where = f"{python} -c {shlex.quote(libs_dir)}"
     conf = shlex.quote(roles.default("tensorrt", "ldconfig_file"))
     shell = (
         facts.pip_install(facts.matrix.x86_tensorrt.requirement)

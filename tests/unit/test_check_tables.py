@@ -89,7 +89,7 @@ def test_an_x86_host_without_tensorrt_gets_one_remedy_the_matrix_pin_from_pip():
     assert library.remedy == bindings.remedy
     assert library.remedy.shell == (
         "/opt/venv/bin/python3 -m pip install tensorrt-cu13==10.16.1.11 && /opt/venv/bin/python3"
-        " -c 'import os, tensorrt_libs; print(os.path.dirname(tensorrt_libs.__file__))'"
+        " -c 'import os; import tensorrt_libs; print(os.path.dirname(tensorrt_libs.__file__))'"
         " | tee /etc/ld.so.conf.d/jetson-env-tensorrt.conf && ldconfig"
     )
     assert library.as_dict()["playbook"] == {
