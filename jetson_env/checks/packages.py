@@ -47,13 +47,19 @@ def run(facts: Facts) -> list[Finding]:
         if library and bindings and bindings.split(".")[:3] != library.split(".")[:3]
         else None
     )
+    # torch2trt with a TensorRT it cannot convert with (TensorRT 11): the torch2trt check's.
+    too_new = torch2trt.tensorrt_it_cannot_use(facts)
     return [
         judged("torch", None, torch.install_remedy(facts)),
         judged(
             "torchvision", unpaired, torchvision.install_remedy(facts, {"version": torch_version})
         ),
         judged("tensorrt", mismatch, tensorrt_python.install_remedy(facts)),
-        judged("torch2trt", None, torch2trt.install_remedy(facts)),
+        judged(
+            "torch2trt",
+            too_new.summary if too_new else None,
+            too_new.remedy if too_new else torch2trt.install_remedy(facts),
+        ),
         judged("pycuda", None, pycuda.install_remedy(facts), missing=WARN),
     ]
 

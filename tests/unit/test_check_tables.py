@@ -119,6 +119,22 @@ def test_quick_packages_pairs_torch_and_torchvision_from_metadata():
     ]  # fmt: skip
 
 
+def test_quick_packages_says_torch2trt_cannot_use_tensorrt_11():
+    metadata = {"packages": {
+        "torch": {"installed": True, "version": "2.14.1"},
+        "torchvision": {"installed": True, "version": "0.29.1"},
+        "tensorrt": {"installed": True, "version": "11.4.0.106"},
+        "torch2trt": {"installed": True, "version": "0.5.0"},
+        "pycuda": {"installed": True, "version": "2025.1.3"},
+    }}  # fmt: skip
+    found = facts(packages=metadata, tensorrt={"files": [], "loaded": {"version": "11.4.0.106"}},
+                  cuda={"version": "13.0", "root": "/usr/local/cuda"})  # fmt: skip
+    torch2trt = packages.run(found)[3]
+    assert torch2trt.status == "fail"
+    assert torch2trt.summary.startswith("torch2trt cannot convert with TensorRT 11.4.0.106: ")
+    assert "tensorrt-cu13==10.16.1.11" in torch2trt.remedy.shell
+
+
 def test_a_failed_probe_shared_by_checks_is_one_crash():
     found = facts()
     found.results["torch"] = ProbeResult("torch", None, "probe 'torch' was killed by SIGSEGV", 1)
