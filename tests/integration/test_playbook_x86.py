@@ -248,7 +248,10 @@ def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
     [
         ({}, f"both (auto: TensorRT headers found in {TRT_HOME}/include)"),
         ({"torch2trt_tensorrt_include_dir": "/nonexistent"},
-         "none (auto: TensorRT headers missing in /nonexistent)"),
+         "none (auto: TensorRT headers missing in /nonexistent): for the plugins give "
+         "torch2trt_tensorrt_include_dir and torch2trt_tensorrt_lib_dir the include/ and lib/ of a "
+         "TensorRT tarball of this release, or install libnvinfer-dev (TensorRT from pip has no "
+         "headers)"),
         ({"torch2trt_plugins": "legacy"}, "legacy (torch2trt_plugins=legacy)"),
     ],
     ids=["headers", "no-headers", "chosen"],
