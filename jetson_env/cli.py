@@ -20,6 +20,7 @@ from typing import Any
 from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
+from jetson_env import target_python
 from jetson_env.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -424,15 +425,16 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
         return EXIT_USAGE
     extra_vars = []
     if args.inventory is None:
-        from jetson_env import target_python
-
         try:
             python = target_python.local(args.python)
         except target_python.NoPython as exc:
             term.error(f"{exc}; nothing was changed", hint=exc.hint)
             return EXIT_USAGE
         term.note(f"the Python to provision: {python}")
-        extra_vars.append(json.dumps(target_python.local_variables(python)))
+        variables = target_python.local_variables(python)
+        if os.geteuid() == 0:  # root needs no sudo (which a container may lack), as --fix
+            variables["ansible_become"] = False
+        extra_vars.append(json.dumps(variables))
     elif args.python:
         term.error("--python goes without -i: set jetson_facts_python for the inventory's hosts",
                    hint="e.g. `-e jetson_facts_python=/opt/venv/bin/python3`")  # fmt: skip
@@ -762,7 +764,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     info = sub.add_parser("info", help="what this machine is (model, L4T, JetPack, GPU, CUDA)")
     info.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
-    info.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    info.add_argument("--python", default=target_python.DEFAULT,
+                      help="target interpreter (default python3 on PATH)")  # fmt: skip
     info.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
     info.set_defaults(func=cmd_info)
 
@@ -776,7 +779,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"{EXIT_INTERRUPTED} interrupted. See docs/doctor.md.",
     )
     doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
-    doctor.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    doctor.add_argument("--python", default=target_python.DEFAULT,
+                        help="target interpreter (default python3 on PATH)")  # fmt: skip
     doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
     doctor.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
     doctor.add_argument(
@@ -942,7 +946,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     tag = images_sub.add_parser("tag", help="the image that runs on this host (its L4T)")
     tag.add_argument("--l4t", metavar="RELEASE", help="for a Jetson of this L4T instead")
-    tag.add_argument("--python", default="python3", help="interpreter for the probes")
+    tag.add_argument("--python", default=target_python.DEFAULT, help="interpreter for the probes")
     tag.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     build = images_sub.add_parser("build", help="build one image (docker engine needed)")
     build.add_argument("name", help="image name from `images list`, e.g. r36.4.0 or x86_64")

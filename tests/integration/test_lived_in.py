@@ -330,6 +330,9 @@ def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
     here are turned off with -e, as a user would (no TensorRT tarball, no compiler)."""
     host = lived_in.host
     break_termcolor(host)  # what the roles manage, missing from the venv
+    # (and from the system Python, where the pip remedies' test above may have put it)
+    host.exec([SYSTEM_PYTHON, "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
+               "termcolor"], check=False)  # fmt: skip
     env = {"PATH": f"{LIVED_IN_VENV}/bin:/usr/local/bin:/usr/bin:/bin"}
     jetson_env = f"{VENV}/bin/jetson-env"
     roles_off = ("tensorrt", "torchvision", "pycuda", "torch2trt")
