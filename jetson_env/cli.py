@@ -118,9 +118,20 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
         ),
         "pycuda": matrix.pycuda_for(release.python),
         "torch2trt": dict(matrix.torch2trt),
+        # The converters its TensorRT supports (x86: the pip pin's), and x86's pip pin.
+        "converters": list(
+            matrix.converters.for_tensorrt(release.tensorrt or matrix.x86_tensorrt.version)
+        ),
+        "tensorrt_pip": None if release.l4t else tensorrt_pip_as_dict(matrix),
         "assumed_from": assumed_from,
         "sources": [matrix.source_url(name) for name in release.sources],
     }
+
+
+def tensorrt_pip_as_dict(matrix: Matrix) -> dict:
+    pinned = matrix.x86_tensorrt
+    return {"package": pinned.package, "version": pinned.version,
+            "supported": str(pinned.supported)}  # fmt: skip
 
 
 def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -159,7 +170,17 @@ def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if not args.l4t:
         x86 = matrix.x86
         rows.append(
-            ("x86_64", "-", "-", "host", "host", "host", "host", x86.torch.version, x86.torchvision)
+            (
+                "x86_64",
+                "-",
+                "-",
+                "host",
+                "host",
+                f"{matrix.x86_tensorrt.version} (pip)",
+                "host",
+                x86.torch.version,
+                x86.torchvision,
+            )
         )
     term.table(
         ("L4T", "JetPack", "Ubuntu", "CUDA", "cuDNN", "TensorRT", "Python", "torch", "torchvision"),

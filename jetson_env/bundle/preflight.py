@@ -198,7 +198,7 @@ def host_plan(
         "torchvision_archives": torchvision_archives,
         "add_line": add_line,
         "torch2trt_archive": absolute(one("torch2trt", (".tar.gz",))),
-        "tensorrt_tarball": absolute(one("tensorrt", (".tar.gz",))),
+        "tensorrt_tarball": absolute(one("tensorrt", (".tar.gz", ".tar.zst"))),
         "apt": apt,
         "apt_repo": str(directory / apt_repo) if apt_repo else "",
         # package -> its .debs there: the role copies those that apt on the host asks for.
