@@ -3,7 +3,8 @@ the x86 profile, ansible-playbook (ansible-core's own templating, on this machin
 loads each role's defaults/main.yml and vars/main.yml with that row's facts and renders what
 the role installs: python_base's pip requirements and apt packages, torch's source and
 cuSPARSELt, torchvision's version (paired with the torch the bundle brings) and apt packages,
-pycuda's version, torch2trt's ref and apt packages, TensorRT's apt packages on a Jetson.
+pycuda's version, torch2trt's ref and apt packages, TensorRT's apt packages on a Jetson and
+its pip requirement on x86.
 jetson_env.bundle.needs_for must fetch exactly those. No Docker: about 20 s.
 """
 
@@ -42,6 +43,7 @@ RENDERED = {
     "torch2trt_git": "{{ torch2trt_git_url }}",
     "torch2trt_apt": "{{ torch2trt_cmake_apt_packages }}",
     "tensorrt_apt": "{{ tensorrt_apt_packages if tensorrt_from_apt else [] }}",
+    "tensorrt_pip": "{{ tensorrt_pip_package }}",
 }
 PLAYBOOK = [
     {
@@ -166,3 +168,5 @@ def test_the_bundle_fetches_what_the_roles_render(rendered: dict[str, dict], nam
     assert needs.apt["torch2trt"] == roles["torch2trt_apt"]
     if target.l4t:
         assert needs.apt["tensorrt"] == roles["tensorrt_apt"]
+    else:
+        assert pip["tensorrt"].requirements == [roles["tensorrt_pip"]]
