@@ -87,6 +87,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Where the time went, per test module (per group for the integration tests): the sum of
+    pytest's own reports' durations (setup, call and teardown; from the workers under xdist),
+    longest first. scripts/test prints this, pytest's --durations and its phases every run."""
+    seconds: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport):
+                group = group_of(report.nodeid) or report.nodeid.partition("::")[0]
+                seconds[group] = seconds.get(group, 0.0) + report.duration
+    if not seconds:
+        return
+    terminalreporter.write_sep("=", "time per test module (and Ansible end), summed")
+    for group, total in sorted(seconds.items(), key=lambda item: -item[1])[:30]:
+        terminalreporter.write_line(f"{total:8.1f}s  {group}")
+    terminalreporter.write_line(f"{sum(seconds.values()):8.1f}s  in all (over every worker)")
+
+
 def _hosts_needed_by(item: pytest.Item) -> set[str]:
     fixtures = getattr(item, "fixturenames", ())
     needed = {HOST_FIXTURES[name] for name in fixtures if name in HOST_FIXTURES}
