@@ -29,9 +29,13 @@ from pathlib import Path
 import pytest
 import yaml
 from playbook_support import (
+    CHANGE_REPORTING,
+    CHECK_MODE,
+    MODULE_ARGUMENTS,
+    NO_PLAYBOOK,
     OFFLINE_VARS,
+    ROLE_RULE,
     TORCH_WHEEL_X86,
-    newest_only,
     paths_changed_since,
     pip_version,
     remove_host,
@@ -139,6 +143,7 @@ def bundle_vars(directory: Path, **more) -> dict:
     return {"jetson_env_bundle": str(directory), **more}
 
 
+@NO_PLAYBOOK
 def test_the_bundle_is_made_for_the_hosts_facts(bundle_dir: Path, x86: Host):
     manifest = json.loads((bundle_dir / "manifest.json").read_text())
     assert list(manifest["targets"]) == [X86_KEY]
@@ -168,6 +173,7 @@ def test_the_bundle_is_made_for_the_hosts_facts(bundle_dir: Path, x86: Host):
     assert mode == "none"
 
 
+@CHECK_MODE
 def test_check_with_the_bundle_writes_nothing_anywhere(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
@@ -186,6 +192,7 @@ def test_check_with_the_bundle_writes_nothing_anywhere(
     assert tree_state(work) == before  # no lock file, no cache, the bundle untouched
 
 
+@ROLE_RULE
 def test_a_corrupted_file_is_refused_before_any_change(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
@@ -207,10 +214,10 @@ def test_a_corrupted_file_is_refused_before_any_change(
     assert pip_version(x86, "termcolor") is None
 
 
+@ROLE_RULE
 def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
-    newest_only(ansible)
     missing = linked_copy(bundle_dir, work / "missing")
     (numpy,) = missing.glob("pip/numpy-*.whl")
     numpy.unlink()
@@ -233,12 +240,12 @@ def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
     assert paths_changed_since(x86, MARKER) == set()
 
 
+@NO_PLAYBOOK
 def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     ansible: AnsibleEnd, bundle_dir: Path, x86: Host
 ):
     """Before provisioning, on the offline host: termcolor is missing and python_base, from
     the bundle, fixes it."""
-    newest_only(ansible)
     x86.install_project()
     x86.exec(["mkdir", "-p", "/tmp/bundle"])
     x86.copy_in(bundle_dir / "manifest.json", "/tmp/bundle/manifest.json")
@@ -255,6 +262,7 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     )
 
 
+@MODULE_ARGUMENTS
 def test_provision_from_the_bundle_with_no_network(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
@@ -281,6 +289,7 @@ def test_provision_from_the_bundle_with_no_network(
     assert not (work / "jetson-env.lock.yml").exists()
 
 
+@CHANGE_REPORTING
 def test_second_run_changes_nothing(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host
 ):
@@ -292,6 +301,7 @@ def test_second_run_changes_nothing(
     assert paths_changed_since(x86, MARKER) == set()
 
 
+@NO_PLAYBOOK
 def test_doctor_inside_the_offline_host_agrees(x86: Host):
     x86.install_project()
     report = doctor_json(x86, "termcolor", "--check", "torch")
@@ -302,12 +312,12 @@ def test_doctor_inside_the_offline_host_agrees(x86: Host):
 
 @pytest.fixture(scope="module")
 def orin(ansible: AnsibleEnd) -> Iterator[Host]:
-    newest_only(ansible)
     host = start_host("orin-r36.4.3", "bundle-orin", network="none")
     yield host
     remove_host(host)
 
 
+@ROLE_RULE
 @pytest.mark.slow  # emulated: minutes on 2 cores; JETSON_ENV_SLOW=1 runs it
 def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     ansible: AnsibleEnd, bundle_dir: Path, orin: Host, work: Path

@@ -29,11 +29,15 @@ from pathlib import Path
 import pytest
 import yaml
 from playbook_support import (
+    CHANGE_REPORTING,
+    CHECK_MODE,
+    JETPACK_4,
+    MODULE_ARGUMENTS,
+    NO_PLAYBOOK,
+    ROLE_RULE,
     declared,
     declared_tasks,
     downloaded_wheel,
-    newest_only,
-    oldest_only,
     paths_changed_since,
     pip_version,
     remove_host,
@@ -143,6 +147,7 @@ def mark(host: Host) -> None:
     host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
 
 
+@ROLE_RULE
 def test_unknown_l4t_release_fails_before_any_change(
     ansible: AnsibleEnd, work: Path, common_vars: dict
 ):
@@ -190,6 +195,7 @@ def test_unknown_l4t_release_fails_before_any_change(
         remove_host(host)
 
 
+@CHECK_MODE
 def test_check_mode_on_a_fresh_orin(
     ansible: AnsibleEnd, inventory: Path, orin: Host, work: Path, tls_env: dict
 ):
@@ -212,6 +218,7 @@ def test_check_mode_on_a_fresh_orin(
     assert orin.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
 
 
+@MODULE_ARGUMENTS
 def test_provision_orin(
     ansible: AnsibleEnd,
     inventory: Path,
@@ -314,6 +321,7 @@ def test_provision_orin(
     assert pip_version(orin, "torchvision") is None  # off here (see the module docstring)
 
 
+@CHANGE_REPORTING
 def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, tls_env: dict):
     result = run_playbook(ansible, inventory, env=tls_env)
 
@@ -321,10 +329,10 @@ def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, tls_en
     assert result.changed("orin") == 0, result.stats
 
 
+@CHECK_MODE
 def test_check_mode_on_a_provisioned_orin(
     ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
 ):
-    newest_only(ansible)  # the core set's --check is the fresh host's
     mark(orin)
 
     result = run_playbook(ansible, inventory, check=True, env=tls_env)
@@ -335,6 +343,7 @@ def test_check_mode_on_a_provisioned_orin(
     assert paths_changed_since(orin, MARKER) == set()
 
 
+@NO_PLAYBOOK
 def test_doctor_inside_the_orin_agrees(inventory: Path, orin: Host):
     orin.install_project()
     result = orin.exec(
@@ -396,13 +405,13 @@ JETPACK_APT_ONLY = {
 ALL_ROLES_OFF = {**JETPACK_APT_ONLY, "jetpack_apt_enabled": False}
 
 
+@ROLE_RULE
 def test_xavier_keeps_jetpacks_own_source_list(
     ansible: AnsibleEnd, work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict
 ):
     """JetPack 5 lists NVIDIA's repository itself: no second source (one left by an
     earlier run is removed), no key download. apt's cache looks fresh but never indexed
     that repository: the role updates it anyway; once indexed, a second run does not."""
-    newest_only(ansible)
     host = start_host("xavier-r35.4.1", "playbook-xavier")
     try:
         trust_in_host(host, apt_repo.tls)
@@ -462,6 +471,7 @@ def test_xavier_keeps_jetpacks_own_source_list(
 VERIFY_KEY = "Verify the key against its pinned sha256 and fingerprint"
 
 
+@ROLE_RULE
 @pytest.mark.parametrize(
     ("override", "task", "message"),
     [
@@ -544,9 +554,9 @@ NANO_ONLY_DOCKER = {
 CSV_DIR = roles.default("docker_runtime", "csv_dir")
 
 
+@JETPACK_4
 def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work: Path):
     """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
-    oldest_only(ansible)
     host = start_host("nano-r32.4.3", "playbook-nano")
     try:
         inventory = write_inventory(

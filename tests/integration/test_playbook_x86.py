@@ -17,10 +17,15 @@ from pathlib import Path
 import pytest
 import yaml
 from playbook_support import (
+    CHANGE_REPORTING,
+    CHECK_MODE,
+    ENGINE,
+    MODULE_ARGUMENTS,
+    NO_PLAYBOOK,
+    ROLE_RULE,
     TORCH_WHEEL_X86,
     declared,
     declared_tasks,
-    newest_only,
     pip_version,
     remove_host,
     run_playbook,
@@ -84,6 +89,7 @@ def inventory(work: Path, x86_a: Host, common_vars: dict) -> Path:
     return write_inventory(work / "inventory.yml", hosts, common_vars)
 
 
+@ENGINE
 def test_wrong_variable_type_fails_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host
 ):
@@ -103,6 +109,7 @@ def test_wrong_variable_type_fails_before_any_change(
     assert pip_version(x86_a, "torch") is None
 
 
+@ROLE_RULE
 def test_http_torch_url_is_refused_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host
 ):
@@ -121,6 +128,7 @@ def test_http_torch_url_is_refused_before_any_change(
     ]  # fmt: skip
 
 
+@ROLE_RULE
 def test_http_torchvision_archive_is_refused_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host
 ):
@@ -144,6 +152,7 @@ def test_http_torchvision_archive_is_refused_before_any_change(
     ]  # fmt: skip
 
 
+@ROLE_RULE
 def test_checksum_mismatch_stops_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
 ):
@@ -161,6 +170,7 @@ def test_checksum_mismatch_stops_before_any_change(
     assert pip_version(x86_a, "torch") is None
 
 
+@CHECK_MODE
 def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
     lock = work / "jetson-env.lock.yml"
 
@@ -178,6 +188,7 @@ def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a:
     assert json.loads(x86_a.exec(["cat", DAEMON_JSON]).stdout) == PRE_EXISTING_DAEMON_JSON
 
 
+@MODULE_ARGUMENTS
 def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
     result = run_playbook(ansible, inventory)
     assert result.rc == 0, result.messages() or result.stderr
@@ -228,6 +239,7 @@ def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: 
         assert x86_a.exec(["test", "-e", path], check=False).returncode, path
 
 
+@CHANGE_REPORTING
 def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: Path):
     result = run_playbook(ansible, inventory)
 
@@ -236,6 +248,7 @@ def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: 
     assert result.task_hosts("Build the torchvision wheel") == set()
 
 
+@CHECK_MODE
 def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
     result = run_playbook(ansible, inventory, check=True)
 
@@ -243,6 +256,7 @@ def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
     assert result.changed("x86") == 0, result.stats
 
 
+@CHECK_MODE
 @pytest.mark.parametrize(
     ("extra", "plugins"),
     [
@@ -258,7 +272,6 @@ def test_torch2trt_plugins_follow_tensorrts_headers(
 ):
     """Both plugin kinds (the --plugins extension and the CMake library) where NvInfer.h is;
     --check, so nothing is built (the stand-in TensorRT could not back it)."""
-    newest_only(ansible)
     result = run_playbook(
         ansible, inventory, check=True, extra_vars={"torch2trt_enabled": True, **extra}
     )
@@ -268,6 +281,7 @@ def test_torch2trt_plugins_follow_tensorrts_headers(
     assert said == f"torch2trt plugins on x86: {plugins}"
 
 
+@NO_PLAYBOOK
 def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
     x86_a.install_project()
     checks = ["libnvinfer", "tensorrt-python", "termcolor"]
@@ -294,10 +308,10 @@ def fleet_inventory(work: Path, x86_a: Host, x86_b: Host, inventory: Path) -> Pa
     return write_inventory(work / "fleet.yml", hosts, common)
 
 
+@ROLE_RULE
 def test_fleet_second_host_installs_the_cached_wheel(
     ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host, work
 ):
-    newest_only(ansible)
     result = run_playbook(ansible, fleet_inventory)
 
     assert result.rc == 0, result.messages() or result.stderr
@@ -320,10 +334,10 @@ def test_fleet_second_host_installs_the_cached_wheel(
     assert out.stdout.strip() == "2.0"
 
 
+@ROLE_RULE
 def test_torch2trt_without_tensorrt_fails_cleanly(
     ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host
 ):
-    newest_only(ansible)
     result = run_playbook(
         ansible, fleet_inventory, "--limit", "x86-b", extra_vars={"torch2trt_enabled": True}
     )
@@ -340,6 +354,7 @@ def test_torch2trt_without_tensorrt_fails_cleanly(
     ).returncode
 
 
+@ENGINE
 def test_docker_restart_failure_restores_daemon_json(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
 ):
@@ -369,11 +384,11 @@ def test_docker_restart_failure_restores_daemon_json(
     assert after == before
 
 
+@ROLE_RULE
 def test_torchvision_without_torch_says_what_to_do(
     ansible: AnsibleEnd, work: Path, common_vars: dict
 ):
     """torchvision is built for the installed torch: with none, the role stops and says how."""
-    newest_only(ansible)
     host = start_host("x86-debian12", "playbook-x86-notorch")
     try:
         only_torchvision = {
