@@ -18,11 +18,17 @@ build and the wheel cache), TensorRT from apt (the stand-in repository has none:
 bindings would have to import), pycuda's build
 (no CUDA driver) and torch2trt (no TensorRT). Tests run in file order and share the
 host `playbook-orin`; the unknown-release test has a container of its own.
+
+The real provisioning (the full run, the second run, --check after them) is keyed by its
+inputs (PROVISION_INPUTS and the Ansible end): once green on this machine it is the slow
+tier until one of them changes, and leaves the provisioned Orin as an image that the tests
+needing only a provisioned Orin start from (tests/README.md, "The slow tier").
 """
 
 import hashlib
 import json
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,8 +52,9 @@ from playbook_support import (
     vars_for_test_hosts,
     write_inventory,
 )
+from support import slow_tier
 from support.ansible_envs import AnsibleEnd
-from support.hosts import VENV, Host
+from support.hosts import VENV, Host, image_exists
 from support.standin_apt import StandinApt, standin_apt, trust_in_host
 from support.standins import build_cusparselt_archive
 
@@ -68,6 +75,30 @@ MARKER = "/var/tmp/jetson-env-test-marker"
 OUR_SOURCE = roles.default("jetpack_apt", "source_file")
 OUR_KEYRING = roles.default("jetpack_apt", "keyring")
 JETPACK_SOURCE = roles.default("jetpack_apt", "existing_source")
+# What provisioning the emulated Orin depends on: the roles and what they import (jetson_env,
+# the matrix), this module's variables and stand-ins, the host images' recipe and fixtures.
+PROVISION_INPUTS = (
+    "ansible_collections/jetson_env/jetson",
+    "jetson_env",
+    "playbooks/jetson.yml",
+    "ansible.cfg",
+    "tests/integration/test_playbook_aarch64.py",
+    "tests/integration/playbook_support.py",
+    "tests/support",
+    "tests/fixtures/hosts",
+    "tests/fixtures/cusparselt",
+)
+
+
+def provisioned_image(end: str) -> str:
+    """The image of the Orin the keyed provisioning left (docker commit), per Ansible end."""
+    return f"jetson-env-provisioned:{ORIN}-{end}-{slow_tier.inputs_key(PROVISION_INPUTS, end)}"
+
+
+# The real provisioning: the slow tier while green for these inputs and its image is there.
+PROVISIONING = pytest.mark.slow(
+    inputs=PROVISION_INPUTS, kept=lambda end: image_exists(provisioned_image(end))
+)
 # What --check may change on a fresh host: it fetches apt's package lists (see python_base).
 CHECK_MODE_WRITES = ("/var/lib/apt/lists", "/var/cache/apt", "/var/log/apt")
 
@@ -219,6 +250,7 @@ def test_check_mode_on_a_fresh_orin(
 
 
 @MODULE_ARGUMENTS
+@PROVISIONING
 def test_provision_orin(
     ansible: AnsibleEnd,
     inventory: Path,
@@ -322,14 +354,23 @@ def test_provision_orin(
 
 
 @CHANGE_REPORTING
-def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, tls_env: dict):
+@PROVISIONING
+def test_second_run_changes_nothing(
+    ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
+):
     result = run_playbook(ansible, inventory, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") == 0, result.stats
+    # Provisioned and idempotent: kept for the tests that only need a provisioned Orin.
+    subprocess.run(
+        ["docker", "commit", orin.container, provisioned_image(ansible.name)],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
 
 
 @CHECK_MODE
+@PROVISIONING
 def test_check_mode_on_a_provisioned_orin(
     ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
 ):
@@ -343,8 +384,24 @@ def test_check_mode_on_a_provisioned_orin(
     assert paths_changed_since(orin, MARKER) == set()
 
 
+@pytest.fixture(scope="module")
+def provisioned_orin(ansible: AnsibleEnd, work: Path, orin: Host) -> Iterator[Host]:
+    """The Orin provisioned above in this session, else a container of the image the last
+    green provisioning with these inputs left."""
+    if (work / "first_run_s").exists():
+        yield orin
+        return
+    image = provisioned_image(ansible.name)
+    if not image_exists(image):
+        pytest.fail(f"neither provisioned here nor kept as {image}: see test_provision_orin")
+    host = start_host(ORIN, "playbook-orin-provisioned", image=image)
+    yield host
+    remove_host(host)
+
+
 @NO_PLAYBOOK
-def test_doctor_inside_the_orin_agrees(inventory: Path, orin: Host):
+def test_doctor_inside_the_orin_agrees(provisioned_orin: Host):
+    orin = provisioned_orin
     orin.install_project()
     result = orin.exec(
         [

@@ -5,7 +5,9 @@ a stamp in ~/.cache/jetson-env/slow-tier/ (tests/conftest.py decides, tests/READ
 """
 
 import datetime
+import functools
 import json
+import os
 
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import CACHE, REPO_ROOT, short_hash
@@ -13,6 +15,7 @@ from support.hosts import CACHE, REPO_ROOT, short_hash
 STAMPS = CACHE / "slow-tier"
 
 
+@functools.cache
 def inputs_key(inputs: tuple[str, ...], end: str | None = None) -> str:
     """Hash of the inputs' files (path and content; bytecode caches left out) and of the
     Ansible end's venv (its Python and requirement: a new ansible-core is a new input)."""
@@ -23,8 +26,11 @@ def inputs_key(inputs: tuple[str, ...], end: str | None = None) -> str:
             raise FileNotFoundError(f"slow-tier input {name} does not exist in {REPO_ROOT}")
         files = [root] if root.is_file() else sorted(root.rglob("*"))
         for path in files:
-            if path.is_file() and "__pycache__" not in path.parts:
-                parts += [path.relative_to(REPO_ROOT).as_posix(), path.read_bytes()]
+            relative = path.relative_to(REPO_ROOT).as_posix()
+            if path.is_symlink():
+                parts += [relative, "->", os.readlink(path)]
+            elif path.is_file() and "__pycache__" not in path.parts:
+                parts += [relative, path.read_bytes()]
     return short_hash(*parts)
 
 
