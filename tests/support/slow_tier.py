@@ -8,6 +8,7 @@ import datetime
 import functools
 import json
 import os
+from pathlib import Path
 
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import CACHE, REPO_ROOT, short_hash
@@ -16,17 +17,17 @@ STAMPS = CACHE / "slow-tier"
 
 
 @functools.cache
-def inputs_key(inputs: tuple[str, ...], end: str | None = None) -> str:
+def inputs_key(inputs: tuple[str, ...], end: str | None = None, checkout: Path = REPO_ROOT) -> str:
     """Hash of the inputs' files (path and content; bytecode caches left out) and of the
     Ansible end's venv (its Python and requirement: a new ansible-core is a new input)."""
     parts: list[str | bytes] = [ANSIBLE_ENDS[end].venv.name if end else ""]
     for name in sorted(inputs):
-        root = REPO_ROOT / name
+        root = checkout / name
         if not root.exists():
-            raise FileNotFoundError(f"slow-tier input {name} does not exist in {REPO_ROOT}")
+            raise FileNotFoundError(f"slow-tier input {name} does not exist in {checkout}")
         files = [root] if root.is_file() else sorted(root.rglob("*"))
         for path in files:
-            relative = path.relative_to(REPO_ROOT).as_posix()
+            relative = path.relative_to(checkout).as_posix()
             if path.is_symlink():
                 parts += [relative, "->", os.readlink(path)]
             elif path.is_file() and "__pycache__" not in path.parts:
