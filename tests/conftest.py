@@ -97,7 +97,7 @@ def _at_its_ends(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pyte
             raise pytest.UsageError(
                 f"{item.nodeid} runs at an end of the Ansible range without saying which one "
                 "matters: mark it @pytest.mark.ansible_ends('newest'|'oldest'|'both', why=...)"
-                " (tests/README.md, 'Ansible ends')"
+                " (tests/README.md, 'Playbook tests')"
             )
         (kept if which in ("both", end) else deselected).append(item)
     return kept, deselected
@@ -106,10 +106,11 @@ def _at_its_ends(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pyte
 _slow_key = pytest.StashKey[str]()
 
 
-def _mark_slow_tier(items: list[pytest.Item]) -> None:
-    """Skip the `slow` tier, except a slow test with `inputs` whose inputs have no green run
-    recorded on this machine: it runs, and with it every slow test of its group (they share
-    hosts); `kept(end)` returning False (what it left behind is gone) counts as no record."""
+def _mark_slow_tier(items: list[pytest.Item], run_all: bool) -> None:
+    """Skip the `slow` tier (unless `run_all`), except a slow test with `inputs` whose inputs
+    have no green run recorded on this machine: it runs, and with it every slow test of its
+    group (they share hosts); `kept(end)` returning False (what it left behind is gone)
+    counts as no record. Either way a keyed test that passes records its key."""
     stale_groups = set()
     last_run: dict[str, str] = {}
     for item in items:
@@ -126,7 +127,9 @@ def _mark_slow_tier(items: list[pytest.Item]) -> None:
         else:
             last_run[item.nodeid] = green
     for item in items:
-        if "slow" not in item.keywords or (group_of(item.nodeid) or item.nodeid) in stale_groups:
+        if run_all or "slow" not in item.keywords:
+            continue
+        if (group_of(item.nodeid) or item.nodeid) in stale_groups:
             continue
         green = last_run.get(item.nodeid)
         reason = f"slow tier, green here for these inputs {green}" if green else "slow tier"
@@ -145,9 +148,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
     rank = {group: index for index, group in enumerate(LONGEST_GROUPS)}
     items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable
-    if os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or ""):
-        return
-    _mark_slow_tier(items)
+    run_all = os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or "")
+    _mark_slow_tier(items, run_all)
 
 
 @pytest.hookimpl(wrapper=True)
