@@ -385,11 +385,13 @@ def test_check_mode_on_a_provisioned_orin(
 
 
 @pytest.fixture(scope="module")
-def provisioned_orin(ansible: AnsibleEnd, work: Path, orin: Host) -> Iterator[Host]:
+def provisioned_orin(
+    request: pytest.FixtureRequest, ansible: AnsibleEnd, work: Path
+) -> Iterator[Host]:
     """The Orin provisioned above in this session, else a container of the image the last
-    green provisioning with these inputs left."""
+    green provisioning with these inputs left (no fresh Orin is started for it then)."""
     if (work / "first_run_s").exists():
-        yield orin
+        yield request.getfixturevalue("orin")
         return
     image = provisioned_image(ansible.name)
     if not image_exists(image):
