@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import urllib.parse
@@ -280,7 +281,11 @@ def write_repository(folder: Path, stanzas: dict[str, str]) -> str:
     """Packages and an unsigned Release listing every .deb in `folder` that
     `stanzas` (file name -> Packages entry, this run's and the Packages already there)
     describes. Returns the Packages file's sha256."""
-    known = dict(read_packages(folder))
+    known = {
+        name: stanza
+        for name, stanza in read_packages(folder)
+        if "/" not in name and not name.startswith(".")
+    }
     known.update(stanzas)
     entries = [known[name] for name in sorted(known) if (folder / name).is_file()]
     packages = ("\n\n".join(entries) + "\n").encode() if entries else b""
@@ -293,11 +298,11 @@ def write_repository(folder: Path, stanzas: dict[str, str]) -> str:
     return sha256
 
 
-def files_by_package(folder: Path) -> dict[str, list[str]]:
-    """Package name -> the .deb files of a repository folder that hold it."""
+def files_by_package(text: str) -> dict[str, list[str]]:
+    """Package name -> the .deb files that hold it, from a Packages file's text."""
     out: dict[str, list[str]] = {}
-    for filename, stanza in read_packages(folder):
-        out.setdefault(_deb822(stanza)["package"], []).append(filename)
+    for filename, stanza in parse_packages(text):
+        out.setdefault(_deb822(stanza).get("package", ""), []).append(filename)
     return out
 
 
@@ -305,11 +310,28 @@ def read_packages(folder: Path) -> list[tuple[str, str]]:
     """(file name, Packages entry) of a repository folder's Packages file."""
     try:
         text = (folder / "Packages").read_text()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return []
+    return parse_packages(text)
+
+
+def parse_packages(text: str) -> list[tuple[str, str]]:
+    """(file name, entry) of each stanza of a Packages file. A flat repository's Filename
+    is `./NAME`: the file name is NAME, unchecked here (a bundle's reader checks it)."""
     out = []
     for stanza in re.split(r"\n\s*\n", text.strip()):
         filename = _deb822(stanza).get("filename", "")
         if filename:
             out.append((filename.removeprefix("./"), stanza.strip()))
     return out
+
+
+def download_line(packages: list[str]) -> str:
+    """What to run on a connected machine of the target's distribution to get the .debs,
+    dependencies included."""
+    names = " ".join(shlex.quote(p) for p in packages)
+    return (
+        "apt-get download $(apt-cache depends --recurse --no-recommends --no-suggests "
+        "--no-conflicts --no-breaks --no-replaces --no-enhances "
+        f"{names} | grep '^[a-z0-9]' | sort -u)"
+    )

@@ -20,6 +20,7 @@ from typing import Any
 from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
+from jetson_env.checks.context import shell_word
 from jetson_env.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -401,17 +402,41 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
     extra_vars = list(args.extra_vars)
+    unknown = collection.unknown_tags(args.tags)
+    if unknown:
+        term.error(
+            f"--tags: no role {', '.join(unknown)} in the playbook (Ansible would run nothing)",
+            hint=f"roles: {', '.join(collection.provision_roles())}",
+        )
+        return EXIT_USAGE
+    if args.inventory:
+        try:
+            collection.inventory_hosts(args.inventory)
+        except collection.BadInventory as exc:
+            hint = "`ansible-inventory -i INVENTORY --graph` shows what Ansible reads"
+            term.error(
+                str(exc), hint=f"fix the inventory ({hint}), or leave out -i for this machine"
+            )
+            return EXIT_USAGE
+    if args.trust and not args.bundle:
+        term.error("--trust checks a bundle's signature: give the bundle with --bundle DIR")
+        return EXIT_USAGE
     if args.bundle:
         from jetson_env import bundle
 
         directory = Path(args.bundle).expanduser().resolve()
-        if not (directory / bundle.MANIFEST).is_file():
-            quoted = shlex.quote(str(directory))
-            term.error(
-                f"{directory} is not a jetson-env bundle (no {bundle.MANIFEST})",
-                hint=f"make one with `jetson-env bundle {quoted} --x86` (or --l4t, -i)",
+        try:
+            roles = bundle.check_before_provision(
+                directory, Path(args.trust) if args.trust else None
             )
-            return EXIT_USAGE
+        except bundle.BundleError as exc:
+            term.error(str(exc), hint=exc.hint)
+            return exc.exit_code
+        if not args.tags:
+            args.tags = ",".join(roles)
+            term.note(
+                f"--tags {args.tags}: what the bundle was made for, and what needs no download"
+            )
         extra_vars.append(json.dumps({"jetson_env_bundle": str(directory)}))
     cmd = collection.provision_command(
         ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,
@@ -421,7 +446,8 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
     term.note("running: " + shlex.join(cmd))
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(ansible_playbook, cmd, collection.environment(ansible_playbook))
+    env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
+    os.execve(ansible_playbook, cmd, env)
 
 
 def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -432,6 +458,13 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     try:
         if args.verify:
             return _bundle_verify(args, term, directory, bundle)
+        if args.trust:
+            raise bundle.BundleError("--trust goes with --verify (or provision --bundle)")
+        sign_key = Path(args.sign).expanduser() if args.sign else None
+        if sign_key and not (args.l4t or args.x86 or args.inventory):
+            bundle.sign(directory, sign_key)  # a bundle made before: signed as it is
+            term.line(f"{directory}: manifest signed with {sign_key}")
+            return EXIT_OK
         files = {}
         for item in args.file:
             kind, _, path = item.partition("=")
@@ -469,10 +502,12 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 files,
                 report=progress,
                 workers=args.jobs,
+                sign_key=sign_key,
+                controller_python=None if args.no_controller else args.controller_python,
             )
     except bundle.BundleError as exc:
         term.error(str(exc), hint=exc.hint)
-        return EXIT_USAGE
+        return exc.exit_code
     data = result.as_dict()
     if term.as_json:
         term.json(data)
@@ -487,13 +522,18 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         title=f"bundle {directory}",
     )
     term.line(
-        f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip index: file://{directory}/simple"
+        f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip: --no-index "
+        f"--find-links {shell_word(str(directory / 'pip'))}"
     )
+    if data["controller"]:
+        term.line(
+            f"jetson-env itself, offline (Python {args.controller_python}): {data['controller']}"
+        )
     for item in result.manifest["manual"]:
         term.line(
             f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
             f"{directory}/{item['expected']}"
-            f" (from {item['where_from']}); add it with --file {item['kind']}=PATH",
+            f" (from {item['where_from']}); add it with --file {shell_word(item['kind'])}=PATH",
             style="yellow",
         )
     for key, apt in result.manifest["apt"].items():
@@ -517,6 +557,8 @@ def _mib(size: int) -> str:
 def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bundle) -> int:
     problems = bundle.verify(directory)
     manifest = bundle.load_manifest(directory)
+    if args.trust:
+        bundle.check_signature(directory, Path(args.trust).expanduser())
     data = {
         "schema": bundle.SCHEMA,
         "bundle": str(directory),
@@ -529,9 +571,10 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
         term.json(data)
     elif problems:
         for problem in problems:
+            remedy = "" if problem["problem"] == "missing" else "delete it, then "
             term.error(
                 f"{problem['path']}: {problem['problem']}",
-                hint=f"delete it and run `{problem['fix']}`",
+                hint=f"{remedy}run `{problem['fix']}`",
             )
     else:
         term.line(
@@ -541,7 +584,7 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
         for item in manifest["manual"]:
             term.line(
                 f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
-                f"(--file {item['kind']}=PATH)",
+                f"(--file {shell_word(item['kind'])}=PATH)",
                 style="yellow",
             )
     return EXIT_FAILED if problems else EXIT_OK
@@ -593,6 +636,12 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
             term.note(f"{path.stem}: {target.key}")
             targets.append(target)
     return targets
+
+
+def cmd_plan(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    from jetson_env import upgrading
+
+    return upgrading.run_command(args, term, matrix)
 
 
 def forks(text: str) -> int:
@@ -828,6 +877,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="install only from this `jetson-env bundle` folder: no network",
     )
+    provision.add_argument(
+        "--trust",
+        metavar="KEY.pub",
+        help="refuse the bundle unless its maker signed it with this OpenSSH key's private half",
+    )
     provision.add_argument("--diff", action="store_true", help="show the changes to files")
     provision.add_argument(
         "-K", "--ask-become-pass", action="store_true", help="ask for the sudo password"
@@ -839,7 +893,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bundle",
         help="gather every artifact for some targets into a folder, for offline provisioning",
         description="Fetches (in parallel) everything the provisioning playbook would fetch for "
-        "the targets into DIR: wheels with a PEP 503 index, source archives, a manifest with "
+        "the targets into DIR: wheels, source archives, a manifest with "
         "sha256 and sizes; names what must be supplied by hand. Running it again adds to DIR "
         "and never replaces a file. `jetson-env provision --bundle DIR` then needs no network. "
         'See docs/playbook.md, "Offline fleets".',
@@ -886,10 +940,84 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bundle.add_argument("--jobs", type=forks, default=4, help="parallel downloads (default 4)")
     bundle.add_argument(
+        "--controller-python",
+        metavar="X.Y",
+        default=f"{sys.version_info.major}.{sys.version_info.minor}",
+        help="the Python of the offline controller, for jetson-env[provision]'s wheels in "
+        "DIR/controller (default: this one's)",
+    )
+    bundle.add_argument(
+        "--no-controller",
+        action="store_true",
+        help="leave jetson-env's own wheels out (the offline controller has it already)",
+    )
+    bundle.add_argument(
+        "--sign",
+        metavar="KEY",
+        help="sign the manifest with this OpenSSH private key (ssh-keygen -Y sign); alone, "
+        "signs DIR as it is",
+    )
+    bundle.add_argument(
+        "--trust",
+        metavar="KEY.pub",
+        help="with --verify: also check that this key's private half signed DIR",
+    )
+    bundle.add_argument(
         "--verify", action="store_true", help="check every file of DIR against its sha256"
     )
     bundle.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     bundle.set_defaults(func=cmd_bundle)
+
+    plan = sub.add_parser(
+        "plan",
+        help="what a JetPack upgrade or an OTA to RELEASE breaks, and the commands that rebuild "
+        "it offline",
+        description="Reads this machine (or --host, or every host of -i) with read-only probes "
+        "and says, per installed part (torch, torchvision, compiled packages, TensorRT engines, "
+        "apt packages), whether it survives the upgrade to RELEASE or must be reinstalled or "
+        "rebuilt, what blocks it, and why; then the bundle to make before and the commands to "
+        "run after. Changes nothing. Exit codes: 0 nothing blocks, 1 something blocks, 2 bad "
+        "input or a refused target (a downgrade, another line), 3 a host not reached. See "
+        "docs/plan.md.",
+    )
+    plan.add_argument(
+        "--to", required=True, metavar="RELEASE", help="the L4T release, e.g. R36.5.0"
+    )
+    plan.add_argument(
+        "--engines",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder with TensorRT engines on the hosts (repeatable)",
+    )
+    plan.add_argument(
+        "--bundle",
+        metavar="DIR",
+        help="the bundle folder the commands name (default ./jetson-env-bundle-rRELEASE)",
+    )
+    plan.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    plan.add_argument("--host", metavar="USER@HOST[:PORT]", help="plan a remote host over SSH")
+    plan.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
+    plan.add_argument("--password", action="store_true", help="ask for an SSH password (--host)")
+    plan.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="accept and record an unknown host key (--host)",
+    )
+    plan.add_argument(
+        "-i",
+        "--inventory",
+        metavar="INVENTORY",
+        help="every host of this Ansible inventory, through Ansible",
+    )
+    plan.add_argument("--limit", metavar="PATTERN", help="only these hosts of --inventory")
+    plan.add_argument("--forks", type=forks, metavar="N", help="hosts at once (--inventory)")
+    plan.add_argument(
+        "--report", metavar="FILE", help="also write the host x part grid: FILE.html or FILE.md"
+    )
+    plan.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
+    plan.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    plan.set_defaults(func=cmd_plan)
 
     images = sub.add_parser("images", help="container images: list, build, the tag for this host")
     images.add_argument(

@@ -42,12 +42,16 @@ def playbook_vars(text: str | None) -> dict:
     if not text:
         return {}
     try:
-        variables = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadVariables(f"--playbook-vars is not JSON: {exc}") from None
+        variables = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise BadVariables(f"--playbook-vars is not JSON: {str(exc)[:200]}") from None
     if not isinstance(variables, dict):
         raise BadVariables("--playbook-vars must be a JSON object")
     return variables
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 class AnsibleMissing(Exception):
@@ -103,6 +107,61 @@ def provision_roles() -> list[str]:
             if short in entry.get("tags", []):
                 roles.append(short)
     return roles
+
+
+# Tags Ansible itself gives meaning to.
+ANSIBLE_TAGS = ("all", "always", "never", "tagged", "untagged")
+# Every inventory source must parse whole: Ansible otherwise skips what it cannot read with
+# a warning (3 of 5 hosts dropped from a run that then succeeds).
+STRICT_INVENTORY = {
+    "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
+    "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "True",
+}
+INVENTORY_TIMEOUT_S = 120
+
+
+def unknown_tags(tags: str | None) -> list[str]:
+    """The names of `--tags ROLE[,ROLE]` that are neither a role of the provision playbook
+    nor one of Ansible's own tags (Ansible runs nothing for them, and says ok)."""
+    known = set(provision_roles()) | set(ANSIBLE_TAGS)
+    return [tag for tag in (t.strip() for t in (tags or "").split(",")) if tag and tag not in known]
+
+
+class BadInventory(ValueError):
+    """An inventory with no host, or one Ansible reads only in part: nothing was run."""
+
+
+def inventory_hosts(inventory: str) -> list[str]:
+    """The hosts of `inventory` as Ansible reads it, every source parsed whole; BadInventory
+    when it is missing, unreadable, partly parsed or has no host."""
+    import subprocess
+
+    try:
+        command = ansible_command("ansible-inventory")
+    except AnsibleMissing as exc:
+        raise BadInventory(f"{exc}: it reads the inventory ({INSTALL_HINT})") from None
+    env = {**environment(command), **STRICT_INVENTORY}
+    try:
+        proc = subprocess.run(
+            [command, "-i", inventory, "--list"], capture_output=True, text=True, env=env,
+            timeout=INVENTORY_TIMEOUT_S, check=False,
+        )  # fmt: skip
+        data = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        raise BadInventory(f"ansible-inventory could not read {inventory}: {exc}") from None
+    if data is None:
+        errors = [line for line in proc.stderr.splitlines() if "ERROR" in line or "WARNING" in line]
+        raise BadInventory(
+            f"Ansible cannot read the whole inventory {inventory}: "
+            + (" ".join(errors)[-600:] or proc.stderr.strip()[-600:])
+        )
+    hosts = sorted((data.get("_meta") or {}).get("hostvars") or {})
+    for group in data.values():
+        if isinstance(group, dict):
+            hosts += [h for h in group.get("hosts", []) if h not in hosts]
+    if not hosts:
+        raise BadInventory(f"the inventory {inventory} has no host")
+    return hosts
 
 
 def role_defaults_file(role: str) -> Path:

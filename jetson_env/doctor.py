@@ -114,7 +114,8 @@ class Report:
 
 def not_reached(target: str, check: str, summary: str, remedy: str | None) -> Report:
     """The report for a target that could not be reached or cannot run probes (exit code 3)."""
-    finding = Finding(check, "target", FAIL, summary, (), Remedy(remedy) if remedy else None)
+    fix = Remedy(remedy, why="the host must answer before a role can run there") if remedy else None
+    finding = Finding(check, "target", FAIL, summary, (), fix)
     return Report(target, None, [finding], {}, reached=False)
 
 

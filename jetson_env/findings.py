@@ -23,11 +23,18 @@ class Remedy:
     """How to fix a finding: the shell command for this target and, where the playbook
     applies the same fix, its role (also the role's tag in playbooks/jetson.yml) with the
     variables that make it fix this host. Both are rendered from the same role defaults.
+    Where no role applies it, `why` says why (hardware, a download behind a login, the
+    user's own files), so --fix can say it too.
     """
 
     shell: str
     role: str | None = None
     variables: tuple[tuple[str, Any], ...] = ()
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if self.role is None and not self.why:
+            raise ValueError(f"a remedy no role applies must say why: {self.shell!r}")
 
     def as_dict(self) -> dict[str, Any] | None:
         """The playbook part for JSON (`null` where no role applies the fix)."""
@@ -65,6 +72,7 @@ class Finding:
             "details": list(self.details),
             "remedy": self.remedy.shell if self.remedy else None,
             "playbook": self.remedy.as_dict() if self.remedy else None,
+            "manual": (self.remedy.why or None) if self.remedy else None,
         }
 
 

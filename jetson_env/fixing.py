@@ -320,7 +320,8 @@ def fix_host(
     question for the roles whose plan passed (unless --yes), then those roles for real, one
     at a time: a role that fails is reported and the next one still runs."""
     for finding in the_plan.manual:
-        say(f"no automatic fix for {finding.check} on {host}: {finding.summary}")
+        say(f"no automatic fix for {finding.check} on {host}: {finding.summary}"
+            f" ({finding.remedy.why})")  # fmt: skip
     for finding in the_plan.left_out:
         say(f"left out for {finding.check} on {host} (--fix {','.join(the_plan.only or [])}): "
             f"role {finding.remedy.role} fixes it")  # fmt: skip
@@ -416,7 +417,7 @@ def verdicts(
         run = runs.get(remedy.role or "")
         still = remaining.get((finding.check, remedy.role))
         if remedy.role is None:
-            row["verdict"] = NO_AUTOMATIC_FIX
+            row["verdict"], row["why"] = NO_AUTOMATIC_FIX, remedy.why
         elif id(finding) in left_out:
             row["verdict"] = LEFT_OUT
             row["why"] = f"--fix {','.join(the_plan.only or [])} leaves out role {remedy.role}"
@@ -470,7 +471,8 @@ class Outcome:
                 "roles": plan.roles,
                 "fixes": plan.fixed_by,
                 "vars": plan.variables,
-                "manual": [{"check": f.check, "summary": f.summary} for f in plan.manual],
+                "manual": [{"check": f.check, "summary": f.summary, "why": f.remedy.why}
+                           for f in plan.manual],
                 "left_out": [{"check": f.check, "summary": f.summary, "role": f.remedy.role}
                              for f in plan.left_out],
             },

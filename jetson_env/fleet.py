@@ -281,9 +281,34 @@ def run(
     forks: int | None = None,
     progress: Callable[[str], None] = lambda _text: None,
 ) -> FleetReport:
-    timeouts, light, framework = plan(doctor_mod.needed_probes(checks), timeout)
+    reports: dict[str, doctor_mod.Report] = {}
+    names = doctor_mod.needed_probes(checks)
+    for host, target in recorded(inventory, limit, names, timeout, forks, progress).items():
+        if isinstance(target, doctor_mod.Report):
+            reports[host] = target
+            continue
+        report = doctor_mod.run(target, matrix, checks, timeout)
+        if not report.reached:  # the interpreter: what to set in the inventory
+            report = _with_remedy(report, INTERPRETER_REMEDY)
+        reports[host] = report
+    return FleetReport(inventory, limit, reports)
+
+
+def recorded(
+    inventory: str,
+    limit: str | None,
+    names: set[str],
+    timeout: float | None = None,
+    forks: int | None = None,
+    progress: Callable[[str], None] = lambda _text: None,
+    arguments: dict[str, Any] | None = None,
+) -> dict[str, RecordedTarget | doctor_mod.Report]:
+    """The probes `names` on every host through Ansible: per host, its launcher run to replay
+    (probing.probe_all with the same names and arguments), or the report of a host whose
+    probes did not run."""
+    timeouts, light, framework = plan(names, timeout)
     groups = process_groups(light, framework, together=RecordedTarget.light_probes_together)
-    script = launcher_script(groups, timeouts)
+    script = launcher_script(groups, timeouts, arguments)
     budget = launch_budget(groups, timeouts)
     progress(f"running the probes through Ansible on {limit or 'every host'}")
     payload = _payload(script, budget, startup_timeout(timeouts))
@@ -294,19 +319,15 @@ def run(
             f"no host of {inventory} matches {limit or 'all'}"
             + (f" (Ansible said: {' '.join(warnings)[:1500]})" if warnings else "")
         )
-    reports: dict[str, doctor_mod.Report] = {}
+    targets: dict[str, RecordedTarget | doctor_mod.Report] = {}
     for host, entry in sorted(results.items()):
         result = entry["result"]
         if entry["outcome"] != "ok" or not isinstance(result.get("stdout"), str):
-            reports[host] = _not_run(inventory, host, entry["outcome"], result)
+            targets[host] = _not_run(inventory, host, entry["outcome"], result)
             continue
         recording = Recording(result["stdout"], str(result.get("stderr", "")))
-        target = RecordedTarget(host, str(result.get("python", "python")), recording)
-        report = doctor_mod.run(target, matrix, checks, timeout)
-        if not report.reached:  # the interpreter: what to set in the inventory
-            report = _with_remedy(report, INTERPRETER_REMEDY)
-        reports[host] = report
-    return FleetReport(inventory, limit, reports)
+        targets[host] = RecordedTarget(host, str(result.get("python", "python")), recording)
+    return targets
 
 
 def fix(

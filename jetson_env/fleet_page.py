@@ -2,8 +2,9 @@
 
 A grid of hosts x checks coloured by status, then each host's fixes. The page is
 self-contained (inline style, no script, nothing fetched). Everything that came from a
-host is untrusted text: escaped for HTML, and for Markdown kept out of its syntax
-(table cells escaped, commands in fences longer than any backtick run in them).
+host is untrusted text: its control characters shown as the terminal shows them, escaped
+for HTML, and for Markdown kept out of its syntax (table cells escaped, commands in fences
+longer than any backtick run in them).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env.findings import worst_of
+from jetson_env.terminal import clean
 
 FORMATS = (".html", ".md")
 COLOURS = {"ok": "#c8e6c9", "warn": "#fff59d", "fail": "#ef9a9a", "crash": "#e57373",
@@ -61,7 +63,20 @@ def cells(host: dict[str, Any]) -> dict[str, tuple[str, str]]:
 
 
 def render(fleet: dict[str, Any], suffix: str) -> str:
+    fleet = neutral(fleet)
     return html_page(fleet) if suffix.lower() == ".html" else markdown(fleet)
+
+
+def neutral(value: Any) -> Any:
+    """Every text of the fleet with its control characters shown as the terminal shows them
+    (terminal.clean: ESC as \\x1b), line breaks kept: a page is read by people too."""
+    if isinstance(value, str):
+        return "\n".join(clean(line) for line in value.split("\n"))
+    if isinstance(value, dict):
+        return {key: neutral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [neutral(item) for item in value]
+    return value
 
 
 def html_page(fleet: dict[str, Any]) -> str:

@@ -17,6 +17,8 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from jetson_env import pairing
+
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
 FINGERPRINT = re.compile(r"^[0-9A-F]{40}$")
@@ -188,7 +190,17 @@ class Matrix:
 
     def torchvision_for(self, torch_version: str) -> str | None:
         """The torchvision major.minor paired with a torch version, or None if unknown."""
-        return _pair(self.pairs, torch_version)
+        found = self.torchvision_pair(torch_version)
+        return found.minor if found else None
+
+    def torchvision_pair(self, torch_version: str) -> pairing.Pair | None:
+        """The torchvision paired with a torch version (jetson_env.pairing), or None."""
+        return pairing.pair(self.pairs, self.requires_dist, torch_version)
+
+    @property
+    def requires_dist(self) -> dict[str, str]:
+        """torchvision release -> the torch its wheel requires (the matrix's cache of it)."""
+        return self.raw["torchvision_pairs"].get("requires_dist") or {}
 
     def pycuda_for(self, python_version: str) -> str:
         """The pycuda release to build for a Python version ("3.6.9" -> the last one for 3.6)."""
@@ -252,6 +264,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
     pairs_section = raw["torchvision_pairs"]
     check_sources("torchvision_pairs", pairs_section)
     pairs = {str(k): str(v) for k, v in (pairs_section.get("pairs") or {}).items()}
+    requires_dist = _requires_dist(pairs_section.get("requires_dist") or {}, where)
     _torchvision_archives(raw["torchvision_archives"], where, check_sources)
 
     socs: dict[str, str] = {}
@@ -291,7 +304,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         if not DOTTED.match(cuda):
             raise MatrixError(f"{where}: {row}: torch.cuda '{cuda}' (the CUDA torch is built for)"
                               " is not like '12.6'")  # fmt: skip
-        paired = _pair(pairs, version)
+        paired = pairing.pair(pairs, requires_dist, version)
         if paired is None:
             raise MatrixError(
                 f"{where}: {row}: torch {version} has no torchvision pair in torchvision_pairs"
@@ -299,10 +312,10 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         torchvision = str(entry.get("torchvision", ""))
         if not DOTTED.match(torchvision):
             raise MatrixError(f"{where}: {row}: torchvision '{torchvision}' is not a version")
-        if not (torchvision == paired or torchvision.startswith(paired + ".")):
+        if not paired.admits(torchvision):
             raise MatrixError(
                 f"{where}: {row}: torchvision {torchvision} does not pair with torch {version}"
-                f" (expected {paired}.x)"
+                f" (expected {paired.wanted}: {paired.source})"
             )
         source = TorchSource(version, url, index, torch.get("filename"), sha, cuda)
         return source, torchvision
@@ -538,9 +551,24 @@ def _cuda_from(row: str, entry: dict[str, Any], where: str) -> str:
     return str(value)
 
 
-def _pair(pairs: dict[str, str], torch_version: str) -> str | None:
-    try:
-        v = Version(torch_version)
-    except InvalidVersion:
-        return None
-    return pairs.get(f"{v.major}.{v.minor}")
+def _requires_dist(section: Any, where: str) -> dict[str, str]:
+    """torchvision_pairs.requires_dist: "<torchvision release>": "torch<specifier>"."""
+    if not isinstance(section, dict):
+        raise MatrixError(f"{where}: torchvision_pairs: requires_dist must be a mapping")
+    out = {}
+    for vision, requirement in section.items():
+        text = str(requirement)
+        try:
+            Version(str(vision))
+            SpecifierSet(text.removeprefix("torch"))
+        except (InvalidVersion, InvalidSpecifier):
+            raise MatrixError(
+                f"{where}: torchvision_pairs: requires_dist '{vision}: {text}' is not a "
+                "torchvision release and a torch requirement like 'torch>=2.14.0'"
+            ) from None
+        if not text.startswith("torch") or text.startswith("torchvision"):
+            raise MatrixError(
+                f"{where}: torchvision_pairs: requires_dist '{vision}: {text}' must name torch"
+            )
+        out[str(vision)] = text
+    return out

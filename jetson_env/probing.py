@@ -72,6 +72,10 @@ PROBES = (
     Probe("tensorrt_bindings", 90, framework=True, required=("imported",)),
     Probe("torch2trt", 240, framework=True, required=("installed",)),
     Probe("smoke", 900, framework=True, required=("torch", "conversions", "skipped")),
+    # `jetson-env plan`'s probes (read with arguments: ARGUMENTS in the probe's source)
+    Probe("native", 60, required=("python", "distributions")),
+    Probe("engines", 120, required=("engines", "reader")),
+    Probe("apt_upgrade", 240, required=("configured", "holds", "simulation")),
 )
 BY_NAME = {probe.name: probe for probe in PROBES}
 
@@ -101,13 +105,31 @@ def source(name: str) -> str:
     return (resources.files("jetson_env.probes") / f"{name}.py").read_text(encoding="utf-8")
 
 
-def launcher_script(groups: list[list[str]], timeouts: dict[str, float]) -> str:
+def with_arguments(text: str, arguments: Any) -> str:
+    """A probe's source with a line before it that binds `arguments` (JSON data) to
+    ARGUMENTS: data, never code (json.dumps, read back with json.loads)."""
+    if arguments is None:
+        return text
+    return f"ARGUMENTS = __import__('json').loads({json.dumps(json.dumps(arguments))})\n" + text
+
+
+def launcher_script(
+    groups: list[list[str]],
+    timeouts: dict[str, float],
+    arguments: dict[str, Any] | None = None,
+) -> str:
     """What run_python sends: the launcher and its request (the probes' sources, the
-    groups, one process each, and each probe's timeout)."""
+    groups, one process each, and each probe's timeout); `arguments`: probe name -> the
+    data its ARGUMENTS holds."""
+    arguments = arguments or {}
     request = {
         "bootstrap": BOOTSTRAP,
         "prelude": source("_prelude"),
-        "probes": {name: source(name) for group in groups for name in group},
+        "probes": {
+            name: with_arguments(source(name), arguments.get(name))
+            for group in groups
+            for name in group
+        },
         "groups": groups,
         "timeouts": {name: timeouts[name] for group in groups for name in group},
         "record": RECORD,
@@ -134,8 +156,9 @@ def run_probes(
 class _Launch:
     """The launcher on the target, read record by record as it runs."""
 
-    def __init__(self, target, groups, timeouts, on_stage):
+    def __init__(self, target, groups, timeouts, on_stage, arguments=None):
         self.target = target
+        self.arguments = arguments
         self.groups = groups
         self.names = [name for group in groups for name in group]
         self.timeouts = timeouts
@@ -151,7 +174,7 @@ class _Launch:
 
     def run(self) -> dict[str, ProbeResult]:
         budget = launch_budget(self.groups, self.timeouts)
-        script = launcher_script(self.groups, self.timeouts)
+        script = launcher_script(self.groups, self.timeouts, self.arguments)
         try:
             done = self.target.run_python(script, self.deadline, self.on_line, budget)
         except Unstarted as exc:
@@ -360,12 +383,14 @@ def probe_all(
     names: Iterable[str],
     timeout: float | None = None,
     progress: Callable[[str], None] = lambda _text: None,
+    arguments: dict[str, Any] | None = None,
 ) -> dict[str, ProbeResult]:
     """Every probe, in the launcher's processes (process_groups), on the target. Raises
-    Unusable when the target's interpreter cannot run probes."""
+    Unusable when the target's interpreter cannot run probes. `arguments`: probe name ->
+    its ARGUMENTS (launcher_script)."""
     timeouts, light, framework = plan(names, timeout)
     groups = process_groups(light, framework, getattr(target, "light_probes_together", False))
     progress(f"probing {target.description}: {', '.join(timeouts)}")
     CANCELLATION.event.clear()
     on_stage = lambda text: progress(f"smoke: {text}")  # noqa: E731
-    return _Launch(target, groups, timeouts, on_stage).run()
+    return _Launch(target, groups, timeouts, on_stage, arguments).run()

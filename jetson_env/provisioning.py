@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from packaging.version import InvalidVersion, Version
+
+from jetson_env import pairing
 from jetson_env.matrix import Matrix, UnknownRelease
 
 ALLOW_NEWER_POINT_RELEASE = "jetson_facts_allow_newer_point_release"
@@ -121,15 +124,33 @@ def torch_source(
     }
 
 
-def torchvision_tag_for(matrix: Matrix, torch_version: str) -> str:
-    """The torchvision release built for a torch version: its pair's first release (x.y.0)."""
-    paired = matrix.torchvision_for(torch_version)
-    if paired is None:
+def torchvision_tag_for(matrix: Matrix, torch_version: str, row_torchvision: str = "") -> str:
+    """The torchvision release built for a torch version (jetson_env.pairing): the row's
+    own where it pairs, else the pair's first release ("2.15.0" -> "0.29.1")."""
+    found = matrix.torchvision_pair(torch_version)
+    if found is None:
         raise UnknownRelease(
             f"torch {torch_version} has no torchvision pair in the matrix (torchvision_pairs); "
             "set torchvision_version"
         )
-    return f"{paired}.0"
+    return pairing.tag(found, row_torchvision)
+
+
+def torchvision_kept(
+    matrix: Matrix, installed: str, torch_version: str, wanted_version: str = ""
+) -> bool:
+    """Whether the installed torchvision stays: it pairs with the torch it runs with (the
+    pairing rule, so 0.26.0+cu130 with torch 2.11), and is the release asked for where one is
+    (torchvision_version; its local label aside)."""
+    found = matrix.torchvision_pair(torch_version) if installed and torch_version else None
+    if found is None or not found.admits(installed):
+        return False
+    if not wanted_version:
+        return True
+    try:
+        return Version(Version(installed).public) == Version(wanted_version)
+    except InvalidVersion:
+        return False
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -25,6 +25,8 @@ STATUS_STYLES = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim", 
 HOST_LABELS = {"unreachable": "UNREACHABLE", "crash": "CRASH", "fail": "FAIL", "warn": "warn",
                "ok": "ok"}  # fmt: skip
 HOST_STYLES = {**STATUS_STYLES, "unreachable": "bold red"}
+PLAN_STYLES = {"survives": "green", "unknown": "dim", "reinstall": "yellow", "rebuild": "yellow",
+               "blocked": "red", "refused": "bold red", "unreachable": "bold red"}  # fmt: skip
 MIN_WIDTH = 40
 # C0 and C1 control characters (ESC starts every escape sequence), DEL, and the bidi
 # overrides that reorder what a terminal shows; tab is shown as a space.
@@ -166,6 +168,39 @@ class Terminal:
             f"(exit code {fleet['exit_code']})",
             style=HOST_STYLES[fleet["status"]],
         )
+
+    def plan(self, plan: dict[str, Any]) -> None:
+        """`jetson-env plan`: per host its parts, worst first, with the reasons; then the
+        commands whole (nothing to type is split), before and after the upgrade."""
+        after = plan["after"]
+        for host in plan["hosts"]:
+            now = host["now"]
+            moving = (f"R{now['l4t']} (JetPack {now['jetpack']}) -> {plan['to']} (JetPack "
+                      f"{after['jetpack']}), {host['kind']}" if now else plan["to"])  # fmt: skip
+            table = Table(title=f"jetson-env plan: {clean(host['host'])}: {moving}",
+                          title_justify="left")  # fmt: skip
+            for column in ("Verdict", "Part", "Now", "After", "Why"):
+                table.add_column(column, overflow="fold")
+            for part in host["parts"]:
+                table.add_row(part["verdict"], clean(part["name"]), clean(part["now"]),
+                              clean(part["after"]), clean(part["reason"]),
+                              style=PLAN_STYLES[part["verdict"]])  # fmt: skip
+            if host["parts"]:
+                self.out.print(table)
+            else:
+                self.out.print(f"{clean(host['host'])}: {host['status']}: "
+                               f"{clean(host['refused'] or host['error'] or '')}",
+                               style=PLAN_STYLES[host["status"]], soft_wrap=True)  # fmt: skip
+        for when, title in (("before", "Before the upgrade, while the network is there:"),
+                            ("after", "After the upgrade or OTA, with no network:")):  # fmt: skip
+            if plan["commands"][when]:
+                self.out.print(title, style="bold")
+                for command in plan["commands"][when]:
+                    self.out.print(clean(command), soft_wrap=True, style="bold")
+        counts = ", ".join(f"{n} {s}" for s, n in plan["counts"].items() if n)
+        self.out.print(f"{plan['status'].upper()}: {len(plan['hosts'])} host(s) to {plan['to']}"
+                       f", {counts} (exit code {plan['exit_code']})",
+                       style=PLAN_STYLES[plan["status"]])  # fmt: skip
 
     def error(self, message: str, hint: str | None = None) -> None:
         self.err.print(f"error: {clean(message)}", style="bold red", soft_wrap=True)

@@ -36,3 +36,16 @@ def platform_tags(machine: str, glibc: str | None) -> list[str]:
 def pip_platform_args(machine: str, glibc: str | None) -> list[str]:
     """`--platform TAG` for each of those tags."""
     return [arg for tag in platform_tags(machine, glibc) for arg in ("--platform", tag)]
+
+
+def glibc_accepts(host_glibc: str, built_for: str) -> bool:
+    """Whether a host with `host_glibc` installs what was chosen for `built_for` (wheels of
+    manylinux tags up to it): the one rule of the bundle's preflight and doctor --bundle.
+    An unknown host glibc ("") is not refused here: pip on the host is the last word."""
+    if not host_glibc:
+        return True
+    return _version(built_for) <= _version(host_glibc)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())

@@ -18,23 +18,34 @@ from jetson_env.findings import Finding, Remedy
 
 @dataclass(frozen=True)
 class Check:
+    """`role`: the playbook role that applies this check's remedies (a plain-text remedy is
+    that role's); `manual`: why a remedy of this check that no role applies has none. A check
+    declares at least one of them; a remedy of another kind is built as a Remedy."""
+
     name: str
     area: str
     summary: str
     probes: tuple[str, ...]
     run: Callable[[Facts], list[Finding]]
     quick_only: bool = False  # stands in for the framework checks under --quick
+    role: str | None = None
+    manual: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.role or self.manual):
+            raise ValueError(f"check {self.name}: declare the role that fixes it, or why none")
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "area": self.area, "summary": self.summary,
-                "probes": list(self.probes)}  # fmt: skip
+                "probes": list(self.probes), "role": self.role}  # fmt: skip
 
     def finding(
         self, status: str, summary: str, details=(), remedy: str | Remedy | None = None
     ) -> Finding:
-        """A finding of this check; a plain-text remedy is one no role applies."""
+        """A finding of this check; a plain-text remedy is the check's role's, else one no
+        role applies, for the check's reason."""
         if isinstance(remedy, str):
-            remedy = Remedy(remedy)
+            remedy = Remedy(remedy, self.role, why="" if self.role else self.manual)
         return Finding(self.name, self.area, status, summary, tuple(details), remedy)
 
 

@@ -140,7 +140,8 @@ class Facts:
         line = login_line(variable, value, prepend=True)
         if login_scripts:
             return Remedy(
-                f". {shlex.quote(login_scripts[0])}  # or log in again: login shells read it"
+                f". {shlex.quote(login_scripts[0])}  # or log in again: login shells read it",
+                why=f"{login_scripts[0]} already sets it: this shell has not read it yet",
             )
         script = shlex.quote(roles.default("cuda_env", "profile_file"))
         shell = f"echo {shlex.quote(line)} | {self.sudo(f'tee -a {script}')} && . {script}"
@@ -174,11 +175,16 @@ class Facts:
     def apt_install(self, *packages: str) -> str:
         return self.sudo(f"apt-get install -y {' '.join(packages)}")
 
-    def jetpack_install(self) -> str:
-        """Install JetPack's CUDA and cuDNN: the matrix row's packages (those the playbook
-        installs), or all of JetPack where the release is unknown."""
-        packages = self.release.jetpack_packages["build"] if self.release else ("nvidia-jetpack",)
-        return self.sudo("apt-get update") + " && " + self.apt_install(*packages)
+    def jetpack_install(self) -> Remedy:
+        """Install JetPack's CUDA and cuDNN: the matrix row's packages, as the jetpack_apt
+        role installs them, or all of JetPack where the release is unknown (no role then:
+        it installs a row's packages only)."""
+        if self.release is None:
+            shell = self.sudo("apt-get update") + " && " + self.apt_install("nvidia-jetpack")
+            return Remedy(shell, why="this L4T release has no matrix row to take packages from")
+        packages = self.release.jetpack_packages["build"]
+        return Remedy(self.sudo("apt-get update") + " && " + self.apt_install(*packages),
+                      "jetpack_apt")  # fmt: skip
 
     def python_base_install(self, requirement: str) -> Remedy:
         """pip, as the python_base role installs its packages (the pip policy), into the

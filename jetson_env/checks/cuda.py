@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, version_matches
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
+
+X86_CUDA = "an x86 host's CUDA toolkit is its own (NVIDIA's installer for its driver)"
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -25,14 +27,20 @@ def run(facts: Facts) -> list[Finding]:
                 WARN,
                 f"the CUDA root this target names is not a path: {facts.odd_cuda_root!r} "
                 f"(CUDA_HOME, CUDA_PATH or nvcc's folder); the fixes below use {root}",
-                remedy="set CUDA_HOME to the toolkit's folder (an absolute path)",
+                remedy=Remedy(
+                    "set CUDA_HOME to the toolkit's folder (an absolute path)",
+                    why="CUDA_HOME is the user's own setting",
+                ),
             )
         )
     if version is None:
         if facts.is_jetson:
             remedy = facts.jetpack_install()
         else:
-            remedy = "install the CUDA toolkit: https://developer.nvidia.com/cuda-downloads"
+            remedy = Remedy(
+                "install the CUDA toolkit: https://developer.nvidia.com/cuda-downloads",
+                why=X86_CUDA,
+            )
         findings.append(
             CHECK.finding(
                 FAIL if facts.is_jetson else WARN,
@@ -54,7 +62,10 @@ def run(facts: Facts) -> list[Finding]:
                         if newer
                         else ""
                     ),
-                    remedy=facts.apt_install(f"cuda-toolkit-{release.cuda.replace('.', '-')}"),
+                    remedy=Remedy(
+                        facts.apt_install(f"cuda-toolkit-{release.cuda.replace('.', '-')}"),
+                        "jetpack_apt",
+                    ),
                 )
             )
         else:
@@ -96,7 +107,11 @@ def run(facts: Facts) -> list[Finding]:
                     WARN,
                     "no C compiler: pycuda and torch2trt's plugins cannot be built",
                     [unknown.get("cuda_h_reachable", "")],
-                    remedy=facts.apt_install("build-essential"),
+                    remedy=Remedy(
+                        facts.apt_install("build-essential"),
+                        why="a compiler for the user's own builds (the roles that compile "
+                        "install their own)",
+                    ),
                 )
             )
     cudart = data.get("cudart")
@@ -137,8 +152,11 @@ def _cudart_not_loaded(facts: Facts, data: dict, root: str) -> Finding:
         remedy = (
             facts.jetpack_install()
             if facts.is_jetson
-            else "reinstall the CUDA toolkit (its runtime library is missing): "
-            "https://developer.nvidia.com/cuda-downloads"
+            else Remedy(
+                "reinstall the CUDA toolkit (its runtime library is missing): "
+                "https://developer.nvidia.com/cuda-downloads",
+                why=X86_CUDA,
+            )
         )
         return CHECK.finding(WARN, f"libcudart is not in the toolkit at {root}", details, remedy)
     folder = files[0].rsplit("/", 1)[0]
@@ -148,7 +166,9 @@ def _cudart_not_loaded(facts: Facts, data: dict, root: str) -> Finding:
             WARN,
             f"libcudart is in {folder}, which {listed_in} lists, but the loader's cache is stale",
             details,
-            remedy=facts.sudo("ldconfig"),
+            remedy=Remedy(
+                facts.sudo("ldconfig"), why=f"{listed_in} lists the folder, not a role's file"
+            ),
         )
     extra = () if folder == f"{root}/lib64" else (folder,)
     return CHECK.finding(
@@ -165,4 +185,5 @@ CHECK = Check(
     summary="CUDA toolkit version (the L4T row's on Jetson), nvcc on PATH, cuda.h, libcudart",
     probes=("cuda", "platform"),
     run=run,
+    role="cuda_env",
 )

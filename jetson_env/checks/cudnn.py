@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, version_matches
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -23,7 +23,10 @@ def run(facts: Facts) -> list[Finding]:
                 "cuDNN is not found by the loader (torch wheels bring their own; TensorRT's "
                 "cuDNN-based tactics need it)",
                 details,
-                remedy=f"install cuDNN for CUDA {cuda}: https://developer.nvidia.com/cudnn-downloads",
+                remedy=Remedy(
+                    f"install cuDNN for CUDA {cuda}: https://developer.nvidia.com/cudnn-downloads",
+                    why="an x86 host's cuDNN is its own (NVIDIA's packages for its CUDA)",
+                ),
             )
         ]
     summary = f"cuDNN {version} ({data.get('library')})"
@@ -32,7 +35,11 @@ def run(facts: Facts) -> list[Finding]:
             CHECK.finding(
                 WARN,
                 f"{summary}; L4T R{release.l4t} ships cuDNN {release.cudnn}",
-                remedy=facts.sudo("apt-get install --reinstall -y nvidia-cudnn"),
+                remedy=Remedy(
+                    facts.sudo("apt-get install --reinstall -y nvidia-cudnn"),
+                    why="a reinstall of JetPack's own cuDNN package (the role installs a "
+                    "missing one)",
+                ),
             )
         ]
     return [CHECK.finding(OK, summary)]
@@ -44,4 +51,5 @@ CHECK = Check(
     summary="cuDNN version through ctypes (the L4T row's on Jetson)",
     probes=("cudnn",),
     run=run,
+    role="jetpack_apt",
 )

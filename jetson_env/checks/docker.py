@@ -63,7 +63,8 @@ def daemon_json_findings(facts: Facts, data: dict, restart: bool) -> list[Findin
         None if isinstance(config, dict) else "not a JSON object"
     )
     if error:
-        remedy = f"fix or remove {path} (the playbook leaves it as it is)"
+        remedy = Remedy(f"fix or remove {path} (the playbook leaves it as it is)",
+                        why="the playbook never replaces a daemon.json it cannot read")  # fmt: skip
         return [CHECK.finding(FAIL, f"{path}: {error}", remedy=remedy)]
     registered = "nvidia" in (config.get("runtimes") or {})
     default = config.get("default-runtime") == "nvidia"
@@ -113,8 +114,9 @@ def csv_findings(facts: Facts, lists: list[dict] | None) -> list[Finding]:
             findings.append(CHECK.finding(
                 FAIL,
                 f"JetPack 4: {name} missing in {csv_dir}: containers will not see L4T's libraries",
-                remedy=f"{name} comes with L4T itself (the BSP's nv_tegra/config.tbz2), not with "
-                "a package: restore it from the BSP of this L4T release",
+                remedy=Remedy(f"{name} comes with L4T itself (the BSP's nv_tegra/config.tbz2), "
+                              "not with a package: restore it from the BSP of this L4T release",
+                              why="it is the board support package's, not a package's"),
             ))  # fmt: skip
     for entry in lists or []:
         name = entry["file"].rsplit("/", 1)[-1]
@@ -132,8 +134,12 @@ def csv_findings(facts: Facts, lists: list[dict] | None) -> list[Finding]:
                     "GPU containers fail to start",
                     [f"{m['kind']}, {m['path']}" for m in missing[:10]]
                     + (["..."] if len(missing) > 10 else []),
-                    remedy=f"reinstall what {name} lists, or the list itself if it is stale: "
-                    + facts.sudo(f"apt-get install --reinstall -y {package}"),
+                    remedy=Remedy(
+                        f"reinstall what {name} lists, or the list itself if it is stale: "
+                        + facts.sudo(f"apt-get install --reinstall -y {package}"),
+                        why="a reinstall of what JetPack installed (the role installs a "
+                        "missing list only)",
+                    ),
                 )
             )
         elif bad:
@@ -160,7 +166,12 @@ def run(facts: Facts) -> list[Finding]:
             CHECK.finding(
                 WARN if facts.is_jetson else SKIP,
                 "docker is not installed (needed only for container builds)",
-                remedy=facts.apt_install("docker.io", "nvidia-container-toolkit")
+                # The role installs its platform family's packages (its vars/jetson.yml).
+                remedy=Remedy(
+                    facts.apt_install("docker.io", "nvidia-container-toolkit"),
+                    "docker_runtime",
+                    (("docker_runtime_install_packages", True),),
+                )
                 if facts.is_jetson
                 else None,
             )
@@ -168,10 +179,13 @@ def run(facts: Facts) -> list[Finding]:
     elif not engine or not engine.get("reachable"):
         error = (engine or {}).get("error") or ""
         remedy = (
-            facts.sudo("usermod -aG docker $USER") + " (then log in again)"
+            Remedy(facts.sudo("usermod -aG docker $USER") + " (then log in again)",
+                   why="group membership is the user's account")
             if "permission denied" in error
-            else engine_command(facts, "start")
-        )
+            else Remedy(engine_command(facts, "start"),
+                        why="the role restarts an engine it configured; starting a stopped "
+                        "one is the service manager's")
+        )  # fmt: skip
         findings.append(CHECK.finding(WARN, "the Docker engine does not answer", [error], remedy))
     else:
         runtimes = engine.get("runtimes") or []
@@ -209,4 +223,5 @@ CHECK = Check(
     summary="Docker engine, nvidia runtime (default on Jetson), JetPack 4 CSV mount lists",
     probes=("docker",),
     run=run,
+    role="docker_runtime",
 )

@@ -25,12 +25,13 @@ def loader_remedy(facts: Facts, directory: str) -> Remedy:
     `tensorrt_tarball` comes from the inventory: the doctor cannot know it)."""
     if directory.startswith(USER_DIRS) and not facts.is_root:
         line = f"export LD_LIBRARY_PATH={shlex.quote(directory)}:$LD_LIBRARY_PATH"
-        return Remedy(f"echo {shlex.quote(line)} >> ~/.bashrc && {line}")
+        return Remedy(f"echo {shlex.quote(line)} >> ~/.bashrc && {line}",
+                      why="a folder in the user's home is the user's own shell setup")  # fmt: skip
     shell = facts.loader_conf("tensorrt", directory)
     install_dir = roles.default("tensorrt", "install_dir").rstrip("/")
     if re.fullmatch(rf"{re.escape(install_dir)}/TensorRT-[^/]+/lib", directory):
         return Remedy(shell, "tensorrt")
-    return Remedy(shell)
+    return Remedy(shell, why="the tensorrt role registers the folders of what it installed")
 
 
 def install_remedy(facts: Facts) -> str:
@@ -72,8 +73,11 @@ def run(facts: Facts) -> list[Finding]:
                     WARN,
                     f"{summary}, but L4T R{facts.platform['l4t']} ships TensorRT {expected}",
                     details,
-                    remedy="reinstall JetPack's TensorRT: "
-                    + facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
+                    remedy=Remedy(
+                        "reinstall JetPack's TensorRT: "
+                        + facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
+                        why="a reinstall of JetPack's own TensorRT",
+                    ),
                 )
             ]
         if expected:
@@ -120,4 +124,5 @@ CHECK = Check(
     summary="TensorRT's library loads through the loader, version as the matrix expects",
     probes=("tensorrt",),
     run=run,
+    role="tensorrt",
 )

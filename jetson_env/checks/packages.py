@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jetson_env.checks import Check, pycuda, tensorrt_python, torch, torch2trt, torchvision
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 
 NOT_IMPORTED = "package metadata; not imported (--quick)"
 
@@ -21,22 +21,23 @@ def run(facts: Facts) -> list[Finding]:
         entry = packages.get(module) or {}
         return (entry.get("version") or "(version unknown)") if entry.get("installed") else None
 
-    def judged(module: str, problem: str | None, remedy: str, missing=FAIL) -> Finding:
+    def judged(module: str, problem: str | None, remedy: str | Remedy, missing=FAIL,
+               details=()) -> Finding:  # fmt: skip
         if version(module) is None:
             what = "the TensorRT Python bindings" if module == "tensorrt" else module
             return CHECK.finding(
                 missing, f"{what} is not installed for {facts.python}", remedy=remedy
             )
         if problem:
-            return CHECK.finding(FAIL, problem, remedy=remedy)
+            return CHECK.finding(FAIL, problem, details, remedy=remedy)
         return CHECK.finding(OK, f"{module} {version(module)} ({NOT_IMPORTED})")
 
     torch_version, vision_version = version("torch"), version("torchvision")
-    paired = facts.matrix.torchvision_for(torch_version) if torch_version else None
+    paired = facts.matrix.torchvision_pair(torch_version) if torch_version else None
     unpaired = (
         f"torchvision {vision_version} does not pair with torch {torch_version} "
-        f"(torch {torch_version} needs torchvision {paired}.x)"
-        if paired and vision_version and not vision_version.startswith(paired)
+        f"(torch {torch_version} needs torchvision {paired.wanted})"
+        if paired and vision_version and not paired.admits(vision_version)
         else None
     )
     library = (facts.data("tensorrt").get("loaded") or {}).get("version")
@@ -48,13 +49,20 @@ def run(facts: Facts) -> list[Finding]:
         else None
     )
     return [
-        judged("torch", None, torch.install_remedy(facts)),
+        judged("torch", None, Remedy(torch.install_remedy(facts), torch.CHECK.role)),
         judged(
-            "torchvision", unpaired, torchvision.install_remedy(facts, {"version": torch_version})
+            "torchvision",
+            unpaired,
+            torchvision.install_remedy(facts, {"version": torch_version}),
+            details=[f"pair: {paired.source}"] if paired else [],
         ),
-        judged("tensorrt", mismatch, tensorrt_python.install_remedy(facts)),
-        judged("torch2trt", None, torch2trt.install_remedy(facts)),
-        judged("pycuda", None, pycuda.install_remedy(facts), missing=WARN),
+        judged(
+            "tensorrt",
+            mismatch,
+            Remedy(tensorrt_python.install_remedy(facts), tensorrt_python.CHECK.role),
+        ),
+        judged("torch2trt", None, Remedy(torch2trt.install_remedy(facts), torch2trt.CHECK.role)),
+        judged("pycuda", None, pycuda.remedy(facts), missing=WARN),
     ]
 
 
@@ -66,4 +74,5 @@ CHECK = Check(
     probes=("packages", "tensorrt", "cuda"),
     run=run,
     quick_only=True,
+    manual="--quick gives the remedies of the checks it stands in for",
 )

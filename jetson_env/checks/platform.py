@@ -94,4 +94,6 @@ CHECK = Check(
     summary="model, L4T, JetPack, compute capability; the L4T release is in the matrix",
     probes=("platform",),
     run=run,
+    manual="the GPU driver, the board's L4T release (flashed with NVIDIA's SDK Manager) "
+    "and jetson-env itself are not the playbook's to change",
 )

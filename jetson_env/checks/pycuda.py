@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, shell_word
-from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 CONTEXT_HINT = (
     "pycuda needs a current context before allocating: `import pycuda.autoinit` "
     "(or `ctx = pycuda.driver.Device(0).make_context()` ... `ctx.pop()`)"
 )
+
+
+def remedy(facts: Facts) -> Remedy:
+    """The pycuda role builds it where there is a CUDA toolkit to build against."""
+    if facts.cuda_version is None:
+        return Remedy(install_remedy(facts), why="pycuda builds against a CUDA toolkit, and "
+                      "this host has none (see the cuda check)")  # fmt: skip
+    return Remedy(install_remedy(facts), CHECK.role)
 
 
 def install_remedy(facts: Facts) -> str:
@@ -37,13 +45,13 @@ def run(facts: Facts) -> list[Finding]:
             CHECK.finding(
                 WARN,
                 f"pycuda is not installed for {facts.python} (needed to run engines without torch)",
-                remedy=install_remedy(facts),
+                remedy=remedy(facts),
             )
         ]
     if not data.get("importable"):
         return [
             CHECK.finding(FAIL, "pycuda does not import", [data.get("error") or ""],
-                          remedy=install_remedy(facts))
+                          remedy=remedy(facts))
         ]  # fmt: skip
     version = data.get("version") or "?"
     if data.get("device_count") is None:
@@ -82,7 +90,7 @@ def run(facts: Facts) -> list[Finding]:
             FAIL,
             f"pycuda {version}: context or round trip failed",
             [*details, data.get("error") or "the data came back different"],
-            remedy=CONTEXT_HINT,
+            remedy=Remedy(CONTEXT_HINT, why="a change to the user's code"),
         )
     ]
 
@@ -93,4 +101,5 @@ CHECK = Check(
     summary="pycuda imports; a context and a float32 host<->device round trip on the GPU",
     probes=("pycuda", "cuda"),
     run=run,
+    role="pycuda",
 )

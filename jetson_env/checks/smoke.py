@@ -79,4 +79,5 @@ CHECK = Check(
     summary="a tiny model converted with torch2trt (fp32, fp16 where fast), run, saved, reloaded",
     probes=("smoke",),
     run=run,
+    manual="a failed conversion is fixed where its checks point (torch, TensorRT, torch2trt)",
 )

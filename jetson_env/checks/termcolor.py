@@ -30,4 +30,5 @@ CHECK = Check(
     summary="termcolor imports in the target Python (torch2trt.test needs it)",
     probes=("pymodules",),
     run=run,
+    role="python_base",
 )

@@ -39,7 +39,13 @@ def install_remedy(facts: Facts) -> str:
 MISSING_LIBRARY = re.compile(r"(lib[\w.+-]+?\.so[\w.]*): cannot open shared object file")
 
 
-def missing_library_remedy(facts: Facts, library: str) -> str:
+KEPT_WITHOUT_GPU = (
+    "without a GPU a CPU torch works as well as any: the torch role keeps it "
+    "(torch_replace_working=true replaces it)"
+)
+
+
+def missing_library_remedy(facts: Facts, library: str) -> str | Remedy:
     """Install what ships `library`: cuSPARSELt as the torch role does, CUDA and cuDNN
     from JetPack's packages, anything else by reinstalling torch."""
     cusparselt = facts.release.cusparselt if facts.release else None
@@ -125,7 +131,9 @@ def run(facts: Facts) -> list[Finding]:
                 f"torch {version} is a CPU-only build: nothing can run on a GPU"
                 + ("" if has_gpu else " (there is no GPU here either)"),
                 details,
-                remedy=install_remedy(facts),
+                remedy=install_remedy(facts)
+                if has_gpu
+                else Remedy(install_remedy(facts), why=KEPT_WITHOUT_GPU),
             )
         ]
     summary = f"torch {version}, built with CUDA {data['cuda_build']}"
@@ -135,8 +143,11 @@ def run(facts: Facts) -> list[Finding]:
                 FAIL if has_gpu else WARN,
                 f"{summary}, but torch.cuda.is_available() is False",
                 [*details, data.get("error") or "no CUDA device visible to torch"],
-                remedy="check the driver (`nvidia-smi`, or on Jetson that the user is in the "
-                "video group: " + facts.sudo("usermod -aG video $USER") + ")",
+                remedy=Remedy(
+                    "check the driver (`nvidia-smi`, or on Jetson that the user is in the "
+                    "video group: " + facts.sudo("usermod -aG video $USER") + ")",
+                    why="the GPU driver and the user's groups are the host's, not a role's",
+                ),
             )
         ]
     devices = data.get("devices") or []
@@ -165,4 +176,5 @@ CHECK = Check(
     summary="torch imports, built with CUDA, CUDA available, kernels for this GPU",
     probes=("torch",),
     run=run,
+    role="torch",
 )

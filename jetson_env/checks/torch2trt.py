@@ -76,4 +76,5 @@ CHECK = Check(
     summary="torch2trt imports; its plugins are built (--plugins or libtorch2trt_plugins.so)",
     probes=("torch2trt",),
     run=run,
+    role="torch2trt",
 )

@@ -8,41 +8,39 @@ from __future__ import annotations
 
 import shlex
 
+from jetson_env import pairing
 from jetson_env.checks import Check
+from jetson_env.checks import torch as torch_check
 from jetson_env.checks.context import Facts
 from jetson_env.checks.torch import install_remedy as torch_install_remedy
-from jetson_env.findings import FAIL, OK, SKIP, Finding
+from jetson_env.findings import FAIL, OK, SKIP, Finding, Remedy
 
 OPS_ERRORS = ("torchvision::nms", "Couldn't load custom C++ ops", "undefined symbol")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
-def pair_for(facts: Facts, torch_version: str) -> str | None:
-    return facts.matrix.torchvision_for(torch_version)
-
-
-def install_remedy(facts: Facts, torch: dict) -> str:
-    """torchvision of the release that pairs with the installed torch; where the matrix knows
-    no pair for that torch, say so and install the matrix's torch (which has one) instead:
-    never a torchvision that does not pair."""
+def install_remedy(facts: Facts, torch: dict) -> Remedy:
+    """torchvision of the release that pairs with the installed torch (the torchvision role);
+    where the matrix knows no pair for that torch, say so and install the matrix's torch
+    (the torch role, replacing the working one), which has one: never a torchvision that
+    does not pair."""
     version = torch.get("version") or ""
-    paired = pair_for(facts, version)
+    paired = facts.matrix.torchvision_pair(version)
     if paired is None:
         profile = facts.profile
-        return (
+        shell = (
             f"no torchvision release is known to pair with torch {version or '(version unknown)'}"
             f" (`jetson-env matrix --json` lists the pairs): install the matrix's torch"
             f" {profile.torch.version}, which pairs with torchvision {profile.torchvision}, then"
             f" run the doctor again: {torch_install_remedy(facts)}"
         )
+        return Remedy(shell, torch_check.CHECK.role, (("torch_replace_working", True),))
+    return Remedy(_install(facts, torch, paired), CHECK.role)
+
+
+def _install(facts: Facts, torch: dict, paired: pairing.Pair) -> str:
     if facts.is_jetson:
-        release = facts.release
-        own = release and (
-            release.torchvision == paired or release.torchvision.startswith(paired + ".")
-        )
-        tag = release.torchvision if own else paired
-        if tag.count(".") == 1:
-            tag += ".0"
+        tag = pairing.tag(paired, facts.release.torchvision if facts.release else "")
         arch = facts.compute_capability or "5.3;6.2;7.2;8.7"
         python = shlex.quote(facts.python)
         return (
@@ -53,8 +51,8 @@ def install_remedy(facts: Facts, torch: dict) -> str:
             + " && cd .."
         )
     if torch.get("importable") and not torch.get("cuda_build"):
-        return facts.pip_install(f"torchvision=={paired}.*", extra=f"--index-url {CPU_INDEX}")
-    return facts.pip_install(f"torchvision=={paired}.*", extra="--no-deps")
+        return facts.pip_install(paired.requirement, extra=f"--index-url {CPU_INDEX}")
+    return facts.pip_install(paired.requirement, extra="--no-deps")
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -72,14 +70,16 @@ def run(facts: Facts) -> list[Finding]:
         ]
     version = vision.get("version") or "?"
     torch_version = torch.get("version")
-    paired = pair_for(facts, torch_version) if torch_version else None
+    paired = facts.matrix.torchvision_pair(torch_version) if torch_version else None
     details = [vision.get("file") or vision.get("error") or ""]
-    if paired and not (version == paired or version.startswith(paired + ".")):
+    if paired:
+        details.append(f"pair: {paired.source}")
+    if paired and not paired.admits(version):
         return [
             CHECK.finding(
                 FAIL,
                 f"torchvision {version} does not pair with torch {torch_version} "
-                f"(torch {torch_version} needs torchvision {paired}.x)",
+                f"(torch {torch_version} needs torchvision {paired.wanted})",
                 [*details, vision.get("error") or ""],
                 remedy=install_remedy(facts, torch),
             )
@@ -125,4 +125,5 @@ CHECK = Check(
     summary="torchvision pairs with torch (matrix) and its C++ ops (nms) load, on CUDA too",
     probes=("torch",),
     run=run,
+    role="torchvision",
 )

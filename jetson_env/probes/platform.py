@@ -205,6 +205,16 @@ def detect_gpus(unknown):
     return parse_nvidia_smi_gpus(out)
 
 
+def glibc_version():
+    """The C library's own glibc version ("2.36"), None where it is not glibc (the wheels
+    a bundle's target may hold: manylinux tags up to it)."""
+    try:
+        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return version if name == "glibc" else None
+
+
 def collect():
     unknown = {}
     l4t, l4t_source, board = detect_l4t(unknown)
@@ -225,7 +235,11 @@ def collect():
         "soc": soc,
         "compatible": compatible,
         "os": os_info,
-        "python": {"version": _platform.python_version(), "executable": sys.executable},
+        "python": {
+            "version": _platform.python_version(),
+            "executable": sys.executable,
+            "libc": glibc_version(),
+        },
         "uid": os.getuid() if hasattr(os, "getuid") else None,
         "gpus": [] if is_jetson else detect_gpus(unknown),
         "unknown": unknown,

@@ -18,8 +18,10 @@ TensorRT, torch2trt), torchvision (a long build, covered online) and pycuda (no 
 the hosts).
 """
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -240,6 +242,70 @@ def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
     assert paths_changed_since(x86, MARKER) == set()
 
 
+def shadow_state(host: Host) -> str:
+    return host.exec(["stat", "-c", "%a %s %Y", "/etc/shadow"]).stdout
+
+
+@ROLE_RULE
+def test_a_packages_file_that_names_a_file_outside_the_repository_is_refused(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+):
+    """Issue 37: a Packages stanza whose Filename climbs out of the repository was copied as
+    root to the same place under the host's repository folder: /etc/shadow went from 0640 to
+    0644 (the controller's file over the host's). The manifest's sha256 of Packages agrees,
+    as an attacker's would."""
+    hostile = linked_copy(bundle_dir, work / "climbing-packages")
+    packages = hostile / APT_REPO / "Packages"
+    climbing = "Filename: ./../../../../../../../etc/shadow"
+    text, count = re.subn(r"(?m)^Filename: \./python3-pip_.*$", climbing, packages.read_text())
+    assert count == 1
+    rewrite(packages, text.encode())
+    manifest = json.loads((hostile / "manifest.json").read_text())
+    manifest["apt_repos"][APT_REPO]["packages_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    rewrite(hostile / "manifest.json", json.dumps(manifest).encode())
+    shadow = shadow_state(x86)
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(hostile))
+
+    assert result.rc != 0
+    assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
+    assert "not a plain file name" in result.messages()
+    assert paths_changed_since(x86, MARKER) == set()
+    assert shadow_state(x86) == shadow
+
+
+@ROLE_RULE
+@pytest.mark.parametrize("how", ["climbing path", "symlink"])
+def test_a_manifest_that_points_out_of_the_bundle_is_refused(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path, how: str
+):
+    """Issue 37: `pip/../../etc/passwd` in the manifest, or a wheel that is a link to a file
+    outside, were followed: checked, then copied to the hosts."""
+    hostile = linked_copy(bundle_dir, work / f"pointing-out-{how.replace(' ', '-')}")
+    manifest = json.loads((hostile / "manifest.json").read_text())
+    outside = Path("/etc/passwd")
+    entry = {"sha256": hashlib.sha256(outside.read_bytes()).hexdigest(),
+             "size": outside.stat().st_size}  # fmt: skip
+    if how == "climbing path":
+        (termcolor,) = [p for p in manifest["artifacts"] if "termcolor" in p]
+        manifest["artifacts"]["pip/../../../../../../../../etc/passwd"] = {
+            **manifest["artifacts"][termcolor], **entry}  # fmt: skip
+    else:
+        (termcolor,) = hostile.glob("pip/termcolor-*.whl")
+        termcolor.unlink()
+        termcolor.symlink_to(outside)
+        manifest["artifacts"][f"pip/{termcolor.name}"].update(entry)
+    rewrite(hostile / "manifest.json", json.dumps(manifest).encode())
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(hostile))
+
+    assert result.rc != 0
+    assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
+    expected = "not a plain path inside" if how == "climbing path" else "symbolic link"
+    assert expected in result.messages()
+    assert paths_changed_since(x86, MARKER) == set()
+
+
 @NO_PLAYBOOK
 def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     ansible: AnsibleEnd, bundle_dir: Path, x86: Host
@@ -308,6 +374,36 @@ def test_doctor_inside_the_offline_host_agrees(x86: Host):
     findings = {f["check"]: f for f in report["findings"]}
     assert findings["termcolor"]["status"] == "ok", findings
     assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
+
+
+@pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")
+def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
+    ansible: AnsibleEnd, bundle_dir: Path, x86: Host
+):
+    """Issue 34: the offline host is its own controller. The bundle carries jetson-env with
+    its provision extra for the host's Python; installed into an empty venv with no index,
+    it provisions the host from an unrelated folder with no variables and no --tags (the
+    roles the bundle was made for, and those that need no download)."""
+    proc = jetson_env("bundle", bundle_dir, "--x86", "--python", "3.11", "--glibc", "2.36",
+                      "--distribution", "debian/bookworm", "--roles", "python_base",
+                      "--controller-python", "3.11", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    line = json.loads(proc.stdout)["controller"]
+    x86.exec(["rm", "-rf", "/srv/bundle", "/opt/offline-controller"])
+    x86.copy_in(bundle_dir, "/srv/bundle")
+    x86.exec(["python3", "-m", "venv", "/opt/offline-controller"])
+    install = line.replace(str(bundle_dir), "/srv/bundle").split()[1:]
+    x86.exec(["/opt/offline-controller/bin/pip", "--isolated", "--quiet", *install[:-1],
+              "jetson-env[provision]"])  # fmt: skip
+    controller = "/opt/offline-controller/bin/jetson-env"
+    provision = ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
+                 f"{controller} provision --bundle /srv/bundle"]  # fmt: skip
+    for changed in (r"\d+", "0"):  # the second run changes nothing
+        run = x86.exec(provision, check=False)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        assert "--tags cuda_env,python_base,torch" in run.stderr
+        recap = rf"localhost\s*: ok=\d+\s+changed={changed}\s+unreachable=0\s+failed=0"
+        assert re.search(recap, run.stdout), run.stdout[-3000:]
 
 
 @pytest.fixture(scope="module")

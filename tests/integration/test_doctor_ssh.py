@@ -263,7 +263,7 @@ def remote_processes(pattern: str) -> list[str]:
     return [line for line in found.splitlines() if "pgrep" not in line]
 
 
-@pytest.mark.parametrize("how", ["timeout", "sigterm"])
+@pytest.mark.parametrize("how", ["timeout", "sigterm", "ctrl-c"])
 def test_a_remote_interpreter_that_never_starts_leaves_nothing(known: Path, sshd: SSHHost, how):
     """A wrapper that hangs before Python starts (it never reads the probes): after the
     startup timeout or SIGTERM its whole tree is ended on the host (through the remote
@@ -282,14 +282,15 @@ def test_a_remote_interpreter_that_never_starts_leaves_nothing(known: Path, sshd
             [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
+            preexec_fn=sigint_as_in_a_terminal,
         )  # fmt: skip
         deadline = time.monotonic() + 30
         while not remote_processes("sleep 613"):
             assert time.monotonic() < deadline, "the wrapper never started"
             time.sleep(0.2)
-        run.send_signal(signal.SIGTERM)
+        run.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
         _, stderr = run.communicate(timeout=10)
-        assert run.returncode == 143 and "Traceback" not in stderr
+        assert run.returncode == (143 if how == "sigterm" else 130) and "Traceback" not in stderr
     deadline = time.monotonic() + 10
     while remote_processes("sleep 613|import os, sys") and time.monotonic() < deadline:
         time.sleep(0.2)

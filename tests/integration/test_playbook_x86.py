@@ -24,6 +24,7 @@ from playbook_support import (
     NO_PLAYBOOK,
     ROLE_RULE,
     TORCH_WHEEL_X86,
+    TORCHVISION_FIXTURE,
     declared,
     declared_tasks,
     pip_version,
@@ -298,6 +299,34 @@ def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
     assert findings["libnvinfer"]["summary"].startswith(f"libnvinfer {TRT_VERSION} loads")
     assert findings["tensorrt-python"]["summary"].startswith(f"tensorrt {TRT_VERSION} imports")
     assert findings["termcolor"]["status"] == "ok"
+
+
+@ROLE_RULE
+def test_a_torchvision_with_a_local_label_that_pairs_is_kept(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host
+):
+    """torchvision 0.28.0+cpu beside torch 2.13.0+cpu (as PyPI's CUDA index serves
+    0.26.0+cu130 beside 2.11.0+cu130) pairs by the one rule: the role keeps it and the doctor
+    agrees. On main the role compared versions exactly and reinstalled 0.28.0 over it."""
+    x86_a.copy_in(TORCHVISION_FIXTURE, "/tmp/torchvision-label")
+    x86_a.exec(
+        ["python3", "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+         "--break-system-packages", "/tmp/torchvision-label"],
+        env={"BUILD_VERSION": "0.28.0+cpu"},
+    )  # fmt: skip
+    assert pip_version(x86_a, "torchvision") == "0.28.0+cpu"
+
+    result = run_playbook(ansible, inventory, "--tags", "torchvision")
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("x86") == 0, result.changed_tasks("x86")
+    assert result.task_hosts("Install torchvision from the cached wheel") == set()
+    assert pip_version(x86_a, "torchvision") == "0.28.0+cpu"
+    doctor = x86_a.exec([f"{VENV}/bin/jetson-env", "doctor", "--json", "--python",
+                         "/usr/bin/python3", "--check", "torchvision"], check=False)  # fmt: skip
+    (vision,) = json.loads(doctor.stdout)["findings"]
+    assert vision["status"] == "ok", vision
+    assert vision["summary"].startswith("torchvision 0.28.0+cpu (pairs with torch 2.13.0+cpu)")
 
 
 @pytest.fixture(scope="module")

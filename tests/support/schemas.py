@@ -15,3 +15,9 @@ def fix_schema_validator() -> jsonschema.Draft202012Validator:
                    for name in ("report", "fix"))  # fmt: skip
     registry = Registry().with_resource(report["$id"], Resource.from_contents(report))
     return jsonschema.Draft202012Validator(fix, registry=registry)
+
+
+def plan_schema_validator() -> jsonschema.Draft202012Validator:
+    """docs/plan.schema.json: `jetson-env plan --json`."""
+    schema = json.loads((DOCS / "plan.schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)

@@ -156,6 +156,10 @@ def test_torchvision_nms_on_cuda_ran_or_only_registered(nms_cuda, status, summar
 TORCH_215 = {"installed": True, "importable": True, "version": "2.15.0+cu132",
              "cuda_build": "13.2", "cuda_available": True, "device_count": 1, "devices": [],
              "arch_list": ["sm_90"], "error": None}  # fmt: skip
+TORCH_216 = {**TORCH_215, "version": "2.16.0+cu132"}
+NMS_OK = {"installed": True, "importable": True, "cuda_build": "13.2", "import_warnings": [],
+          "nms_cpu": {"ok": True, "error": None, "result": [0]},
+          "nms_cuda": {"ok": True, "error": None, "result": [0]}, "error": None}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -168,18 +172,69 @@ TORCH_215 = {"installed": True, "importable": True, "version": "2.15.0+cu132",
     ids=["missing", "ops-broken"],
 )  # fmt: skip
 def test_torchvision_remedy_for_a_torch_without_a_known_pair_never_pins_a_stale_one(vision):
-    """torch 2.15 (PyPI has it, no torchvision pairs with it yet): the remedy says so and
-    installs the matrix's torch, whose pair is known, instead of falling back to a pin."""
+    """A torch newer than every pair the matrix knows: the remedy says so and installs the
+    matrix's torch, whose pair is known, instead of falling back to a pin."""
     (finding,) = BY_NAME["torchvision"].run(
-        facts(torch={"torch": TORCH_215, "torchvision": vision})
+        facts(torch={"torch": TORCH_216, "torchvision": vision})
     )
     remedy = finding.remedy.shell
     assert finding.status == "fail"
-    assert remedy.startswith("no torchvision release is known to pair with torch 2.15.0+cu132")
+    assert remedy.startswith("no torchvision release is known to pair with torch 2.16.0+cu132")
     x86 = MATRIX.x86
     assert f"install the matrix's torch {x86.torch.version}, which pairs with torchvision" in remedy
     assert remedy.endswith(f"/opt/venv/bin/python3 -m pip install torch=={x86.torch.version}")
     assert "torchvision==" not in remedy
+
+
+@pytest.mark.parametrize(
+    "torch_version, vision_version, status, summary, source, requirement",
+    [
+        # torchvision 0.29.1 and 0.29.2 declare torch>=2.14.0: a 2.15 user keeps torch.
+        ("2.15.0+cu132", "0.29.2", "ok", "torchvision 0.29.2 (pairs with torch 2.15.0+cu132)",
+         "torchvision 0.29.1's Requires-Dist: torch>=2.14.0", "'torchvision==0.29.*,>=0.29.1'"),
+        # 0.29.0 pins torch==2.14.0.
+        ("2.15.0+cu132", "0.29.0", "fail", "torchvision 0.29.0 does not pair with torch "
+         "2.15.0+cu132 (torch 2.15.0+cu132 needs torchvision 0.29.x from 0.29.1)",
+         "torchvision 0.29.1's Requires-Dist: torch>=2.14.0", "'torchvision==0.29.*,>=0.29.1'"),
+        ("2.14.0", "0.29.0+cu130", "ok", "torchvision 0.29.0+cu130 (pairs with torch 2.14.0)",
+         "torchvision 0.29.0's Requires-Dist: torch==2.14.0", "'torchvision==0.29.*'"),
+        # A local label on either side is the same release (the GPU server's pair).
+        ("2.11.0+cu130", "0.26.0+cu130", "ok",
+         "torchvision 0.26.0+cu130 (pairs with torch 2.11.0+cu130)",
+         "pytorch/vision's compatibility table (the matrix's torchvision_pairs)",
+         "'torchvision==0.26.*'"),
+        ("2.11.0+cu130", "0.25.0+cu130", "fail", "torchvision 0.25.0+cu130 does not pair with "
+         "torch 2.11.0+cu130 (torch 2.11.0+cu130 needs torchvision 0.26.x)",
+         "pytorch/vision's compatibility table (the matrix's torchvision_pairs)",
+         "'torchvision==0.26.*'"),
+    ],
+    ids=["2.15-0.29.2", "2.15-0.29.0", "2.14.0-0.29.0", "local-labels", "local-labels-unpaired"],
+)  # fmt: skip
+def test_torchvision_pairing_says_where_the_pair_comes_from(
+    torch_version, vision_version, status, summary, source, requirement
+):
+    torch = {**TORCH_215, "version": torch_version}
+    vision = {**NMS_OK, "version": vision_version}
+    (finding,) = BY_NAME["torchvision"].run(facts(torch={"torch": torch, "torchvision": vision}))
+    assert (finding.status, finding.summary.split("; ops.nms")[0]) == (status, summary)
+    assert f"pair: {source}" in finding.details
+    missing = facts(torch={"torch": torch, "torchvision": {"installed": False}})
+    (to_install,) = BY_NAME["torchvision"].run(missing)
+    assert to_install.remedy.shell == (
+        f"/opt/venv/bin/python3 -m pip install --no-deps {requirement}"
+    )
+    quick = packages.run(
+        facts(
+            packages={"packages": {"torch": {"installed": True, "version": torch_version},
+                                   "torchvision": {"installed": True, "version": vision_version}}},
+            tensorrt={"files": [], "loaded": None}, cuda={},
+        )
+    )  # fmt: skip
+    quick_vision = next(f for f in quick if "torchvision" in f.summary)
+    assert quick_vision.status == status
+    if status == "fail":
+        assert quick_vision.summary == summary
+        assert quick_vision.details == (f"pair: {source}",)
 
 
 def test_torchvision_remedy_pins_the_pair_of_the_torch_installed():
@@ -189,7 +244,7 @@ def test_torchvision_remedy_pins_the_pair_of_the_torch_installed():
     )
     assert (
         finding.remedy.shell
-        == "/opt/venv/bin/python3 -m pip install --no-deps 'torchvision==0.29.*'"
+        == "/opt/venv/bin/python3 -m pip install --no-deps 'torchvision==0.29.*,>=0.29.1'"
     )
 
 

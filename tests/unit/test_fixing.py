@@ -40,7 +40,8 @@ ROLES = collection.provision_roles()
 
 
 def finding(check: str, status: str = FAIL, role: str | None = None) -> Finding:
-    remedy = Remedy(f"fix {check}", role) if status != OK else None
+    why = "" if role else "a download behind a login"
+    remedy = Remedy(f"fix {check}", role, why=why) if status != OK else None
     return Finding(check, "area", status, f"{check} is {status}", (), remedy)
 
 

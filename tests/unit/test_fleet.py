@@ -92,13 +92,15 @@ def test_what_hosts_say_cannot_add_markup_to_the_page():
     parsed = Elements()
     parsed.feed(page)
     assert "script" not in parsed.tags
-    assert ("data-host", HOSTILE) in parsed.attributes  # the text survives, as text
+    # The text survives, as text (control characters shown as the terminal shows them).
+    assert ("data-host", fleet_page.neutral(HOSTILE)) in parsed.attributes
     assert "&lt;script&gt;" in page
 
 
 def test_what_hosts_say_stays_text_in_markdown():
     page = fleet_page.render(hostile_fleet(), ".md")
-    fenced = f"`````\necho {HOSTILE} ````\n`````"  # a fence longer than the text's backticks
+    # A fence longer than the text's backticks, control characters as the terminal shows them.
+    fenced = f"`````\necho {fleet_page.neutral(HOSTILE)} ````\n`````"
     assert fenced in page
     assert "<script>" not in page.replace(fenced, "")
     table = [line for line in page.splitlines() if line.startswith("| ")]

@@ -105,6 +105,24 @@ def test_torchvision_that_does_not_pair(broken):
     expect_error(broken, "release R35.4.1", "torchvision 0.16.1 does not pair with torch 2.0.0")
 
 
+def test_a_row_pairs_by_its_torchvisions_requires_dist(broken):
+    """x86's torch 2.14.1 with torchvision 0.29.0, whose wheel requires torch==2.14.0."""
+    broken["x86"]["torchvision"] = "0.29.0"
+    expect_error(
+        broken,
+        "x86",
+        "torchvision 0.29.0 does not pair with torch 2.14.1",
+        "0.29.x from 0.29.1: torchvision 0.29.1's Requires-Dist: torch>=2.14.0",
+    )
+
+
+@pytest.mark.parametrize("entry", [{"0.29.3": "torch>=two"}, {"x": "torch>=2.14"},
+                                   {"0.29.3": "numpy>=2"}])  # fmt: skip
+def test_requires_dist_entries_are_a_release_and_a_torch_requirement(broken, entry):
+    broken["torchvision_pairs"]["requires_dist"].update(entry)
+    expect_error(broken, "torchvision_pairs: requires_dist")
+
+
 def test_torchvision_archive_pins_are_sha256(broken):
     assert len(broken["torchvision_archives"]["sha256"]["0.14.1"]) == 64
     broken["torchvision_archives"]["sha256"]["0.21.0"] = "abc"

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from packaging.version import Version
 
 from jetson_env import matrix as matrix_mod
 
@@ -58,11 +59,12 @@ def test_pypi_releases_without_a_pair_and_a_newer_x86_torch_are_printed(tmp_path
     newest_paired = m.x86.torch.version
     major, minor, micro = (int(part) for part in newest_paired.split("."))
     newer_patch = f"{major}.{minor}.{micro + 1}"
-    unpaired_torch = f"{major}.{minor + 1}.0"
+    newest_pair = max(m.pairs, key=Version)  # the table may pair newer than x86's
+    unpaired_torch = f"{newest_pair.split('.')[0]}.{int(newest_pair.split('.')[1]) + 1}.0"
     unpaired_vision = "0." + str(int(m.pairs[f"{major}.{minor}"].split(".")[1]) + 1)
     versions = tmp_path / "versions.json"
     versions.write_text(json.dumps({
-        "torch": [newest_paired, newer_patch, unpaired_torch, f"{major}.{minor + 2}.0rc1"],
+        "torch": [newest_paired, newer_patch, unpaired_torch, f"{unpaired_torch}rc1"],
         "torchvision": [m.x86.torchvision, f"{unpaired_vision}.0"],
     }))  # fmt: skip
 
@@ -71,7 +73,7 @@ def test_pypi_releases_without_a_pair_and_a_newer_x86_torch_are_printed(tmp_path
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[1:] == [
         f"torch and torchvision from {versions}: 3 finding(s)",
-        f"- torch {major}.{minor + 1} (newest {unpaired_torch}) has no torchvision pair in the"
+        f"- torch {unpaired_torch[:-2]} (newest {unpaired_torch}) has no torchvision pair in the"
         " matrix",
         f"- torchvision {unpaired_vision} (newest {unpaired_vision}.0) pairs with no torch",
         f"- x86 profile: torch {newest_paired}; PyPI's newest torch with a pair is {newer_patch}"

@@ -65,6 +65,8 @@ def test_the_oldest_end_runs_only_where_the_end_matters():
         "test_bundle_offline.py::test_provision_from_the_bundle_with_no_network[oldest]",
         "test_bundle_offline.py::test_second_run_changes_nothing[oldest]",
     }
-    newest = [n for n in ids if "[newest" in n]
-    assert not any("jetpack4_csv" in n for n in newest)
-    assert len(newest) == 35
+    # Every other test runs at the newest end.
+    newest = {n.split("[")[0] for n in ids if "[newest" in n}
+    assert {n.split("[")[0] for n in ids} - newest == {
+        "tests/integration/test_playbook_aarch64.py::test_nano_docker_runtime_needs_jetpack4_csv_lists"
+    }

@@ -19,9 +19,9 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 try:
-    from jetson_env import bundle, keeping, matrix, provisioning, wheels
+    from jetson_env import apt_repository, bundle, keeping, matrix, provisioning, wheels
 except ImportError as exc:  # the collection without its Python package
-    bundle = keeping = matrix = provisioning = wheels = None
+    apt_repository = bundle = keeping = matrix = provisioning = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -54,12 +54,24 @@ def torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", versio
     )  # fmt: skip
 
 
-def torchvision_tag(torch_version, matrix_file):
-    """The torchvision release paired with a torch version ("2.5.0a0+..." -> "0.20.0")."""
+def torchvision_tag(torch_version, matrix_file, row_torchvision=""):
+    """The torchvision release to build for a torch version (jetson_env.provisioning): the
+    matrix row's own where it pairs, else the pair's first ("2.5.0a0+..." -> "0.20.0")."""
     try:
-        return provisioning.torchvision_tag_for(_load(matrix_file), str(torch_version))
+        return provisioning.torchvision_tag_for(
+            _load(matrix_file), str(torch_version), str(row_torchvision or "")
+        )
     except matrix.UnknownRelease as exc:
         raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
+
+
+def torchvision_kept(installed, torch_version, matrix_file, wanted_version=""):
+    """Whether the installed torchvision stays (the pairing rule, local labels such as +cu130
+    included, jetson_env.provisioning.torchvision_kept)."""
+    return provisioning.torchvision_kept(
+        _load(matrix_file), str(installed or ""), str(torch_version or ""),
+        str(wanted_version or ""),
+    )  # fmt: skip
 
 
 def torch_probe(_name="torch"):
@@ -107,9 +119,9 @@ def bundle_plan(directory, platform, python, roles, lock_sha256=None):
 
 def apt_download_line(packages):
     """The line that downloads `packages` with their dependencies on a connected machine of
-    the host's distribution (the bundle manifest's, jetson_env.bundle.apt_download_line)."""
+    the host's distribution (the bundle manifest's, jetson_env.apt_repository.download_line)."""
     _require_package()
-    return bundle.apt_download_line([str(p) for p in packages])
+    return apt_repository.download_line([str(p) for p in packages])
 
 
 def _truthy(value):
@@ -140,6 +152,7 @@ class FilterModule:
             "plan": plan,
             "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
+            "torchvision_kept": torchvision_kept,
             "torch_keeping": torch_keeping,
             "torch_probe_needed": torch_probe_needed,
             "torch_probe": torch_probe,

@@ -1,10 +1,11 @@
 """`jetson-env bundle` for real: pip's resolution against the indexes this machine reaches,
-files fetched into a folder, its PEP 503 index read back by pip, --verify, re-runs that add
+files fetched into a folder and read back by pip with --no-index, --verify, re-runs that add
 and never replace, bad input refused with nothing made, and the rules the playbook's bundle
 preflight uses (jetson_env.bundle.host_plan)."""
 
 import hashlib
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,8 @@ import pytest
 
 from jetson_env import bundle
 from jetson_env import matrix as matrix_mod
+from jetson_env.bundle import fetching, pip_resolution, targets
+from jetson_env.bundle.manifest import entry_roles
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 X86_KEY = f"x86_64-x86-cp{PY.replace('.', '')}"
@@ -29,6 +32,9 @@ ORIN_FACTS = (
 
 
 def jetson_env(*args):
+    """The CLI; `bundle` leaves the controller's wheels out (their own test is below)."""
+    if args[0] == "bundle" and "--verify" not in args:
+        args = (*args, "--no-controller")
     return subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", *map(str, args)],
         capture_output=True,
@@ -126,10 +132,7 @@ def test_the_x86_targets_apt_packages_are_a_flat_repository(made):
 
 def test_pip_installs_from_the_index_with_no_other_source(made, tmp_path: Path):
     directory, _ = made
-    for source in (
-        ["--index-url", (directory / "simple").as_uri()],
-        ["--no-index", "--find-links", str(directory / "pip")],
-    ):
+    for source in (["--no-index", "--find-links", str(directory / "pip")],):
         dest = tmp_path / source[0].strip("-")
         proc = subprocess.run(
             [
@@ -210,8 +213,8 @@ def test_running_again_adds_and_never_replaces(made, tmp_path: Path):
 def test_a_file_in_the_way_is_not_overwritten(tmp_path: Path):
     directory = tmp_path / "b"
     (directory / "pip").mkdir(parents=True)
-    resolved = bundle.resolve(
-        bundle.Target("aarch64", "3.11", "2.36", "36.4.3"), ["termcolor"], no_deps=True
+    resolved = pip_resolution.resolve(
+        targets.Target("aarch64", "3.11", "2.36", "36.4.3"), ["termcolor"], no_deps=True
     )
     in_the_way = directory / "pip" / resolved[0]["filename"]
     in_the_way.write_bytes(b"not termcolor")
@@ -251,9 +254,9 @@ def test_verify_of_a_folder_that_is_no_bundle(tmp_path: Path):
 
 
 def test_only_https_or_local_files_are_fetched(tmp_path: Path):
-    fetch = bundle.Fetch("http://example.org/x.whl", "pip/x.whl", None, "torch", "x", "t")
+    fetch = fetching.Fetch("http://example.org/x.whl", "pip/x.whl", None, "torch", "x", "t")
     with pytest.raises(bundle.BundleError, match="not https"):
-        bundle.fetch_file(fetch, tmp_path, bundle.Progress(None))
+        fetching.fetch_file(fetch, tmp_path, fetching.Progress(None))
     assert not list(tmp_path.rglob("*.whl*"))
 
 
@@ -262,16 +265,18 @@ def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     them, where they go and the --file that adds them; a stand-in given with --file replaces
     the entry for that target."""
     matrix = matrix_mod.load()
-    target = bundle.Target("aarch64", "3.11", "2.36", "36.4.3")
+    target = targets.Target("aarch64", "3.11", "2.36", "36.4.3")
     result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], workers=2)
     manual = {m["what"]: m for m in result.manifest["manual"]}
     assert set(manual) == {"torch wheel", "cuSPARSELt archive"}
     assert manual["torch wheel"]["expected"].startswith("pip/torch-2.5.0a0+872d972e41.nv24.08")
     assert manual["torch wheel"]["where_from"].startswith("https://developer.download.nvidia.com/")
     assert manual["cuSPARSELt archive"]["kind"] == "cusparselt"
+    # The preflight skips torch and names it, with where its file goes (issue 34).
     plan = bundle.host_plan(tmp_path / "b", *ORIN_FACTS, {"torch": True})
-    assert "torch wheel is not in the bundle" in plan["error"]
-    assert "--file torch=PATH" in plan["error"] and "Nothing was changed" in plan["error"]
+    assert plan["error"] is None
+    assert "torch wheel is not in the bundle" in plan["skipped"]["torch"]
+    assert "--file torch=PATH" in plan["skipped"]["torch"]
 
     standin = tmp_path / "cusparselt-standin.tar.xz"
     subprocess.run(
@@ -295,8 +300,11 @@ def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
         in bundle.host_plan(directory, *old, {"python_base": True})["error"]
     )
     # A role the bundle was not made for.
+    # A role the bundle was not made for is skipped and named, the others still served.
     plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True, "torch": True})
-    assert "has no torch for" in plan["error"] and "--roles torch" in plan["error"]
+    assert plan["error"] is None and plan["artifacts"]["python_base"]
+    assert "not made with torch" in plan["skipped"]["torch"]
+    assert "--roles torch" in plan["skipped"]["torch"]
     # The lock file pins another sha256 for a file of the bundle.
     termcolor = next(Path(p).name for p in plan_files(directory) if "termcolor" in p)
     plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True}, {termcolor: "f" * 64})
@@ -311,9 +319,9 @@ def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
     """pycuda is built on the host: its sdist, its runtime requirements and its PEP 517
     build requirements, as wheels for the target, so pip builds it with --no-index."""
     matrix = matrix_mod.load()
-    target = bundle.Target("x86_64", PY, bundle.controller_glibc())
+    target = targets.Target("x86_64", PY, targets.controller_glibc())
     result = bundle.make(tmp_path / "b", matrix, [target], ["pycuda"])
-    names = {bundle.project_of(Path(p).name) for p in result.manifest["artifacts"]}
+    names = {pip_resolution.project_of(Path(p).name) for p in result.manifest["artifacts"]}
     assert {"pycuda", "pytools", "platformdirs", "mako", "setuptools", "numpy"} <= names
     sdist = next(p for p in result.manifest["artifacts"] if p.startswith("pip/pycuda-"))
     assert sdist.endswith(f"pycuda-{matrix.pycuda_for(PY)}.tar.gz")
@@ -372,16 +380,16 @@ def test_a_file_two_roles_need_reaches_a_host_that_runs_either(tmp_path: Path):
     `provision --bundle --tags python_base,pycuda` after a bundle for python_base, torchvision
     and pycuda had setuptools, which torchvision's build needs too, only as torchvision's;
     pip's isolated build of pycuda found no setuptools.)"""
-    target = bundle.Target("x86_64", PY, bundle.controller_glibc())
+    target = targets.Target("x86_64", PY, targets.controller_glibc())
     result = bundle.make(tmp_path / "b", matrix_mod.load(), [target], ["python_base", "pycuda"])
     numpy = next(p for p in result.manifest["artifacts"] if p.startswith("pip/numpy-"))
-    assert set(bundle.entry_roles(result.manifest["artifacts"][numpy])) == {"python_base", "pycuda"}
-    glibc = bundle.controller_glibc()
+    assert set(entry_roles(result.manifest["artifacts"][numpy])) == {"python_base", "pycuda"}
+    glibc = targets.controller_glibc()
     facts = ({"machine": "x86_64", "is_jetson": False, "l4t": None},
              {"major_minor": PY, "version": f"{PY}.0", "libc": glibc})  # fmt: skip
     plan = bundle.host_plan(tmp_path / "b", *facts, {"pycuda": True})
     assert plan["error"] is None, plan["error"]
-    names = {bundle.project_of(item["name"]) for item in plan["pip"]}
+    names = {pip_resolution.project_of(item["name"]) for item in plan["pip"]}
     assert {"pycuda", "numpy", "setuptools"} <= names, names
 
 
@@ -389,7 +397,37 @@ def test_every_matrix_release_has_its_ubuntus_suite_and_glibc():
     """A release whose Ubuntu the table lacks would get no apt distribution and glibc 2.17."""
     m = matrix_mod.load()
     for key, release in m.releases.items():
-        assert release.ubuntu in bundle.UBUNTU, (key, release.ubuntu)
+        assert release.ubuntu in targets.UBUNTU, (key, release.ubuntu)
         (target,) = bundle.targets_from_args(m, [key], False, None, None)
-        codename, glibc = bundle.UBUNTU[release.ubuntu]
+        codename, glibc = targets.UBUNTU[release.ubuntu]
         assert (target.distribution, target.glibc) == (f"ubuntu/{codename}", glibc)
+
+
+def test_the_bundle_carries_the_controller(tmp_path: Path):
+    """Issue 34: the wheels that install jetson-env[provision] for the controller's Python,
+    installed into an empty venv with no index at all, and the line that does it."""
+    directory = tmp_path / "b"
+    proc = subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "bundle", str(directory), "--x86", "--roles",
+         "tensorrt", "--file", "tensorrt=/etc/hostname", "--controller-python", PY, "--json"],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    line = json.loads(proc.stdout)["controller"]
+    assert line == (
+        f"pip install --no-index --find-links {directory}/controller 'jetson-env[provision]'"
+    )
+    manifest = json.loads((directory / "manifest.json").read_text())
+    names = {pip_resolution.project_of(Path(p).name) for p in manifest["artifacts"]
+             if p.startswith("controller/")}  # fmt: skip
+    assert {"jetson-env", "ansible-core", "rich", "paramiko", "pyyaml"} <= names, names
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # --isolated: this machine's pip configuration (its indexes and find-links) is not read.
+    argv = [str(venv / "bin" / "pip"), "--isolated", *shlex.split(line)[1:]]
+    subprocess.run(argv, check=True, capture_output=True, timeout=600)
+    out = subprocess.run([str(venv / "bin" / "jetson-env"), "--version"], capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    assert out.stdout.startswith("jetson-env ")
+    assert (venv / "bin" / "ansible-playbook").exists()
+    assert jetson_env("bundle", "--verify", directory).returncode == 0

@@ -1,0 +1,82 @@
+"""The controller in the bundle: the wheels that install jetson-env with its `provision`
+extra (ansible-core and every dependency) on a machine with no network, for the
+controller's Python (`--controller-python`), in `DIR/controller/`:
+
+    pip install --no-index --find-links DIR/controller 'jetson-env[provision]'
+
+jetson-env's own wheel is built from the checkout it runs from (pip wheel), or, installed
+from an index, downloaded from pip's configured index; pip then resolves the extra for that
+Python, this machine's architecture and glibc, like every other pip set of a bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from jetson_env import collection
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.fetching import CACHE
+from jetson_env.bundle.pip_resolution import RESOLVE_TIMEOUT_S, last_lines, resolve
+from jetson_env.bundle.targets import Target, controller_glibc
+
+FOLDER = "controller"
+ROLE = "controller"
+DISTRIBUTION = "jetson-env"
+REPRODUCIBLE_EPOCH = "315532800"  # 1980-01-01, the oldest time a zip file holds
+
+
+def install_line(directory: Path) -> str:
+    return f"pip install --no-index --find-links {directory / FOLDER} '{DISTRIBUTION}[provision]'"
+
+
+def target(python: str) -> Target:
+    return Target(platform.machine(), python, controller_glibc())
+
+
+def requirements(python: str) -> list[dict[str, str]]:
+    """What pip installs for `jetson-env[provision]` on a controller with `python`: this
+    jetson-env's wheel (kept in the cache by its sha256) and every dependency."""
+    wheel = _own_wheel()
+    return resolve(target(python), [f"{DISTRIBUTION}[provision] @ {wheel.as_uri()}"])
+
+
+def _own_wheel() -> Path:
+    """This jetson-env as a wheel, in the controller's cache."""
+    version = importlib.metadata.version(DISTRIBUTION)
+    root = collection.PACKAGE_ROOT
+    with tempfile.TemporaryDirectory(prefix="jetson-env-controller-") as tmp:
+        if (root / "pyproject.toml").is_file():  # a checkout (or an editable install)
+            argv = ["wheel", "--no-deps", "--wheel-dir", tmp, str(root)]
+        else:
+            argv = ["download", "--no-deps", "--only-binary=:all:", "--dest", tmp,
+                    f"{DISTRIBUTION}=={version}"]  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *argv],
+            # One wheel for one source: zip timestamps fixed, so running the command again
+            # adds nothing instead of meeting "another sha256" for the same file name.
+            env={**os.environ, "SOURCE_DATE_EPOCH": REPRODUCIBLE_EPOCH},
+            capture_output=True,
+            text=True,
+            timeout=RESOLVE_TIMEOUT_S,
+            check=False,
+        )
+        built = sorted(Path(tmp).glob("jetson_env-*.whl"))
+        if proc.returncode != 0 or not built:
+            raise BundleError(
+                "jetson-env's own wheel could not be made for the bundle: "
+                + last_lines(proc.stderr),
+                hint="leave it out with --no-controller where the controller has jetson-env",
+            )
+        sha = hashlib.sha256(built[0].read_bytes()).hexdigest()
+        kept = CACHE / "controller" / sha / built[0].name
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(built[0], kept)
+    return kept

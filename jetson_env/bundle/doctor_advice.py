@@ -1,0 +1,50 @@
+"""The doctor's advice from a bundle (`doctor --bundle`): which fixes it can apply on
+that host with no network, and the line that does it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jetson_env.bundle.needs import ROLES
+from jetson_env.bundle.preflight import OFFLINE_ROLES, host_plan
+from jetson_env.checks.context import shell_word
+
+# Roles that install system packages with apt, which a bundle does not carry.
+APT_ROLES = ("jetpack_apt", "docker_runtime")
+
+
+def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any]:
+    """For a doctor report (its JSON form): which of its fixes the bundle can apply on that
+    host with no network, and the `jetson-env provision --bundle` line that does it."""
+    directory = Path(directory).expanduser().resolve()
+    platform = report.get("platform") or {}
+    version = str((platform.get("python") or {}).get("version") or "")
+    libc = (platform.get("python") or {}).get("libc")
+    python = {"major_minor": ".".join(version.split(".")[:2]), "version": version, "libc": libc}
+    fixes = []
+    for finding in report.get("findings", []):
+        playbook = finding.get("playbook")
+        if finding["status"] not in ("fail", "warn", "crash") or not playbook:
+            continue
+        role = playbook["role"]
+        if role in OFFLINE_ROLES:
+            applies, why = True, "needs nothing from the network"
+        elif role in APT_ROLES:
+            applies, why = False, "installs apt packages, which a bundle does not carry"
+        elif role not in ROLES:
+            applies, why = False, f"{role} is not a role a bundle serves"
+        else:
+            plan = host_plan(directory, platform, python, {role: True})
+            why = plan["error"] or plan["skipped"].get(role)
+            applies = why is None
+            why = why or f"from the bundle (target {plan['target']})"
+        fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})
+    roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
+    command = (
+        f"jetson-env provision --bundle {shell_word(str(directory))} "
+        f"--tags {shell_word(','.join(roles))}"
+        if roles
+        else None
+    )
+    return {"directory": str(directory), "fixes": fixes, "roles": roles, "command": command}

@@ -1,0 +1,191 @@
+"""Fetching files into a bundle: https only (or local files), in parallel, each checked
+against its sha256 through a temporary name, from the controller's cache where it is there."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.manifest import disk_error
+from jetson_env.bundle.untrusted import plain_path
+
+FETCH_WORKERS = 4
+SOCKET_TIMEOUT_S = 60
+# Read at a time: a stop (Ctrl-C) is seen between blocks.
+BLOCK = 1 << 16
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jetson-env" / "bundle"
+
+
+class Progress:
+    """Files and bytes fetched so far, on one line of stderr (or handed to a callback)."""
+
+    def __init__(self, report: Callable[[str], None] | None):
+        self.report = report
+        self.lock = threading.Lock()
+        self.files = self.total_files = 0
+        self.bytes = 0
+        self.last = 0.0
+
+    def add_files(self, count: int) -> None:
+        with self.lock:
+            self.total_files += count
+
+    def advance(self, nbytes: int, done: bool = False) -> None:
+        with self.lock:
+            self.bytes += nbytes
+            self.files += done
+            now = time.monotonic()
+            if self.report and (done or now - self.last > 0.5):
+                self.last = now
+                self.report(
+                    f"fetched {self.files}/{self.total_files} files, {self.bytes / 1e6:.1f} MB"
+                )
+
+
+@dataclass
+class Fetch:
+    """One file to put into the bundle."""
+
+    url: str
+    dest: str  # path inside the bundle: pip/NAME or files/NAME
+    sha256: str | None
+    role: str
+    what: str
+    target: str
+
+
+def check_url(url: str, signed_index: bool = False) -> None:
+    """https or a local file; plain http only for a .deb whose sha256 comes from an apt
+    mirror's index that apt verified against the source's keyring (apt's own model)."""
+    scheme = urllib.parse.urlsplit(url).scheme
+    if scheme not in ("https", "file") and not (signed_index and scheme == "http"):
+        raise BundleError(f"{url} is not https: only https downloads (or local files) are allowed")
+
+
+def cache_path(sha256: str) -> Path:
+    return CACHE / "files" / sha256[:2] / sha256
+
+
+def partial_path(directory: Path, fetch: Fetch) -> Path:
+    """Where a file is written until its sha256 is checked."""
+    final = directory / plain_path(fetch.dest)
+    return final.with_name(f".{final.name}.part")
+
+
+def fetch_file(
+    fetch: Fetch, directory: Path, progress: Progress, stop: threading.Event | None = None
+) -> tuple[str, int]:
+    """Download (or copy) one file into the bundle through a temporary name, checking its
+    sha256; a file with a known sha256 comes from the controller's cache when it is there.
+    Returns (sha256, size). `stop` set: the partial file is removed and Interrupted raised
+    within a block. A source that fails is FetchFailed (the manifest's manual list); a
+    write that fails (a full disk) is a BundleError of a failed run."""
+    check_url(fetch.url, signed_index=fetch.dest.startswith("apt/") and bool(fetch.sha256))
+    tmp = partial_path(directory, fetch)
+    final = tmp.with_name(tmp.name[1:].removesuffix(".part"))
+    # A download with a known sha256 comes from the cache (same content by definition); a
+    # local file is always read, so that the file given is the one checked.
+    local = fetch.url.startswith("file:")
+    cached = fetch.sha256 and not local and cache_path(fetch.sha256).is_file()
+    source_url = cache_path(fetch.sha256).as_uri() if cached else fetch.url
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        out = tmp.open("wb")
+    except OSError as exc:
+        raise disk_error(directory, exc) from None
+    with out:
+        try:
+            handle = _open_source(source_url)
+        except (OSError, ValueError) as exc:
+            out.close()
+            tmp.unlink(missing_ok=True)
+            progress.advance(0, done=True)  # counted: it goes to the manifest's manual list
+            raise FetchFailed(fetch, str(exc)) from None
+        with handle:
+            while True:
+                if stop is not None and stop.is_set():
+                    out.close()
+                    tmp.unlink(missing_ok=True)
+                    raise Interrupted(fetch.dest)
+                try:
+                    block = handle.read(BLOCK)
+                except (OSError, ValueError) as exc:
+                    out.close()
+                    tmp.unlink(missing_ok=True)
+                    progress.advance(0, done=True)
+                    raise FetchFailed(fetch, str(exc)) from None
+                if not block:
+                    break
+                try:
+                    out.write(block)
+                except OSError as exc:
+                    out.close()
+                    tmp.unlink(missing_ok=True)
+                    raise disk_error(directory, exc) from None
+                digest.update(block)
+                size += len(block)
+                progress.advance(len(block))
+        try:
+            out.flush()
+            os.fsync(out.fileno())
+        except OSError as exc:
+            out.close()
+            tmp.unlink(missing_ok=True)
+            raise disk_error(directory, exc) from None
+    actual = digest.hexdigest()
+    if fetch.sha256 and actual != fetch.sha256:
+        tmp.unlink(missing_ok=True)
+        raise BundleError(
+            f"sha256 mismatch for {fetch.url}: expected {fetch.sha256}, got {actual}; "
+            "nothing was added",
+            hint="check the source; the pin comes from the index or the matrix",
+        )
+    progress.advance(0, done=True)
+    tmp.replace(final)
+    if not cached:
+        _keep_in_cache(final, actual)
+    return actual, size
+
+
+def _keep_in_cache(file: Path, sha256: str) -> None:
+    """A copy in the controller's cache, where there is room (the cache only saves time)."""
+    cached = cache_path(sha256)
+    part = cached.with_suffix(".part")
+    if cached.exists():
+        return
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(file, part)
+        part.replace(cached)
+    except OSError:
+        part.unlink(missing_ok=True)
+
+
+def _open_source(url: str):
+    """A readable stream of an https URL or a local file: URL (checked by check_url)."""
+    if url.startswith("file:"):
+        return Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path)).open("rb")
+    request = urllib.request.Request(url, headers={"User-Agent": "jetson-env-bundle"})
+    return urllib.request.urlopen(request, timeout=SOCKET_TIMEOUT_S)
+
+
+class Interrupted(Exception):
+    """A fetch ended by Ctrl-C or SIGTERM (its partial file removed)."""
+
+
+class FetchFailed(Exception):
+    def __init__(self, fetch: Fetch, reason: str):
+        super().__init__(f"{fetch.url}: {reason}")
+        self.fetch = fetch
+        self.reason = reason

@@ -1,0 +1,562 @@
+"""Making a bundle: what the targets need, resolved and fetched into the folder, the
+manifest and the flat apt repositories written.
+
+pip resolves what each target installs (`pip install --dry-run --report` with the target's
+wheel tags, its Python and `--only-binary=:all:`, through pip's own configured indexes),
+and the files are then fetched in parallel. Running it again adds to a bundle; a file
+already there with another sha256 is an error, never silently replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import os
+import queue
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jetson_env import apt_repository
+from jetson_env.bundle import controller, signing
+from jetson_env.bundle.fetching import (
+    CACHE,
+    FETCH_WORKERS,
+    Fetch,
+    FetchFailed,
+    Interrupted,
+    Progress,
+    fetch_file,
+    partial_path,
+)
+from jetson_env.bundle.manifest import (
+    MANIFEST,
+    SCHEMA,
+    BundleError,
+    entry_roles,
+    load_manifest,
+    write_manifest,
+)
+from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, file_kind, needs_for
+from jetson_env.bundle.pip_resolution import project_of, resolve, resolve_sdist
+from jetson_env.bundle.targets import Target
+from jetson_env.bundle.untrusted import sha256_inside
+from jetson_env.matrix import Matrix
+
+
+@dataclass
+class Result:
+    directory: Path
+    manifest: dict[str, Any]
+    added: list[str]
+    sizes: dict[str, int]
+    total: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "bundle": str(self.directory),
+            "added": self.added,
+            "targets": {
+                key: {**self.manifest["targets"][key], "bytes": size}
+                for key, size in self.sizes.items()
+            },
+            "total_bytes": self.total,
+            "manual": self.manifest["manual"],
+            "apt": self.manifest["apt"],
+            # The offline install line of jetson-env, when the bundle carries the controller.
+            "controller": controller.install_line(self.directory)
+            if any(p.startswith(f"{controller.FOLDER}/") for p in self.manifest["artifacts"])
+            else None,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def make(
+    directory: Path,
+    matrix: Matrix,
+    targets: list[Target],
+    roles: Iterable[str] = ROLES,
+    files: dict[str, Path] | None = None,
+    report: Callable[[str], None] | None = None,
+    workers: int = FETCH_WORKERS,
+    sign_key: Path | None = None,
+    controller_python: str | None = None,
+) -> Result:
+    """Add what `targets` need for `roles` to the bundle in `directory`, and with
+    `controller_python` the wheels that install jetson-env[provision] for it (then sign its
+    manifest with `sign_key`, an OpenSSH private key)."""
+    start = time.monotonic()
+    roles = [r for r in ROLES if r in set(roles)]
+    files = files or {}
+    for kind, path in files.items():
+        if kind not in FILE_KINDS:
+            raise BundleError(f"--file {kind}=...: unknown kind; known: {', '.join(FILE_KINDS)}")
+        if not path.is_file():
+            raise BundleError(f"--file {kind}={path}: no such file")
+    say = report or (lambda _msg: None)
+    with folder_lock(directory, say):
+        result = _make(directory, matrix, targets, roles, files, report, workers, controller_python)
+        if sign_key is not None:
+            signing.sign(directory, sign_key)
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _make(
+    directory: Path,
+    matrix: Matrix,
+    targets: list[Target],
+    roles: list[str],
+    files: dict[str, Path],
+    report: Callable[[str], None] | None,
+    workers: int,
+    controller_python: str | None,
+) -> Result:
+    say = report or (lambda _msg: None)
+    manifest = load_manifest(directory)
+    manifest.pop("signature", None)  # what it signed changes: signed again with --sign
+
+    fetches: list[Fetch] = []
+    made_for: dict[str, dict[str, Any]] = {}  # the targets' entries, once their files are in
+    manual: list[Manual] = []
+    apt_roots: dict[tuple[str, str], apt_repository.AptRoot | str] = {}
+    stanzas: dict[str, str] = {}  # .deb path in the bundle -> its Packages entry
+    for target in targets:
+        needs = needs_for(matrix, target, roles, files)
+        manual += needs.manual
+        for url_file in needs.urls:
+            fetches.append(
+                Fetch(
+                    url_file.url,
+                    f"{url_file.folder}/{url_file.filename}",
+                    url_file.sha256,
+                    url_file.role,
+                    url_file.what,
+                    target.key,
+                )
+            )
+        shared = _shared_versions(target, needs, say)
+        for pip_set in needs.pip:
+            say(f"{target.key}: resolving {' '.join(pip_set.requirements)} ({pip_set.role})")
+            for item in resolve(
+                target,
+                pip_set.requirements,
+                index=pip_set.index,
+                no_deps=pip_set.no_deps,
+                constraints=shared if not pip_set.no_deps else None,
+            ):
+                fetches.append(
+                    Fetch(
+                        item["url"],
+                        f"pip/{item['filename']}",
+                        item["sha256"] or None,
+                        pip_set.role,
+                        f"{item['name']} {item['version']}",
+                        target.key,
+                    )
+                )
+        for role, requirement in needs.sdists:
+            say(
+                f"{target.key}: resolving {requirement}'s sdist and its build requirements ({role})"
+            )
+            sdist = resolve_sdist(requirement)
+            fetches.append(
+                Fetch(
+                    sdist["url"],
+                    f"pip/{sdist['filename']}",
+                    sdist["sha256"],
+                    role,
+                    f"{requirement} (sdist)",
+                    target.key,
+                )
+            )
+            for item in resolve(
+                target, sdist["requires"] + sdist["build_requires"], constraints=shared
+            ):
+                fetches.append(
+                    Fetch(
+                        item["url"],
+                        f"pip/{item['filename']}",
+                        item["sha256"] or None,
+                        role,
+                        f"{item['name']} {item['version']}",
+                        target.key,
+                    )
+                )
+        made_for[target.key] = {
+            **target.as_dict(),
+            "roles": sorted(
+                set(manifest["targets"].get(target.key, {}).get("roles", [])) | set(roles)
+            ),
+        }
+        if needs.apt:
+            fetches += _apt_fetches(target, needs.apt, manifest, apt_roots, stanzas, say)
+
+    if controller_python:
+        say(f"the controller (Python {controller_python}): jetson-env[provision]'s wheels")
+        for item in controller.requirements(controller_python):
+            fetches.append(
+                Fetch(item["url"], f"{controller.FOLDER}/{item['filename']}",
+                      item["sha256"] or None, controller.ROLE,
+                      f"{item['name']} {item['version']} (the controller's)",
+                      controller.target(controller_python).key)
+            )  # fmt: skip
+    added: list[str] = []
+    failed: list[FetchFailed] = []
+    refused: list[BundleError] = []
+
+    def run(batch: list[Fetch]) -> None:
+        todo = _plan_fetches(directory, manifest, batch)
+        progress = Progress(report)
+        progress.add_files(len(todo))
+        for fetch, outcome in fetch_all(todo, directory, progress, workers):
+            if isinstance(outcome, FetchFailed):
+                failed.append(outcome)
+            elif isinstance(outcome, BaseException):  # a sha256 mismatch, a full disk
+                refused.append(outcome)
+            else:
+                _record(manifest, fetch, *outcome)
+                added.append(fetch.dest)
+                write_manifest(directory, manifest)  # an interrupted run stays consistent
+        if refused:  # keep what was fetched consistent with the manifest, then stop
+            write_manifest(directory, manifest)
+            raise refused[0]
+        for fetch in batch:  # already there, or fetched once for several: they use it too
+            entry = manifest["artifacts"].get(fetch.dest)
+            if entry is None:
+                continue
+            if fetch.target not in entry["targets"]:
+                entry["targets"].append(fetch.target)
+            roles = entry.setdefault("roles", [entry["role"]])
+            if fetch.role not in roles:
+                roles.append(fetch.role)
+
+    run(fetches)
+    # torch's dependencies, for the torch wheels now in the bundle (a URL wheel's are only
+    # known from its metadata).
+    dep_fetches = []
+    for target in targets:
+        for path, entry in list(manifest["artifacts"].items()):
+            if (
+                "torch" in entry_roles(entry)
+                and project_of(Path(path).name) == "torch"
+                and target.key in entry["targets"]
+            ):
+                say(f"{target.key}: resolving {Path(path).name}'s dependencies")
+                for item in resolve(target, [str((directory / path).resolve())]):
+                    if (
+                        item["url"].startswith("file:")
+                        and Path(urllib.parse.urlsplit(item["url"]).path).name == Path(path).name
+                    ):
+                        continue
+                    dep_fetches.append(
+                        Fetch(
+                            item["url"],
+                            f"pip/{item['filename']}",
+                            item["sha256"] or None,
+                            "torch",
+                            f"{item['name']} {item['version']} (torch's)",
+                            target.key,
+                        )
+                    )
+    run(dep_fetches)
+
+    for failure in failed:
+        fetch = failure.fetch
+        kind = file_kind({"what": fetch.what, "role": fetch.role})
+        manual.append(
+            Manual(
+                fetch.role,
+                fetch.what,
+                fetch.dest,
+                f"{fetch.url} ({failure.reason})",
+                kind,
+                fetch.sha256,
+                fetch.target,
+            )
+        )
+    manifest["targets"].update(made_for)
+    for apt in manifest["apt"].values():  # a line to run: from checked names, never the file's
+        apt["download"] = (
+            apt_repository.download_line(apt["not_bundled"]) if apt["not_bundled"] else ""
+        )
+    manifest["manual"] = _merge_manual(manifest, manual)
+    _write_apt_repositories(directory, manifest, stanzas)
+    write_manifest(directory, manifest)
+    sizes = {
+        t.key: sum(e["size"] for e in manifest["artifacts"].values() if t.key in e["targets"])
+        for t in targets
+    }
+    total = sum(e["size"] for e in manifest["artifacts"].values())
+    return Result(directory, manifest, sorted(added), sizes, total, 0.0)
+
+
+LOCK = ".jetson-env-bundle.lock"
+
+
+@contextlib.contextmanager
+def folder_lock(directory: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """One `jetson-env bundle` at a time per bundle folder (two team members or CI jobs
+    adding to one folder): the second waits for the first. A folder that cannot be made or
+    written is bad input."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = os.open(
+            directory / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+        )
+    except OSError as exc:
+        raise BundleError(
+            f"{directory} cannot be used as a bundle folder: {exc.strerror or exc}",
+            hint="name a folder you can write (it is created if missing)",
+        ) from None
+    try:
+        waited = False
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not waited:
+                    say(f"waiting for another jetson-env bundle that is adding to {directory}")
+                    waited = True
+                time.sleep(0.2)
+        yield
+    finally:
+        os.close(handle)
+
+
+def fetch_all(
+    todo: list[Fetch], directory: Path, progress: Progress, workers: int
+) -> Iterator[tuple[Fetch, tuple[str, int] | BaseException]]:
+    """Each fetch with its (sha256, size) or its error, as they complete, from `workers`
+    threads. Ctrl-C or SIGTERM in the caller stops every download within a block, removes
+    the partial files and lets the signal's exception go on: the threads are daemons, so
+    nothing waits for a download in flight."""
+    pending: queue.Queue[Fetch] = queue.Queue()
+    for fetch in todo:
+        pending.put(fetch)
+    done: queue.Queue[tuple[Fetch, tuple[str, int] | BaseException]] = queue.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                fetch = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((fetch, fetch_file(fetch, directory, progress, stop)))
+            except Interrupted:
+                return
+            except (FetchFailed, BundleError) as exc:
+                done.put((fetch, exc))
+
+    for _ in range(max(1, min(workers, len(todo)))):
+        threading.Thread(target=work, name="jetson-env-fetch", daemon=True).start()
+    try:
+        for _ in todo:
+            while True:
+                try:
+                    item = done.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    continue
+            yield item
+    except BaseException:
+        stop.set()
+        for fetch in todo:
+            partial_path(directory, fetch).unlink(missing_ok=True)
+        raise
+
+
+def _apt_fetches(
+    target: Target,
+    wanted: dict[str, list[str]],
+    manifest: dict[str, Any],
+    roots: dict[tuple[str, str], apt_repository.AptRoot | str],
+    stanzas: dict[str, str],
+    say: Callable[[str], None],
+) -> list[Fetch]:
+    """The .debs `wanted` (role -> packages) takes on the target, dependencies included,
+    for its flat apt repository; records the target's apt entry in the manifest (what is
+    bundled, what is not and the line that downloads that)."""
+    entry = manifest["apt"].get(target.key, {})
+    by_role = {role: list(p) for role, p in entry.get("roles", {}).items()}
+    for role, packages in wanted.items():
+        by_role[role] = list(dict.fromkeys(by_role.get(role, []) + packages))
+    not_bundled = set(entry.get("not_bundled", []))
+    why_not: dict[str, str] = dict(entry.get("why_not", {}))
+    fetches: list[Fetch] = []
+    repo = None
+    place = (target.distribution, target.machine)
+    if place not in roots:
+        say(f"{target.key}: apt package lists of {target.distribution or 'its distribution'}")
+        try:
+            roots[place] = apt_repository.open_root(CACHE, target.distribution, target.machine)
+        except apt_repository.AptUnavailable as exc:
+            roots[place] = str(exc)
+    root = roots[place]
+    for role, packages in wanted.items():
+        if isinstance(root, str):
+            not_bundled |= set(packages)
+            why_not[role] = root
+            continue
+        say(f"{target.key}: resolving apt {' '.join(packages)} ({role})")
+        try:
+            debs = root.closure(packages)
+        except apt_repository.AptUnavailable as exc:
+            not_bundled |= set(packages)
+            why_not[role] = str(exc)
+            continue
+        not_bundled -= set(packages)
+        why_not.pop(role, None)
+        repo = f"apt/{root.key}"
+        for deb in debs:
+            dest = f"{repo}/{deb.filename}"
+            stanzas[dest] = deb.stanza
+            fetches.append(
+                Fetch(
+                    deb.url, dest, deb.sha256, role, f"{deb.name} {deb.version} (apt)", target.key
+                )
+            )
+    missing = sorted(not_bundled)
+    manifest["apt"][target.key] = {
+        "distribution": target.distribution,
+        "roles": by_role,
+        "packages": sorted({p for packages in by_role.values() for p in packages}),
+        "repo": repo or entry.get("repo"),
+        "not_bundled": missing,
+        "why_not": why_not,
+        "download": apt_repository.download_line(missing) if missing else "",
+    }
+    return fetches
+
+
+def _write_apt_repositories(
+    directory: Path, manifest: dict[str, Any], stanzas: dict[str, str]
+) -> None:
+    """Packages and Release of every apt repository this run added to (the manifest keeps
+    the Packages file's sha256 for --verify and the preflight)."""
+    repos = manifest.setdefault("apt_repos", {})
+    for repo in sorted({str(Path(path).parent) for path in stanzas}):
+        mine = {
+            Path(path).name: text
+            for path, text in stanzas.items()
+            if str(Path(path).parent) == repo and path in manifest["artifacts"]
+        }
+        repos[repo] = {"packages_sha256": apt_repository.write_repository(directory / repo, mine)}
+
+
+def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -> dict[str, str]:
+    """One version per project for a target where one fits every role's set and the sdists'
+    build requirements (one numpy, not one per role): pip's resolution of them all at once,
+    then used as constraints for each set. {} when they do not fit together."""
+    requirements = [
+        r for p in needs.pip if not p.no_deps and p.index is None for r in p.requirements
+    ]
+    for _role, requirement in needs.sdists:
+        sdist = resolve_sdist(requirement)
+        requirements += sdist["requires"] + sdist["build_requires"]
+    if len(requirements) < 2:
+        return {}
+    say(f"{target.key}: resolving every role's requirements together (shared versions)")
+    try:
+        return {item["name"]: item["version"] for item in resolve(target, requirements)}
+    except BundleError:
+        return {}
+
+
+def _plan_fetches(directory: Path, manifest: dict[str, Any], batch: list[Fetch]) -> list[Fetch]:
+    """The fetches whose file is not in the bundle yet (one per path); a path the bundle
+    holds with another sha256 is an error: a bundle never replaces a file silently."""
+    todo: dict[str, Fetch] = {}
+    for fetch in batch:
+        entry = manifest["artifacts"].get(fetch.dest)
+        if entry is not None:
+            if fetch.sha256 and entry["sha256"] != fetch.sha256:
+                raise BundleError(
+                    f"{directory / fetch.dest} is in the bundle with sha256 {entry['sha256']}, and "
+                    f"{fetch.url} has {fetch.sha256}: the bundle keeps the file it has. "
+                    "Nothing was added.",
+                    hint=f"to take the new one, delete {directory / fetch.dest} and its entry in "
+                    f"{directory / MANIFEST}, then run the command again",
+                )
+            if os.path.lexists(directory / fetch.dest):
+                continue
+            # Listed but gone (deleted after --verify named it): fetched again, to the
+            # sha256 the manifest records.
+            fetch = dataclasses.replace(fetch, sha256=entry["sha256"])
+        elif os.path.lexists(directory / fetch.dest) and fetch.dest not in todo:
+            on_disk = sha256_inside(directory, fetch.dest)
+            if fetch.sha256 and on_disk != fetch.sha256:
+                raise BundleError(
+                    f"{directory / fetch.dest} exists (sha256 {on_disk}) but is not the file "
+                    f"{fetch.url} ({fetch.sha256}); nothing was added",
+                    hint=f"move {directory / fetch.dest} away and run the command again",
+                )
+        todo.setdefault(fetch.dest, fetch)
+    return list(todo.values())
+
+
+def _record(manifest: dict[str, Any], fetch: Fetch, sha: str, size: int) -> None:
+    source = fetch.url
+    if source.startswith("file:") and str(CACHE) in urllib.parse.unquote(source):
+        source = (
+            "jetson-env's own wheel"
+            if fetch.role == controller.ROLE
+            else "pip's configured index (sdist)"
+        )
+    before = manifest["artifacts"].get(fetch.dest, {})  # a file fetched again keeps its users
+    manifest["artifacts"][fetch.dest] = {
+        "sha256": sha,
+        "size": size,
+        "role": before.get("role", fetch.role),
+        "roles": list(dict.fromkeys([*before.get("roles", []), fetch.role])),
+        "what": fetch.what,
+        "targets": list(dict.fromkeys([*before.get("targets", []), fetch.target])),
+        "source": source,
+    }
+
+
+def _merge_manual(manifest: dict[str, Any], new: list[Manual]) -> list[dict[str, Any]]:
+    """What must be supplied by hand, per thing and target; a target drops out of an entry
+    once the bundle holds that thing for it (fetched, or brought in with --file)."""
+    merged = {(m["role"], m["what"]): m for m in manifest.get("manual", [])}
+    for item in new:
+        entry = merged.setdefault(
+            (item.role, item.what),
+            {
+                "role": item.role,
+                "what": item.what,
+                "expected": item.expected,
+                "where_from": item.where_from,
+                "sha256": item.sha256,
+                "targets": [],
+                "kind": item.kind,
+            },
+        )
+        entry["targets"] = sorted(set(entry["targets"]) | {item.target})
+    kept = []
+    for entry in merged.values():
+        entry["targets"] = [
+            t
+            for t in entry["targets"]
+            if not any(
+                a["role"] == entry["role"] and a["what"] == entry["what"] and t in a["targets"]
+                for a in manifest["artifacts"].values()
+            )
+        ]
+        if entry["targets"]:
+            kept.append(entry)
+    return sorted(kept, key=lambda m: (m["role"], m["what"]))
+
+
+# ---------------------------------------------------------------------------------------
+# What a host gets from a bundle (the playbook's preflight, the doctor)

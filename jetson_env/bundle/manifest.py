@@ -1,0 +1,146 @@
+"""A bundle's manifest (manifest.json): its targets, every artifact with its sha256 and
+size, what must be supplied by hand and the apt packages each target needs; and the check
+of the bundle's files against it (`jetson-env bundle --verify`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.untrusted import (
+    CHUNK,
+    MANIFEST,
+    PACKAGES_MAX_BYTES,
+    SCHEMA,
+    file_problem,
+    read_checked,
+    read_manifest,
+)
+from jetson_env.checks.context import shell_word
+
+__all__ = ["CHUNK", "MANIFEST", "SCHEMA", "BundleError"]
+
+
+def empty_manifest() -> dict[str, Any]:
+    return {"schema": SCHEMA, "targets": {}, "artifacts": {}, "manual": [], "apt": {}}
+
+
+def load_manifest(directory: Path) -> dict[str, Any]:
+    """The bundle's manifest, checked as untrusted input (jetson_env.bundle.untrusted); an
+    empty one for a folder that has none yet."""
+    return read_manifest(directory) or empty_manifest()
+
+
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    """The manifest replaced whole (a reader sees the old one or the new one, never a part);
+    a full disk is a failed run that says so."""
+    tmp = directory / f".{MANIFEST}.tmp"
+    try:
+        with tmp.open("w") as out:
+            out.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(directory / MANIFEST)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise disk_error(directory, exc) from None
+
+
+def disk_error(directory: Path, exc: OSError) -> BundleError:
+    """A write into the bundle (or the cache) that failed: a failed run (exit 1)."""
+    return BundleError(
+        f"writing into {directory} failed: {exc.strerror or exc} ({exc.filename or directory}); "
+        "the manifest lists only the files that were complete",
+        hint="free some space (or fix the folder's permissions) and run the same command "
+        "again: it adds what is missing",
+        exit_code=1,
+    )
+
+
+def verify(directory: Path) -> list[dict[str, str]]:
+    """Every artifact of the manifest checked against its sha256 and size: the problems,
+    each with the path, what is wrong and the `jetson-env bundle` line that adds it again."""
+    manifest = read_manifest(directory)
+    if manifest is None:
+        raise BundleError(
+            f"{directory} has no {MANIFEST}: it is not a bundle",
+            hint=f"make one with `jetson-env bundle {shell_word(str(directory))} --x86` "
+            "(or --l4t, -i)",
+        )
+    problems = []
+    for path, entry in sorted(manifest["artifacts"].items()):
+        problem = artifact_problem(directory, path, entry)
+        if problem:
+            problems.append(
+                {"path": path, "problem": problem, "fix": readd_line(directory, manifest, entry)}
+            )
+    for repo, entry in sorted(manifest.get("apt_repos", {}).items()):
+        try:
+            read_checked(
+                directory, f"{repo}/Packages", entry["packages_sha256"], PACKAGES_MAX_BYTES
+            )
+        except BundleError:
+            problems.append(
+                {
+                    "path": f"{repo}/Packages",
+                    "problem": "missing or not the one the manifest records",
+                    "fix": _repo_line(directory, manifest, repo),
+                }
+            )
+    return problems
+
+
+def _repo_line(directory: Path, manifest: dict[str, Any], repo: str) -> str:
+    """The `jetson-env bundle` line that writes an apt repository's Packages again: a target
+    of that repository with the roles whose packages are there."""
+    from jetson_env.bundle.targets import Target
+
+    for key, apt in sorted(manifest["apt"].items()):
+        if apt["repo"] == repo and key in manifest["targets"]:
+            args = Target.from_manifest(manifest["targets"][key]).bundle_args()
+            roles = ",".join(sorted(apt["roles"]))
+            return (
+                f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
+                f"{shell_word(roles)} --no-controller"
+            )
+    return f"jetson-env bundle {shell_word(str(directory))} --x86 --no-controller"
+
+
+def artifact_problem(directory: Path, path: str, entry: dict[str, Any]) -> str | None:
+    return file_problem(directory, path, entry["size"], entry["sha256"])
+
+
+def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any]) -> str:
+    """The `jetson-env bundle` line that fetches an artifact again (after removing the bad
+    copy: a bundle never replaces a file silently); a file that came from this machine
+    (--file) comes back only with the same --file. Every value is quoted."""
+    from jetson_env.bundle.needs import file_kind
+    from jetson_env.bundle.targets import Target
+
+    keys = [t for t in entry["targets"] if t in manifest["targets"]]
+    args = Target.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
+    quoted = shell_word(str(directory))
+    if entry["role"] == "controller":  # jetson-env's own wheels, for the Python they name
+        abi = entry["targets"][0].rpartition("-cp")[2]
+        roles = ",".join(manifest["targets"][keys[0]]["roles"]) if keys else "python_base"
+        return (
+            f"jetson-env bundle {quoted} {args} --roles {shell_word(roles)} "
+            f"--controller-python {shell_word(f'{abi[:1]}.{abi[1:]}')}"
+        )
+    line = f"jetson-env bundle {quoted} {args} --roles {shell_word(entry['role'])} --no-controller"
+    if entry["source"].startswith("file:"):
+        local = urllib.request.url2pathname(urllib.parse.urlsplit(entry["source"]).path)
+        line += f" --file {shell_word(f'{file_kind(entry)}={local}')}"
+    return line
+
+
+def entry_roles(entry: dict[str, Any]) -> list[str]:
+    """Every role an artifact is for: a wheel pycuda's build and torchvision's both need
+    (setuptools) is fetched once and must reach a host where either role runs. (`role`, the
+    first of them, is all that bundles made before `roles` say.)"""
+    return entry.get("roles") or [entry["role"]]

@@ -1,0 +1,237 @@
+"""What the playbook fetches for a target: the pip sets, files, sdists and apt packages
+its roles install, and what must be supplied by hand."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from jetson_env import provisioning
+from jetson_env import roles as role_defaults
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.targets import Target
+from jetson_env.matrix import Matrix, UnknownRelease
+
+ROLES = ("python_base", "torch", "torchvision", "pycuda", "tensorrt", "torch2trt")
+# What a --file KIND=PATH can bring in (files NVIDIA serves behind a login or from hosts
+# this machine cannot reach).
+FILE_KINDS = ("torch", "torchvision", "torch2trt", "tensorrt", "cusparselt")
+
+
+@dataclass
+class PipSet:
+    """Requirements pip resolves for a target (wheels only, the target's tags)."""
+
+    role: str
+    requirements: list[str]
+    index: str | None = None  # None: pip's configured indexes
+    no_deps: bool = False
+
+
+@dataclass
+class UrlFile:
+    """A file from an https URL (or a local file given with --file), into files/ or pip/."""
+
+    role: str
+    what: str
+    url: str
+    filename: str
+    sha256: str | None
+    folder: str = "files"
+
+
+@dataclass
+class Manual:
+    """Something the bundle cannot fetch: what, where it goes, where to get it."""
+
+    role: str
+    what: str
+    expected: str  # path inside the bundle
+    where_from: str
+    kind: str  # the --file KIND that brings it in
+    sha256: str | None = None
+    target: str = ""
+
+
+@dataclass
+class Needs:
+    pip: list[PipSet] = field(default_factory=list)
+    urls: list[UrlFile] = field(default_factory=list)
+    manual: list[Manual] = field(default_factory=list)
+    sdists: list[tuple[str, str]] = field(default_factory=list)  # (role, "pycuda==2025.1.3")
+    apt: dict[str, list[str]] = field(default_factory=dict)  # role -> the apt packages it installs
+
+
+def github_archive(git_url: str, ref: str) -> str:
+    """A GitHub repository's source archive of a tag or commit (https)."""
+    base = git_url.removesuffix(".git")
+    return f"{base}/archive/{ref}.tar.gz"
+
+
+def needs_for(
+    matrix: Matrix, target: Target, roles: Iterable[str], files: dict[str, Path]
+) -> Needs:
+    """What the playbook fetches for `target` with `roles` (the matrix row, the roles'
+    defaults), and what a `--file KIND=PATH` supplies instead."""
+    roles = set(roles)
+    needs = Needs()
+    if target.l4t:
+        release = matrix.release(target.l4t)
+        family = matrix.family(release.family)
+        row = {
+            "apt_prerequisites": list(family["apt_prerequisites"]),
+            "pip_prerequisites": list(family["pip_prerequisites"]),
+            "numpy": family["numpy"],
+        }
+        torch, torchvision, cusparselt = release.torch, release.torchvision, release.cusparselt
+    else:
+        raw = matrix.raw["x86"]
+        row = raw
+        torch, torchvision, cusparselt = matrix.x86.torch, matrix.x86.torchvision, None
+    if "python_base" in roles:
+        own = role_defaults.default("python_base", "pip_packages")
+        needs.pip.append(
+            # The role's own list (termcolor, ...): its defaults are the one source.
+            PipSet("python_base", [row["numpy"], *row["pip_prerequisites"], *own])
+        )
+        needs.apt["python_base"] = list(row["apt_prerequisites"])
+    if "torch" in roles:
+        if "torch" in files:
+            needs.urls.append(
+                UrlFile(
+                    "torch",
+                    "torch wheel",
+                    files["torch"].resolve().as_uri(),
+                    files["torch"].name,
+                    None,
+                    "pip",
+                )
+            )
+        elif torch.url:
+            needs.urls.append(
+                UrlFile(
+                    "torch",
+                    "torch wheel",
+                    torch.url,
+                    torch.filename or Path(urllib.parse.urlsplit(torch.url).path).name,
+                    torch.sha256,
+                    "pip",
+                )
+            )
+        else:
+            needs.pip.append(
+                PipSet("torch", [f"torch=={torch.version}"], torch.index, no_deps=True)
+            )
+        # torch's own dependencies: resolved once the wheel is here (see Bundler._torch_deps).
+        if cusparselt is not None:
+            if "cusparselt" in files:
+                needs.urls.append(
+                    UrlFile(
+                        "torch",
+                        "cuSPARSELt archive",
+                        files["cusparselt"].resolve().as_uri(),
+                        files["cusparselt"].name,
+                        cusparselt.sha256,
+                    )
+                )
+            else:
+                needs.urls.append(
+                    UrlFile(
+                        "torch",
+                        "cuSPARSELt archive",
+                        cusparselt.url,
+                        Path(urllib.parse.urlsplit(cusparselt.url).path).name,
+                        cusparselt.sha256,
+                    )
+                )
+            needs.apt["torch"] = role_defaults.default("torch", "cusparselt_apt_packages")
+    if "torchvision" in roles:
+        pins = matrix.raw.get("torchvision_archives", {}).get("sha256", {})
+        if "torchvision" in files:
+            # A release tarball of another version (Debian's pytorch-vision_0.21.0.orig.tar.gz):
+            # the matrix's pin for the version its name carries.
+            named = re.search(r"(\d+\.\d+\.\d+)", files["torchvision"].name)
+            version = named.group(1) if named else torchvision
+            source = files["torchvision"].resolve().as_uri()
+            filename = files["torchvision"].name
+        else:
+            # The pairing rule, for the torch this bundle brings (the row's, or --file's wheel).
+            try:
+                torch_version = (
+                    str(parse_wheel_filename(files["torch"].name)[1])
+                    if "torch" in files
+                    else torch.version
+                )
+                version = provisioning.torchvision_tag_for(matrix, torch_version, torchvision)
+            except (InvalidWheelFilename, UnknownRelease) as exc:
+                raise BundleError(
+                    f"--file torch: {exc}, or bring its source: --file torchvision=PATH"
+                ) from None
+            source = github_archive(
+                "https://github.com/pytorch/vision.git", f"refs/tags/v{version}"
+            )
+            filename = f"vision-{version}.tar.gz"
+        needs.urls.append(
+            UrlFile(
+                "torchvision", "torchvision source archive", source, filename, pins.get(version)
+            )
+        )
+        needs.pip.append(PipSet("torchvision", ["pillow", row["numpy"], "setuptools", "wheel"]))
+        needs.apt["torchvision"] = role_defaults.default("torchvision", "apt_packages")
+    if "pycuda" in roles:
+        needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
+    if "torch2trt" in roles:
+        ref = matrix.torch2trt["ref"]
+        if "torch2trt" in files:
+            url = files["torch2trt"].resolve().as_uri()
+        else:
+            url = github_archive(matrix.torch2trt["git"], ref)
+        needs.urls.append(
+            UrlFile(
+                "torch2trt",
+                f"torch2trt {ref[:12]} source archive",
+                url,
+                f"torch2trt-{ref}.tar.gz" if "torch2trt" not in files else files["torch2trt"].name,
+                None,
+            )
+        )
+        needs.pip.append(PipSet("torch2trt", ["packaging", "setuptools", "wheel"]))
+        needs.apt["torch2trt"] = role_defaults.default("torch2trt", "cmake_apt_packages")
+    if "tensorrt" in roles:
+        if target.l4t:
+            needs.apt["tensorrt"] = role_defaults.default("tensorrt", "apt_packages")
+        elif "tensorrt" in files:
+            needs.urls.append(
+                UrlFile(
+                    "tensorrt",
+                    "TensorRT tarball",
+                    files["tensorrt"].resolve().as_uri(),
+                    files["tensorrt"].name,
+                    None,
+                )
+            )
+        else:
+            needs.manual.append(
+                Manual(
+                    "tensorrt",
+                    "TensorRT tarball",
+                    "files/TensorRT-<version>.Linux.x86_64-gnu.cuda-<cuda>.tar.gz",
+                    "NVIDIA's TensorRT download page (behind an NVIDIA developer login)",
+                    "tensorrt",
+                    target=target.key,
+                )
+            )
+    needs.apt = {role: packages for role, packages in needs.apt.items() if packages}
+    return needs
+
+
+def file_kind(entry: dict) -> str:
+    """The --file KIND that brings in a manifest's artifact or manual entry again."""
+    return {"torch wheel": "torch", "cuSPARSELt archive": "cusparselt"}.get(
+        entry["what"], entry["role"]
+    )

@@ -1,0 +1,222 @@
+"""pip's resolution for a target on the controller: what pip there would install (wheels
+for its tags), and an sdist with its build requirements."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.utils import parse_sdist_filename, parse_wheel_filename
+
+from jetson_env import wheels
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.fetching import CACHE, cache_path, check_url
+from jetson_env.bundle.targets import Target
+
+RESOLVE_TIMEOUT_S = 900
+
+
+def project_of(filename: str) -> str:
+    """The project a wheel or sdist file belongs to (PEP 427 / PEP 625 names), normalized;
+    "" for a name that is neither."""
+    try:
+        if filename.endswith(".whl"):
+            return str(parse_wheel_filename(filename)[0])
+        return str(parse_sdist_filename(filename)[0])
+    except ValueError:
+        return ""
+
+
+def _pip_command() -> list[str]:
+    return [sys.executable, "-m", "pip"]
+
+
+def resolve(
+    target: Target,
+    requirements: list[str],
+    *,
+    index: str | None = None,
+    no_deps: bool = False,
+    python: list[str] | None = None,
+    constraints: dict[str, str] | None = None,
+    _pins: dict[str, str] | None = None,
+) -> list[dict[str, str]]:
+    """What pip would install for `target` from `requirements` (wheels for its tags only),
+    preferring the `constraints` versions ({name: version}) where they fit:
+    [{"name", "version", "url", "sha256", "filename"}]. Cached by inputs for a day."""
+    if constraints:
+        try:
+            return resolve(target, requirements, index=index, no_deps=no_deps, python=python,
+                           constraints=None, _pins=constraints)  # fmt: skip
+        except BundleError:
+            pass  # the shared versions do not fit this set: resolve it on its own
+    args = [
+        "install",
+        "--dry-run",
+        "--ignore-installed",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--only-binary=:all:",
+        "--python-version",
+        target.python,
+        "--implementation",
+        "cp",
+        "--abi",
+        target.abi,
+        "--abi",
+        "abi3",
+        "--abi",
+        "none",
+        *wheels.pip_platform_args(target.machine, target.glibc),
+    ]
+    if index:
+        check_url(index)
+        args += ["--index-url", index]
+    if no_deps:
+        args.append("--no-deps")
+    key = hashlib.sha256(
+        json.dumps([args, requirements, _pins, time.strftime("%Y-%m-%d")]).encode()
+    ).hexdigest()[:24]
+    cached = CACHE / "resolve" / f"{key}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    with tempfile.TemporaryDirectory(prefix="jetson-env-resolve-") as tmp:
+        report = Path(tmp) / "report.json"
+        cmd = [
+            *(python or _pip_command()),
+            *args,
+            "--target",
+            str(Path(tmp) / "never"),
+            "--report",
+            str(report),
+            *requirements,
+        ]
+        if _pins:
+            pins = Path(tmp) / "shared-versions.txt"
+            pins.write_text(
+                "".join(f"{name}=={version}\n" for name, version in sorted(_pins.items()))
+            )
+            cmd += ["--constraint", str(pins)]
+        result = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False
+        )
+        if result.returncode != 0:
+            raise BundleError(
+                f"pip could not resolve {' '.join(requirements)} for {target.key}: "
+                + last_lines(result.stderr),
+                hint="check pip's index settings (pip config list) and the target's Python "
+                "and glibc",
+            )
+        data = json.loads(report.read_text())
+    found = []
+    for item in data.get("install", []):
+        info = item["download_info"]
+        hashes = info.get("archive_info", {}).get("hashes", {})
+        url = info["url"]
+        found.append(
+            {
+                "name": item["metadata"]["name"],
+                "version": item["metadata"]["version"],
+                "url": url,
+                "sha256": hashes.get("sha256", ""),
+                "filename": urllib.parse.unquote(Path(urllib.parse.urlsplit(url).path).name),
+            }
+        )
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(found))
+    return found
+
+
+def resolve_sdist(requirement: str) -> dict[str, Any]:
+    """An sdist's URL and sha256, its runtime requirements and its build requirements
+    (from its pyproject.toml): what a target needs to build it with no network."""
+    key = hashlib.sha256(json.dumps([requirement, time.strftime("%Y-%m-%d")]).encode()).hexdigest()[
+        :24
+    ]
+    cached = CACHE / "resolve" / f"sdist-{key}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    name = Requirement(requirement).name
+    with tempfile.TemporaryDirectory(prefix="jetson-env-sdist-") as tmp:
+        result = subprocess.run(
+            [
+                *_pip_command(),
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--no-binary",
+                name,
+                "--dest",
+                tmp,
+                requirement,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=RESOLVE_TIMEOUT_S,
+            check=False,
+        )
+        files = list(Path(tmp).glob("*.tar.gz"))
+        if result.returncode != 0 or not files:
+            raise BundleError(
+                f"pip could not download the sdist of {requirement}: " + last_lines(result.stderr)
+            )
+        sdist = files[0]
+        requires, build = _sdist_requirements(sdist)
+        sha = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        local = cache_path(sha)
+        local.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(sdist, local)
+    found = {
+        "filename": sdist.name,
+        "sha256": sha,
+        "url": local.as_uri(),
+        "requires": requires,
+        "build_requires": build,
+        "source": f"pip download {requirement} (pip's configured index)",
+    }
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(found))
+    return found
+
+
+def _sdist_requirements(sdist: Path) -> tuple[list[str], list[str]]:
+    import email.parser
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        tomllib = None
+    requires: list[str] = []
+    build = ["setuptools>=40.8.0", "wheel"]
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            parts = member.name.split("/")
+            if len(parts) != 2:
+                continue
+            if parts[1] == "PKG-INFO":
+                meta = email.parser.Parser().parsestr(tar.extractfile(member).read().decode())
+                requires = [r for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r]
+            elif parts[1] == "pyproject.toml" and tomllib is not None:
+                data = tomllib.loads(tar.extractfile(member).read().decode())
+                build = list(data.get("build-system", {}).get("requires", build))
+    return requires, build
+
+
+def last_lines(text: str, count: int = 4) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " ".join(lines[-count:]) or "no output"
+
+
+# ---------------------------------------------------------------------------------------
+# Making a bundle

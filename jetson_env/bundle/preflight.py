@@ -1,0 +1,231 @@
+"""What a host gets from a bundle: the playbook's preflight (filter bundle_plan) checks
+every file the host's roles need before any change, and says where each one is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jetson_env import apt_repository, wheels
+from jetson_env.bundle import signing
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.manifest import artifact_problem, entry_roles
+from jetson_env.bundle.needs import ROLES
+from jetson_env.bundle.pip_resolution import project_of
+from jetson_env.bundle.targets import Target, target_from_facts
+from jetson_env.bundle.untrusted import (
+    MANIFEST,
+    PACKAGES_MAX_BYTES,
+    plain_name,
+    read_checked,
+    read_manifest,
+)
+from jetson_env.checks.context import shell_word
+from jetson_env.collection import provision_roles
+
+# Roles that fetch nothing: a bundle serves them whatever it holds.
+OFFLINE_ROLES = ("cuda_env",)
+
+
+def check_before_provision(directory: Path, trusted_key: Path | None) -> list[str]:
+    """`provision --bundle DIR [--trust KEY.pub]` before any host is touched: DIR is a
+    bundle whose manifest passes the untrusted-input rules, signed by that key when one is
+    given (each host's preflight then checks every file it gets). Returns the roles to run
+    without --tags: those the bundle was made for and those that need no download, in the
+    playbook's order."""
+    manifest = read_manifest(directory)
+    if manifest is None:
+        raise BundleError(
+            f"{directory} is not a jetson-env bundle (no {MANIFEST})",
+            hint=f"make one with `jetson-env bundle {shell_word(str(directory))} --x86` "
+            "(or --l4t, -i)",
+        )
+    if trusted_key is not None:
+        signing.check(directory, trusted_key)
+    made_for = {role for entry in manifest["targets"].values() for role in entry["roles"]}
+    return [r for r in provision_roles() if r in made_for or r in OFFLINE_ROLES]
+
+
+def host_plan(
+    directory: str | Path,
+    platform: dict[str, Any],
+    python: dict[str, Any],
+    roles: dict[str, bool],
+    lock_sha256: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """What a host with these facts installs from the bundle, for the roles that are on:
+    {"error": None | why (naming the `jetson-env bundle` line that fixes it), "target",
+    "skipped": {role: why the bundle cannot serve it}, "artifacts": {role: [paths]},
+    "pip": [paths to copy], "apt": ...}."""
+    directory = Path(directory).expanduser()
+    if not directory.is_absolute():
+        directory = directory.resolve()
+    target = target_from_facts(platform, python)
+    add_line = f"jetson-env bundle {shell_word(str(directory))} {target.bundle_args()}"
+    try:
+        manifest = read_manifest(directory)
+    except BundleError as exc:
+        return {"error": f"{exc} ({exc.hint})" if exc.hint else str(exc)}
+    if manifest is None:
+        return {
+            "error": f"{directory} is not a jetson-env bundle (no {MANIFEST}); make it with "
+            f"`{add_line}`. Nothing was changed."
+        }
+    key = _matching_target(manifest, target)
+    wanted = [r for r in ROLES if roles.get(r)]
+    if key is None:
+        return {
+            "error": f"the bundle {directory} has nothing for {target.key} (this host); "
+            "add it with "
+            f"`{add_line} --roles {','.join(wanted)}`. Nothing was changed."
+        }
+    # A role the bundle was not made for, or whose file must be supplied by hand, is skipped
+    # and named (with where its file goes), not a refusal of the whole run.
+    skipped: dict[str, str] = {}
+    have_roles = set(manifest["targets"][key].get("roles", []))
+    for role in wanted:
+        if role not in have_roles:
+            skipped[role] = (
+                f"the bundle was not made with {role} for {key}; add it with "
+                f"`{add_line} --roles {role}`"
+            )
+    for item in manifest.get("manual", []):
+        if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
+            before = skipped.get(item["role"], "")
+            skipped[item["role"]] = (before + "; " if before else "") + (
+                f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
+                f"from {item['where_from']} and add it as {item['expected']} with `{add_line} "
+                f"--roles {shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
+            )
+    wanted = [role for role in wanted if role not in skipped]
+    problems = []
+    artifacts: dict[str, list[str]] = {}
+    # The flat apt repository, for a host of its distribution: copied whole, so every file
+    # of it is checked.
+    apt = manifest.get("apt", {}).get(key, {})
+    apt_repo = apt.get("repo") or ""
+    if not (
+        apt_repo
+        and apt.get("distribution") == target.distribution
+        and any(apt.get("roles", {}).get(role) for role in wanted)
+    ):
+        apt_repo = ""
+    apt_files: dict[str, list[str]] = {}
+    if apt_repo:
+        try:
+            apt_files = _apt_files(directory, manifest, apt_repo)
+        except BundleError as exc:
+            problems.append(str(exc))
+    for path, entry in sorted(manifest["artifacts"].items()):
+        needed_by = [role for role in entry_roles(entry) if role in wanted]
+        in_repo = bool(apt_repo) and path.startswith(apt_repo + "/")
+        if in_repo and (key not in entry["targets"] or not needed_by):
+            problem = artifact_problem(directory, path, entry)
+            if problem:
+                problems.append(f"{path}: {problem}")
+        if key not in entry["targets"] or not needed_by:
+            continue
+        for role in needed_by:
+            artifacts.setdefault(role, []).append(path)
+        problem = artifact_problem(directory, path, entry)
+        if problem:
+            problems.append(f"{path}: {problem}")
+        locked = (lock_sha256 or {}).get(Path(path).name)
+        if locked and locked != entry["sha256"]:
+            problems.append(
+                f"{path}: the lock file pins sha256 {locked}, the bundle has {entry['sha256']}"
+            )
+    if problems:
+        return {
+            "error": f"the bundle {directory} cannot provision {key}: "
+            + "; ".join(problems)
+            + f". Fix it with `{add_line} --roles {','.join(wanted)}` "
+            "(after deleting a corrupted file), "
+            f"then `jetson-env bundle --verify {shell_word(str(directory))}`. Nothing was changed."
+        }
+
+    def one(role: str, suffix: tuple[str, ...]) -> str:
+        """The role's file under files/ (a relative path), "" when it has none."""
+        for path in artifacts.get(role, []):
+            if path.startswith("files/") and path.endswith(suffix):
+                return path
+        return ""
+
+    def absolute(path: str) -> str:
+        return str(directory / path) if path else ""
+
+    def sha256(path: str) -> str:
+        return manifest["artifacts"][path]["sha256"] if path else ""
+
+    torchvision_archive = one("torchvision", (".tar.gz", ".zip"))
+
+    torch_wheel = next(
+        (p for p in artifacts.get("torch", []) if project_of(Path(p).name) == "torch"), ""
+    )
+    pip_files = [
+        {"path": p, "name": Path(p).name, "sha256": manifest["artifacts"][p]["sha256"]}
+        for p in sorted(
+            {p for paths in artifacts.values() for p in paths if p.startswith("pip/")}
+            - {torch_wheel}
+        )
+    ]
+    return {
+        "error": None,
+        "target": key,
+        "skipped": skipped,
+        "directory": str(directory),
+        "artifacts": artifacts,
+        "pip": pip_files,
+        "torch_wheel": absolute(torch_wheel),
+        "torch_sha256": sha256(torch_wheel),
+        "cusparselt": absolute(one("torch", (".tar.xz",))),
+        "torchvision_archive": absolute(torchvision_archive),
+        "torchvision_sha256": sha256(torchvision_archive),
+        "torch2trt_archive": absolute(one("torch2trt", (".tar.gz",))),
+        "tensorrt_tarball": absolute(one("tensorrt", (".tar.gz",))),
+        "apt": apt,
+        "apt_repo": str(directory / apt_repo) if apt_repo else "",
+        # package -> its .debs there: the role copies those that apt on the host asks for.
+        "apt_files": apt_files,
+        "summary": {
+            role: [Path(p).name for p in paths if not p.startswith("apt/")]
+            for role, paths in artifacts.items()
+        },
+    }
+
+
+def _apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
+    """Package -> its .debs in the bundle's apt repository `repo`, read from its Packages
+    file (the manifest's sha256, a bounded read), every file name plain and one the
+    manifest records: what the apt_packages role may copy, to a name of its own folder."""
+    recorded = manifest.get("apt_repos", {}).get(repo, {}).get("packages_sha256", "")
+    try:
+        text = read_checked(directory, f"{repo}/Packages", recorded, PACKAGES_MAX_BYTES).decode()
+    except UnicodeDecodeError:
+        raise BundleError(f"{repo}/Packages is not text") from None
+    except BundleError:
+        raise BundleError(f"{repo}/Packages: missing or not the one the manifest records") from None
+    files = apt_repository.files_by_package(text)
+    for names in files.values():
+        for name in names:
+            path = f"{repo}/{plain_name(name)}"
+            if path not in manifest["artifacts"]:
+                raise BundleError(
+                    f"{repo}/Packages names {name!r}, which the manifest does not list"
+                )
+    return files
+
+
+def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:
+    """The bundle's target for a host: same machine, row and Python, a glibc the host's
+    accepts (jetson_env.wheels, the doctor's rule too)."""
+    for key, entry in manifest["targets"].items():
+        if (entry["machine"], entry["l4t"], entry["python"]) != (
+            target.machine,
+            target.l4t,
+            target.python,
+        ):
+            continue
+        if wheels.glibc_accepts(target.glibc, entry["glibc"]):
+            return key
+    return None

@@ -1,0 +1,122 @@
+"""Signing a bundle with the SSH keys a team already has: OpenSSH's `ssh-keygen -Y sign`
+and `-Y verify` (namespace jetson-env-bundle), no new dependency.
+
+What is signed is the manifest (every key but `signature`, as canonical JSON), and the
+manifest pins every file of the bundle by size and sha256 (the apt repositories' Packages
+too), so the signature covers every byte a host gets from the bundle. It says who made the
+bundle; it does not say that what they put in it is good, and it does not stop someone who
+holds the private key. A run with `--trust KEY.pub` refuses an unsigned or wrongly signed
+bundle before any host is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from jetson_env.bundle.errors import BundleError
+from jetson_env.bundle.manifest import load_manifest, read_manifest, write_manifest
+from jetson_env.checks.context import shell_word
+
+NAMESPACE = "jetson-env-bundle"
+SIGNER = "jetson-env-bundle-signer"
+SSH_KEYGEN_TIMEOUT_S = 120
+PUBLIC_KEY_MAX_BYTES = 16384
+
+
+def signed_bytes(manifest: dict[str, Any]) -> bytes:
+    """What the signature covers: the manifest without its signature, canonical JSON."""
+    body = {key: value for key, value in manifest.items() if key != "signature"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _ssh_keygen() -> str:
+    found = shutil.which("ssh-keygen")
+    if found is None:
+        raise BundleError(
+            "ssh-keygen (OpenSSH) is not installed on this machine: it signs and checks bundles",
+            hint="install OpenSSH's client (Debian and Ubuntu: apt-get install openssh-client)",
+        )
+    return found
+
+
+def sign(directory: Path, key: Path) -> None:
+    """Sign the bundle's manifest with the OpenSSH private key `key` (ssh-keygen asks for
+    its passphrase, or uses ssh-agent for a key whose public half is given)."""
+    manifest = load_manifest(directory)
+    if not manifest["artifacts"]:
+        raise BundleError(f"{directory} holds no artifact to sign")
+    proc = subprocess.run(
+        [_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE],
+        input=signed_bytes(manifest),
+        capture_output=True,
+        timeout=SSH_KEYGEN_TIMEOUT_S,
+        check=False,
+    )
+    signature = proc.stdout.decode("ascii", "replace")
+    if proc.returncode != 0 or "BEGIN SSH SIGNATURE" not in signature:
+        raise BundleError(
+            f"ssh-keygen could not sign with {key}: "
+            + (proc.stderr.decode(errors="replace").strip()[-300:] or f"exit {proc.returncode}"),
+            hint="give an OpenSSH private key (ssh-keygen -t ed25519 makes one)",
+        )
+    write_manifest(directory, {**manifest, "signature": signature})
+
+
+def check(directory: Path, public_key: Path) -> None:
+    """BundleError unless the bundle's manifest is signed by `public_key`'s private half."""
+    manifest = read_manifest(directory)
+    if manifest is None:
+        raise BundleError(f"{directory} is not a jetson-env bundle (no manifest.json)")
+    trusted = _public_key_line(public_key)
+    quoted = shell_word(str(directory))
+    if not manifest.get("signature"):
+        raise BundleError(
+            f"the bundle {directory} is not signed, and --trust {public_key} asks for its "
+            "signature. Nothing was changed.",
+            hint=f"sign it where it was made: `jetson-env bundle {quoted} --sign KEY`",
+        )
+    with tempfile.TemporaryDirectory(prefix="jetson-env-trust-") as tmp:
+        allowed = Path(tmp) / "allowed_signers"
+        allowed.write_text(f'{SIGNER} namespaces="{NAMESPACE}" {trusted}\n')
+        signature = Path(tmp) / "manifest.sig"
+        signature.write_text(manifest["signature"])
+        verify = ["-Y", "verify", "-f", str(allowed), "-I", SIGNER, "-n", NAMESPACE]
+        proc = subprocess.run(
+            [_ssh_keygen(), *verify, "-s", str(signature)],
+            input=signed_bytes(manifest),
+            capture_output=True,
+            timeout=SSH_KEYGEN_TIMEOUT_S,
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise BundleError(
+            f"the bundle {directory} is not signed by {public_key} (or was changed after it "
+            "was signed). Nothing was changed.",
+            hint="get the bundle again from its maker, or check that this is their key",
+        )
+
+
+def _public_key_line(path: Path) -> str:
+    """`TYPE BASE64` of an OpenSSH public key file."""
+    try:
+        with path.open("rb") as handle:
+            text = handle.read(PUBLIC_KEY_MAX_BYTES).decode("ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"--trust {path}: cannot be read as a public key: {exc}") from None
+    words = text.split()
+    if (
+        len(words) < 2
+        or not re.fullmatch(r"(ssh-|ecdsa-|sk-)[a-z0-9@.-]{1,64}", words[0])
+        or not re.fullmatch(r"[A-Za-z0-9+/]{16,8192}={0,2}", words[1])
+    ):
+        raise BundleError(
+            f"--trust {path} is not an OpenSSH public key (like `ssh-ed25519 AAAA... user`)",
+            hint="give the .pub file of the key that signed the bundle",
+        )
+    return f"{words[0]} {words[1]}"

@@ -1,0 +1,147 @@
+"""The kinds of host a bundle serves: from `jetson-env bundle`'s arguments, or from a
+host's jetson_env facts (the playbook's preflight and `bundle -i`)."""
+
+from __future__ import annotations
+
+import platform as platform_mod
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from jetson_env import apt_repository
+from jetson_env.bundle.errors import BundleError
+from jetson_env.checks.context import shell_word
+from jetson_env.matrix import Matrix, normalize_l4t
+
+# Ubuntu release of an L4T row -> (apt's suite name, its glibc: the manylinux tags its
+# pip accepts).
+UBUNTU = {
+    "18.04": ("bionic", "2.27"),
+    "20.04": ("focal", "2.31"),
+    "22.04": ("jammy", "2.35"),
+    "24.04": ("noble", "2.39"),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One kind of host a bundle serves: its matrix row (an L4T release, or x86), machine,
+    Python and glibc."""
+
+    machine: str
+    python: str  # "3.11"
+    glibc: str  # "2.36"
+    l4t: str = ""  # "36.4.3"; "" = the x86 profile
+    distribution: str = ""  # "debian/bookworm": which apt repository fits; "" = unknown
+
+    @property
+    def key(self) -> str:
+        row = f"l4t{self.l4t}" if self.l4t else "x86"
+        return f"{self.machine}-{row}-cp{self.python.replace('.', '')}"
+
+    @property
+    def abi(self) -> str:
+        return f"cp{self.python.replace('.', '')}"
+
+    def bundle_args(self) -> str:
+        """The `jetson-env bundle` arguments that add this target, each value quoted (they
+        come from a host's facts or a bundle's manifest); a value not known is left out."""
+        words = [*(("--l4t", f"R{self.l4t}") if self.l4t else ("--x86",))]
+        for option, value in (
+            ("--python", self.python),
+            ("--glibc", self.glibc),
+            ("--distribution", self.distribution),
+        ):
+            if value:
+                words += [option, value]
+        return " ".join(shell_word(word) for word in words)
+
+    @classmethod
+    def from_manifest(cls, entry: dict[str, Any]) -> Target:
+        """A target of a manifest (its fields checked by jetson_env.bundle.untrusted)."""
+        return cls(entry["machine"], entry["python"], entry["glibc"], entry["l4t"],
+                   entry["distribution"])  # fmt: skip
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "machine": self.machine,
+            "python": self.python,
+            "glibc": self.glibc,
+            "l4t": self.l4t,
+            "distribution": self.distribution,
+            "args": self.bundle_args(),
+        }
+
+
+def controller_glibc() -> str:
+    name, version = platform_mod.libc_ver()
+    return version if name == "glibc" and version else "2.17"
+
+
+def targets_from_args(
+    matrix: Matrix,
+    l4ts: Iterable[str],
+    x86: bool,
+    python: str | None,
+    glibc: str | None,
+    distribution: str | None = None,
+) -> list[Target]:
+    """Targets from `--l4t R36.4.3 ... --x86 --python 3.12 --glibc 2.39`: a Jetson target
+    takes its row's Python, Ubuntu's glibc and Ubuntu release unless given; x86 the
+    controller's."""
+    if python and not re.fullmatch(r"3\.\d{1,2}", python):
+        raise BundleError(f"--python {python!r} is not a Python version like 3.12")
+    if glibc and not re.fullmatch(r"2\.\d{1,2}", glibc):
+        raise BundleError(f"--glibc {glibc!r} is not a glibc version like 2.39")
+    if distribution and not apt_repository.DISTRIBUTION.fullmatch(distribution):
+        raise BundleError(
+            f"--distribution {distribution!r} is not ID/CODENAME like debian/bookworm "
+            "(os-release's ID and VERSION_CODENAME)"
+        )
+    targets = []
+    for l4t in l4ts:
+        release = matrix.release(l4t)  # UnknownRelease lists the supported ones
+        targets.append(
+            Target(
+                "aarch64",
+                python or release.python,
+                glibc or (UBUNTU[release.ubuntu][1] if release.ubuntu in UBUNTU else "2.17"),
+                normalize_l4t(release.l4t),
+                distribution
+                or (f"ubuntu/{UBUNTU[release.ubuntu][0]}" if release.ubuntu in UBUNTU else ""),
+            )
+        )
+    if x86:
+        current = f"{sys.version_info.major}.{sys.version_info.minor}"
+        targets.append(
+            Target(
+                "x86_64",
+                python or current,
+                glibc or controller_glibc(),
+                distribution=distribution or apt_repository.controller_distribution(),
+            )
+        )
+    if not targets:
+        raise BundleError(
+            "no target given", hint="name targets with --l4t R36.4.3, --x86, or -i INVENTORY"
+        )
+    return list(dict.fromkeys(targets))
+
+
+def target_from_facts(platform: dict[str, Any], python: dict[str, Any]) -> Target:
+    """The target a host with these jetson_env facts is (the playbook's bundle preflight and
+    `bundle -i` use the same rule)."""
+    major_minor = str(
+        python.get("major_minor") or ".".join(str(python.get("version", "")).split(".")[:2])
+    )
+    libc = str(python.get("libc") or "")
+    glibc = libc if re.fullmatch(r"2\.\d+", libc) else ""  # "": not known
+    l4t = normalize_l4t(str(platform.get("l4t") or "")) if platform.get("is_jetson") else ""
+    distribution = apt_repository.distribution_of(platform.get("os") or {})
+    return Target(str(platform.get("machine") or ""), major_minor, glibc, l4t, distribution)
+
+
+# ---------------------------------------------------------------------------------------
+# What a target needs

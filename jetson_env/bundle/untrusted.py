@@ -1,0 +1,339 @@
+"""A bundle is untrusted input: it reaches air-gapped sites on a USB stick or a share, from
+people and scripts other than its maker, and provisioning reads it as root. Every rule
+that keeps what it says inside its folder lives here, and every reader goes through it:
+
+- a path (the manifest's, an apt Packages file's `Filename:`) is a plain relative name,
+  `pip/NAME`, `files/NAME`, `controller/NAME` or `apt/REPO/NAME`, each part letters,
+  digits and `._+~%=,-`, never starting with a dot: no `..`, no absolute path, no other
+  folder;
+- a file is opened component by component without following a link (`O_NOFOLLOW` at each
+  level, relative to the folder above it), must be a regular file (a FIFO, a device or a
+  link is refused before it is read), has the recorded size and sha256, and is read with
+  a bound;
+- the manifest has a bounded size and the documented shape (docs/json.md), which bounds
+  its depth; anything else is refused with what to do next.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jetson_env.bundle.errors import BundleError
+
+MANIFEST = "manifest.json"
+SCHEMA = 1
+CHUNK = 1 << 20
+MANIFEST_MAX_BYTES = 32 << 20
+PACKAGES_MAX_BYTES = 64 << 20
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+~%=,-]{0,254}")
+FOLDERS = {
+    "pip": 2,
+    "files": 2,
+    "apt": 3,
+    "controller": 2,
+}  # top folder -> parts of a path under it
+SHA256 = re.compile(r"[0-9a-f]{64}")
+ROLE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+TARGET_KEY = re.compile(r"[a-z0-9_]{1,16}-(x86|l4t\d{1,3}(\.\d{1,3}){1,3})-cp3\d{1,2}")
+PYTHON = re.compile(r"3\.\d{1,2}")
+GLIBC = re.compile(r"(2\.\d{1,2})?")
+L4T = re.compile(r"(\d{1,3}(\.\d{1,3}){1,3})?")
+DISTRIBUTION = re.compile(r"([a-z0-9][a-z0-9.+-]{0,63}/[a-z0-9][a-z0-9.+-]{0,63})?")
+MACHINE = re.compile(r"[a-z0-9_]{1,16}")
+PACKAGE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,127}")
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def plain_path(path: object) -> str:
+    """`path` if it is a plain relative name inside a bundle (module docstring), else
+    BundleError."""
+    if isinstance(path, str) and len(path) <= 600:
+        parts = path.split("/")
+        if FOLDERS.get(parts[0]) == len(parts) and all(NAME.fullmatch(p) for p in parts[1:]):
+            return path
+    raise BundleError(
+        f"the bundle names {path!r}, which is not a plain path inside it (pip/NAME, files/NAME, "
+        "controller/NAME or apt/REPO/NAME); it was not read. Nothing was changed.",
+        hint="the bundle was made or changed by something else: make it again with "
+        "`jetson-env bundle`, and sign it (--sign) so that a change is seen",
+    )
+
+
+def plain_name(name: object) -> str:
+    """A file name with no folder (a .deb of an apt repository), else BundleError."""
+    if isinstance(name, str) and NAME.fullmatch(name):
+        return name
+    raise BundleError(
+        f"the bundle names the file {name!r}, which is not a plain file name; it was not "
+        "read. Nothing was changed.",
+        hint="make the bundle again with `jetson-env bundle`",
+    )
+
+
+def open_inside(directory: Path, path: str) -> int:
+    """A descriptor of the regular file `path` under `directory`, no link followed on the
+    way; OSError (ELOOP or ENOTDIR for a link, EINVAL for what is not a regular file)
+    otherwise."""
+    return _open_parts(directory, plain_path(path).split("/"))
+
+
+def _open_parts(directory: Path, parts: list[str]) -> int:
+    fd = os.open(directory, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        handle = os.open(parts[-1], _OPEN_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(handle).st_mode):
+        os.close(handle)
+        raise OSError(errno.EINVAL, "not a regular file")
+    return handle
+
+
+def _read(handle: int, limit: int, each: Callable[[bytes], None]) -> int:
+    """Feed at most `limit` + 1 bytes of `handle` to `each`; the count read."""
+    count = 0
+    while count <= limit:
+        block = os.read(handle, min(CHUNK, limit + 1 - count))
+        if not block:
+            break
+        each(block)
+        count += len(block)
+    return count
+
+
+def file_problem(directory: Path, path: str, size: int, sha256: str) -> str | None:
+    """What is wrong with the bundle's file `path` (missing, a link, not a regular file,
+    another size or sha256), or None; at most `size` + 1 bytes are read."""
+    try:
+        handle = open_inside(directory, path)
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            return "a symbolic link (or under one): a bundle's files are its own"
+        return f"cannot be read: {exc.strerror or exc}"
+    try:
+        actual_size = os.fstat(handle).st_size
+        if actual_size != size:
+            return f"size {actual_size}, the manifest says {size}"
+        digest = hashlib.sha256()
+        if _read(handle, size, digest.update) != size:
+            return f"changed while read (not {size} bytes)"
+    finally:
+        os.close(handle)
+    actual = digest.hexdigest()
+    return None if actual == sha256 else f"sha256 {actual}, the manifest says {sha256}"
+
+
+def sha256_inside(directory: Path, path: str) -> str:
+    """The sha256 of the bundle's regular file `path` (BundleError for a link, a FIFO ...)."""
+    digest = hashlib.sha256()
+    try:
+        handle = open_inside(directory, path)
+        try:
+            _read(handle, os.fstat(handle).st_size, digest.update)
+        finally:
+            os.close(handle)
+    except OSError as exc:
+        raise BundleError(
+            f"{directory / path} is in the way and is not a regular file of the bundle "
+            f"({exc.strerror or exc}); nothing was added",
+            hint=f"move {directory / path} away and run the command again",
+        ) from None
+    return digest.hexdigest()
+
+
+def read_checked(directory: Path, path: str, sha256: str, limit: int) -> bytes:
+    """The bytes of the bundle's file `path` (at most `limit`), which must have `sha256`;
+    BundleError otherwise."""
+    chunks: list[bytes] = []
+    try:
+        handle = open_inside(directory, path)
+        try:
+            count = _read(handle, limit, chunks.append)
+        finally:
+            os.close(handle)
+    except OSError as exc:
+        raise BundleError(f"{directory / path} cannot be read: {exc.strerror or exc}") from None
+    data = b"".join(chunks)
+    if count > limit or hashlib.sha256(data).hexdigest() != sha256:
+        raise BundleError(
+            f"{directory / path} is not the one the manifest records. Nothing was changed.",
+            hint=f"`jetson-env bundle --verify {directory}` names what differs",
+        )
+    return data
+
+
+def read_manifest(directory: Path) -> dict[str, Any] | None:
+    """The manifest of the bundle in `directory`, its size, shape and paths checked; None
+    when the folder has none. BundleError for everything else."""
+    hint = "restore it, or start a new bundle in an empty folder"
+    try:
+        handle = _open_parts(directory, [MANIFEST])
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BundleError(
+            f"{directory / MANIFEST} cannot be read: {exc.strerror or exc} (a bundle's "
+            "manifest is a regular file of its own)",
+            hint=hint,
+        ) from None
+    chunks: list[bytes] = []
+    try:
+        count = _read(handle, MANIFEST_MAX_BYTES, chunks.append)
+    except OSError as exc:
+        raise BundleError(f"{directory / MANIFEST} cannot be read: {exc}", hint=hint) from None
+    finally:
+        os.close(handle)
+    if count > MANIFEST_MAX_BYTES:
+        raise BundleError(
+            f"{directory / MANIFEST} is larger than {MANIFEST_MAX_BYTES >> 20} MiB: not a "
+            "jetson-env bundle manifest",
+            hint=hint,
+        )
+    try:
+        data = json.loads(b"".join(chunks), parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise BundleError(
+            f"{directory / MANIFEST} is not JSON: {str(exc)[:200]}", hint=hint
+        ) from None
+    problem = manifest_problem(data)
+    if problem:
+        raise BundleError(
+            f"{directory / MANIFEST} is not a jetson-env bundle manifest of schema {SCHEMA}: "
+            f"{problem}. Nothing was read through it.",
+            hint=hint,
+        )
+    return data
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _str(value: object, pattern: re.Pattern | None = None, limit: int = 4096) -> bool:
+    return (
+        isinstance(value, str)
+        and len(value) <= limit
+        and (pattern is None or bool(pattern.fullmatch(value)))
+    )
+
+
+def _strs(value: object, pattern: re.Pattern | None = None) -> bool:
+    return (
+        isinstance(value, list) and len(value) <= 100_000 and all(_str(v, pattern) for v in value)
+    )
+
+
+def _fields(value: object, required: dict[str, Callable[[object], bool]], where: str) -> str | None:
+    if not isinstance(value, dict):
+        return f"{where} is not an object"
+    for key, check in required.items():
+        if key not in value:
+            return f"{where} has no {key!r}"
+        if not check(value[key]):
+            return f"{where}'s {key!r} is not of the documented form"
+    return None
+
+
+TARGET_FIELDS: dict[str, Callable[[object], bool]] = {
+    "machine": lambda v: _str(v, MACHINE),
+    "python": lambda v: _str(v, PYTHON),
+    "glibc": lambda v: _str(v, GLIBC),
+    "l4t": lambda v: _str(v, L4T),
+    "distribution": lambda v: _str(v, DISTRIBUTION),
+    "roles": lambda v: _strs(v, ROLE),
+}
+ARTIFACT_FIELDS: dict[str, Callable[[object], bool]] = {
+    "sha256": lambda v: _str(v, SHA256),
+    "size": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 40,
+    "role": lambda v: _str(v, ROLE),
+    "targets": lambda v: _strs(v, TARGET_KEY),
+    "what": _str,
+    "source": _str,
+}
+MANUAL_FIELDS: dict[str, Callable[[object], bool]] = {
+    "role": lambda v: _str(v, ROLE),
+    "what": _str,
+    "expected": _str,
+    "where_from": _str,
+    "kind": lambda v: _str(v, ROLE),
+    "targets": lambda v: _strs(v, TARGET_KEY),
+    "sha256": lambda v: v is None or _str(v, SHA256),
+}
+APT_FIELDS: dict[str, Callable[[object], bool]] = {
+    "distribution": lambda v: _str(v, DISTRIBUTION),
+    "roles": lambda v: (
+        isinstance(v, dict) and all(_str(k, ROLE) and _strs(p, PACKAGE) for k, p in v.items())
+    ),
+    "packages": lambda v: _strs(v, PACKAGE),
+    "repo": lambda v: v is None or (_str(v) and len(v.split("/")) == 2 and _repo(v)),
+    "not_bundled": lambda v: _strs(v, PACKAGE),
+    "why_not": lambda v: (
+        isinstance(v, dict) and all(_str(k, ROLE) and _str(w) for k, w in v.items())
+    ),
+    "download": _str,
+}
+
+
+def _repo(value: str) -> bool:
+    top, _, name = value.partition("/")
+    return top == "apt" and bool(NAME.fullmatch(name))
+
+
+def manifest_problem(data: object) -> str | None:
+    """What makes `data` no manifest of the documented shape (docs/json.md), or None."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        return f"no 'schema': {SCHEMA}"
+    for key in ("targets", "artifacts", "apt"):
+        if not isinstance(data.get(key), dict):
+            return f"'{key}' is not an object"
+    if not isinstance(data.get("manual"), list):
+        return "'manual' is not a list"
+    for key, target in data["targets"].items():
+        problem = _fields(target, TARGET_FIELDS, f"target {key!r}")
+        if problem or not TARGET_KEY.fullmatch(key):
+            return problem or f"the target key {key!r} is not of the documented form"
+    for path, entry in data["artifacts"].items():
+        try:
+            plain_path(path)
+        except BundleError:
+            return f"the artifact path {path!r} is not a plain path inside the bundle"
+        problem = _fields(entry, ARTIFACT_FIELDS, f"artifact {path!r}")
+        if problem:
+            return problem
+        if "roles" in entry and not _strs(entry["roles"], ROLE):
+            return f"artifact {path!r}'s 'roles' is not of the documented form"
+    for item in data["manual"]:
+        problem = _fields(item, MANUAL_FIELDS, "a 'manual' entry")
+        if problem:
+            return problem
+    for key, entry in data["apt"].items():
+        problem = _fields(entry, APT_FIELDS, f"apt entry {key!r}")
+        if problem:
+            return problem
+    repos = data.get("apt_repos", {})
+    if not isinstance(repos, dict) or not all(
+        _str(repo)
+        and _repo(repo)
+        and _fields(v, {"packages_sha256": lambda s: _str(s, SHA256)}, "") is None
+        for repo, v in repos.items()
+    ):
+        return "'apt_repos' is not of the documented form"
+    signature = data.get("signature")
+    if signature is not None and not _str(signature, limit=16384):
+        return "'signature' is not a text"
+    return None

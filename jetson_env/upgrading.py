@@ -1,0 +1,280 @@
+"""`jetson-env plan`: the plan's probes on each host, the judgement, and the commands.
+
+The facts come from read-only probes (platform, cuda, native, engines, apt_upgrade) in each
+host's own Python, run the way the doctor runs them: here, over SSH (--host) or through
+Ansible (-i, jetson_env.fleet). jetson_env.upgrade_plan judges them; this module puts
+the hosts' plans together with the commands that rebuild them offline: `jetson-env bundle`
+before the upgrade, `jetson-env provision --bundle` and `jetson-env doctor` after it, each
+argument shell-quoted, so that they run as printed. Nothing here changes a host.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jetson_env import info, upgrade_plan
+from jetson_env.apt_repository import distribution_of
+from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
+from jetson_env.matrix import Matrix, Release
+from jetson_env.probing import ProbeResult, Unusable, probe_all
+from jetson_env.targets import Target, Unreachable
+
+SCHEMA = 1
+PROBES = ("platform", "cuda", "native", "engines", "apt_upgrade")
+REFUSED, UNREACHABLE = "refused", "unreachable"
+HOST_STATUSES = (UNREACHABLE, REFUSED, *upgrade_plan.VERDICTS)  # worst first
+
+
+class InputError(Exception):
+    """Something in the command line to change (exit 2); `hint` says what."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Request:
+    to: Release
+    engines: tuple[str, ...]
+    bundle: str  # the bundle folder the commands name (absolute)
+    inventory: str | None = None
+    limit: str | None = None
+    ssh_host: str | None = None  # --host USER@HOST[:PORT]
+
+    def arguments(self) -> dict[str, Any]:
+        return {"engines": {"folders": list(self.engines)},
+                "apt_upgrade": {"suite": upgrade_plan.suite(self.to)}}  # fmt: skip
+
+
+def probe_host(
+    target: Target, request: Request, timeout: float | None, progress: Callable[[str], None]
+) -> dict[str, ProbeResult] | str:
+    """The plan's probes on one target, or why they did not run."""
+    try:
+        return probe_all(target, PROBES, timeout, progress, request.arguments())
+    except (Unusable, Unreachable) as exc:
+        remedy = getattr(exc, "remedy", None)
+        return f"{exc}" + (f" ({remedy})" if remedy else "")
+
+
+def host_plan(
+    matrix: Matrix, name: str, results: dict[str, ProbeResult] | str, request: Request
+) -> dict[str, Any]:
+    """One host's plan: its rows now and after, and each part's verdict; or why none."""
+    plan: dict[str, Any] = {"host": name, "status": None, "platform_label": "", "kind": None,
+                            "now": None, "refused": None, "error": None, "python": None,
+                            "distribution": None, "parts": []}  # fmt: skip
+    if isinstance(results, str):
+        return {**plan, "status": UNREACHABLE, "error": results}
+    if not results["platform"].ok:
+        return {**plan, "status": UNREACHABLE, "error": results["platform"].error}
+    cuda = results["cuda"].data if results["cuda"].ok else {}
+    platform = info.describe(results["platform"].data, cuda, matrix)
+    native = results["native"].data if results["native"].ok else {"error": results["native"].error}
+    python = (native.get("python") or {}) if "error" not in native else {}
+    plan.update(
+        platform_label=_label(platform),
+        python={"version": python.get("version") or platform["python"]["version"],
+                "executable": python.get("executable") or platform["python"]["executable"],
+                "venv": bool(python.get("venv"))},
+        distribution=distribution_of(platform.get("os") or {}),
+    )  # fmt: skip
+    try:
+        current, kind = upgrade_plan.move(matrix, platform, request.to)
+    except upgrade_plan.Refused as exc:
+        return {**plan, "status": REFUSED, "refused": str(exc)}
+    facts = {name: (r.data if r.ok else {"error": r.error}) for name, r in results.items()}
+    parts = upgrade_plan.judge(matrix, platform, facts, current, request.to, kind)
+    return {**plan, "kind": kind, "now": upgrade_plan.row_summary(current),
+            "status": upgrade_plan.worst([p.verdict for p in parts]),
+            "parts": [p.as_dict() for p in parts]}  # fmt: skip
+
+
+def _label(platform: dict[str, Any]) -> str:
+    if not platform["is_jetson"]:
+        return str(platform["machine"])
+    return f"L4T R{platform['l4t'] or '?'} / JetPack {platform['jetpack'] or '?'}"
+
+
+def _minor(version: str) -> str:
+    return ".".join(str(version).split(".")[:2])
+
+
+def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """`jetson-env bundle` (before, with the network) for the target row and the Pythons the
+    hosts will have; `provision --bundle` and `doctor` after. Every value shell-quoted."""
+    planned = [h for h in hosts if h["kind"] is not None]
+    targets = []
+    for host in planned:
+        if host["kind"] == upgrade_plan.APT:  # the host keeps its Python and distribution
+            targets.append((_minor(host["python"]["version"]), host["distribution"] or ""))
+        else:  # flashed: the row's Ubuntu and Python
+            targets.append((request.to.python, ""))
+    before = []
+    for python, distribution in dict.fromkeys(targets):
+        command = ["jetson-env", "bundle", request.bundle, "--l4t", f"R{request.to.l4t}"]
+        if python != request.to.python:
+            command += ["--python", python]
+        if distribution:
+            command += ["--distribution", distribution]
+        before.append(shlex.join(command))
+    if not planned:
+        return {"before": before, "after": []}
+    provision = ["jetson-env", "provision", "--bundle", request.bundle]
+    doctor = ["jetson-env", "doctor"]
+    if request.inventory is not None:
+        names = ",".join(h["host"] for h in planned)
+        provision += ["-i", request.inventory, "--limit", names]
+        doctor += ["-i", request.inventory, "--limit", names]
+    elif request.ssh_host is not None:  # provisioned through Ansible over ssh, like --fix
+        from jetson_env.remote import DEFAULT_PORT, parse_address
+
+        address = parse_address(request.ssh_host)
+        provision += ["-i", f"{address.host},"]
+        provision += ["-e", f"ansible_user={address.user}"] if address.user else []
+        provision += ["-e", f"ansible_port={address.port}"] if address.port != DEFAULT_PORT else []
+        doctor += ["--host", request.ssh_host]
+    pythons = {h["python"]["executable"] for h in planned if h["python"]["venv"]}
+    if len(pythons) == 1 and request.inventory is None:
+        (python,) = pythons
+        provision += ["-e", f"jetson_facts_python={python}"]
+        doctor += ["--python", python]
+    return {"before": before, "after": [shlex.join(provision), shlex.join(doctor)]}
+
+
+def exit_code(hosts: list[dict[str, Any]]) -> int:
+    statuses = {h["status"] for h in hosts}
+    if UNREACHABLE in statuses:
+        return EXIT_UNREACHABLE
+    if REFUSED in statuses:
+        return EXIT_USAGE
+    return EXIT_FAILED if "blocked" in statuses else EXIT_OK
+
+
+def document(request: Request, hosts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole plan (docs/plan.schema.json): worst host first."""
+    ordered = sorted(hosts, key=lambda h: (HOST_STATUSES.index(h["status"]), h["host"]))
+    counts = Counter(h["status"] for h in ordered)
+    return {
+        "schema": SCHEMA,
+        "kind": "plan",
+        "to": f"R{request.to.l4t}",
+        "after": upgrade_plan.row_summary(request.to),
+        "inventory": request.inventory,
+        "limit": request.limit,
+        "status": ordered[0]["status"] if ordered else "survives",
+        "exit_code": exit_code(ordered),
+        "counts": {status: counts.get(status, 0) for status in HOST_STATUSES},
+        "hosts": ordered,
+        "bundle": request.bundle,
+        "commands": commands(request, ordered),
+    }
+
+
+def gather(
+    matrix: Matrix, request: Request, args: Any, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """Every host's plan: the inventory's through Ansible, --host's over SSH, or this machine."""
+    if request.inventory is not None:
+        from jetson_env import fleet
+
+        found = fleet.recorded(request.inventory, request.limit, set(PROBES), args.timeout,
+                               args.forks, progress, request.arguments())  # fmt: skip
+        hosts = []
+        for name, target in found.items():
+            if not isinstance(target, fleet.RecordedTarget):
+                hosts.append(host_plan(matrix, name, target.findings[0].summary, request))
+                continue
+            hosts.append(host_plan(matrix, name, probe_host(target, request, args.timeout,
+                                                            progress), request))  # fmt: skip
+        return hosts
+    if request.ssh_host is not None:
+        from jetson_env import remote
+
+        try:
+            target = remote.open_target(request.ssh_host, args.python, identity=args.identity,
+                                        ask_for_password=args.password,
+                                        accept_new_host_key=args.accept_new_host_key)  # fmt: skip
+        except remote.UsageError as exc:
+            raise InputError(str(exc), exc.hint) from None
+        except remote.ConnectError as exc:
+            return [host_plan(matrix, exc.target, f"{exc} ({exc.remedy})", request)]
+        try:
+            return [
+                host_plan(
+                    matrix,
+                    target.description,
+                    probe_host(target, request, args.timeout, progress),
+                    request,
+                )
+            ]
+        finally:
+            target.close()
+    from jetson_env.targets import LocalTarget
+
+    target = LocalTarget(args.python)
+    return [host_plan(matrix, target.description,
+                      probe_host(target, request, args.timeout, progress), request)]  # fmt: skip
+
+
+def run_command(args: Any, term: Any, matrix: Matrix) -> int:
+    """`jetson-env plan`: check the input (exit 2 before any probe), plan, show, write --report."""
+    from pathlib import Path
+
+    from jetson_env import fleet, fleet_page, plan_page
+
+    to = upgrade_plan.target_release(matrix, args.to)  # UnknownRelease: the CLI's exit 2
+    problem = None
+    if args.inventory is not None and args.host:
+        problem = "--inventory and --host exclude each other"
+    elif args.inventory is None and (args.limit or args.forks):
+        problem = "--limit and --forks go with --inventory"
+    elif (args.inventory is not None and "," not in args.inventory
+          and not Path(args.inventory).exists()):  # fmt: skip
+        problem = f"no inventory at {args.inventory}"
+    report = Path(args.report) if args.report else None
+    if report is not None and problem is None:
+        if report.suffix.lower() not in fleet_page.FORMATS:
+            problem = f"--report {args.report}: the file name must end in .html or .md"
+        elif not report.parent.is_dir():
+            problem = f"--report {args.report}: no folder {report.parent}"
+        elif why := fleet_page.unwritable(report):
+            problem = f"--report {args.report}: {why}"
+    if problem is not None:
+        term.error(problem, hint="`jetson-env plan --help` shows the options")
+        return EXIT_USAGE
+    bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
+    inventory = args.inventory
+    if inventory is not None and "," not in inventory:  # the commands run from any folder
+        inventory = str(Path(inventory).expanduser().resolve())
+    request = Request(to, tuple(args.engines), str(bundle), inventory, args.limit,
+                      args.host)  # fmt: skip
+    try:
+        with term.progress() as progress:
+            hosts = gather(matrix, request, args, progress)
+    except (fleet.FleetError, InputError) as exc:
+        term.error(str(exc), hint=exc.hint)
+        return EXIT_USAGE
+    data = document(request, hosts)
+    if args.json:
+        term.json(data)
+    else:
+        term.plan(data)
+    if report is not None:
+        try:
+            report.write_text(plan_page.render(data, report.suffix), encoding="utf-8")
+        except OSError as exc:
+            term.error(f"--report {args.report} was not written: {exc.strerror or exc}",
+                       hint="the plan is above; give a file you can write")  # fmt: skip
+            return max(data["exit_code"], EXIT_USAGE)
+        term.note(f"report written to {report}")
+    for host in data["hosts"]:
+        if host["status"] == REFUSED and not args.json:
+            term.error(f"{host['host']}: no plan to R{to.l4t}: {host['refused']}",
+                       hint="`jetson-env matrix` lists the releases and their lines")  # fmt: skip
+    return data["exit_code"]
