@@ -51,11 +51,12 @@ playbook_vars=${PLAYBOOK_VARS:-}
 [ -n "$playbook_vars" ] || playbook_vars='{}'
 cmake_archs=$(printf '%s' "$arch_list" | tr -d . | tr ';' ' ')
 
-say "ansible-playbook jetson_env.jetson.provision (L4T ${L4T:-none: x86_64})"
+# `jetson-env provision --python`: the one rule for the Python provisioned (and the one
+# Ansible runs its modules with), as on any machine (jetson_env/target_python.py).
+say "jetson-env provision --python $python (L4T ${L4T:-none: x86_64})"
 cd "$src"
 ANSIBLE_FORCE_COLOR=0 \
-    "$ansible_venv/bin/ansible-playbook" -c local -i localhost, jetson_env.jetson.provision \
-    -e "ansible_python_interpreter=$python" \
+    "$ansible_venv/bin/jetson-env" provision --python "$python" \
     -e @images/container-build.yml \
     -e "{\"jetson_facts_l4t\": \"${L4T:-}\", \"torchvision_cuda_arch_list\": \"$arch_list\", \"torch2trt_cuda_architectures\": \"$cmake_archs\", \"jetpack_apt_enabled\": $from_apt, \"tensorrt_from_apt\": $from_apt}" \
     -e "$stage_vars" \

@@ -20,6 +20,7 @@ from typing import Any
 from jetson_env import doctor as doctor_mod
 from jetson_env import images as images_mod
 from jetson_env import info as info_mod
+from jetson_env import target_python
 from jetson_env.checks.context import shell_word
 from jetson_env.exit_codes import (
     EXIT_FAILED,
@@ -117,9 +118,20 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
         ),
         "pycuda": matrix.pycuda_for(release.python),
         "torch2trt": dict(matrix.torch2trt),
+        # The converters its TensorRT supports (x86: the pip pin's), and x86's pip pin.
+        "converters": list(
+            matrix.converters.for_tensorrt(release.tensorrt or matrix.x86_tensorrt.version)
+        ),
+        "tensorrt_pip": None if release.l4t else tensorrt_pip_as_dict(matrix),
         "assumed_from": assumed_from,
         "sources": [matrix.source_url(name) for name in release.sources],
     }
+
+
+def tensorrt_pip_as_dict(matrix: Matrix) -> dict:
+    pinned = matrix.x86_tensorrt
+    return {"package": pinned.package, "version": pinned.version,
+            "supported": str(pinned.supported)}  # fmt: skip
 
 
 def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -158,7 +170,17 @@ def cmd_matrix(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if not args.l4t:
         x86 = matrix.x86
         rows.append(
-            ("x86_64", "-", "-", "host", "host", "host", "host", x86.torch.version, x86.torchvision)
+            (
+                "x86_64",
+                "-",
+                "-",
+                "host",
+                "host",
+                f"{matrix.x86_tensorrt.version} (pip)",
+                "host",
+                x86.torch.version,
+                x86.torchvision,
+            )
         )
     term.table(
         ("L4T", "JetPack", "Ubuntu", "CUDA", "cuDNN", "TensorRT", "Python", "torch", "torchvision"),
@@ -326,6 +348,7 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     return fixing.fix_one(
         term, setup, lambda: doctor_report(args, term, matrix, checks), host=args.host,
         identity=args.identity, python=args.python, yes=args.yes, as_json=args.json,
+        password=args.password,
     )  # fmt: skip
 
 
@@ -401,13 +424,16 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
     except collection.AnsibleMissing as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
-    extra_vars = list(args.extra_vars)
     unknown = collection.unknown_tags(args.tags)
     if unknown:
         term.error(
             f"--tags: no role {', '.join(unknown)} in the playbook (Ansible would run nothing)",
             hint=f"roles: {', '.join(collection.provision_roles())}",
         )
+        return EXIT_USAGE
+    if args.inventory and args.python:
+        term.error("--python goes without -i: set jetson_facts_python for the inventory's hosts",
+                   hint="e.g. `-e jetson_facts_python=/opt/venv/bin/python3`")  # fmt: skip
         return EXIT_USAGE
     if args.inventory:
         try:
@@ -421,6 +447,19 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
     if args.trust and not args.bundle:
         term.error("--trust checks a bundle's signature: give the bundle with --bundle DIR")
         return EXIT_USAGE
+    extra_vars = []
+    if args.inventory is None:
+        try:
+            python = target_python.local(args.python)
+        except target_python.NoPython as exc:
+            term.error(f"{exc}; nothing was changed", hint=exc.hint)
+            return EXIT_USAGE
+        term.note(f"the Python to provision: {python}")
+        variables = target_python.local_variables(python)
+        if os.geteuid() == 0:  # root needs no sudo (which a container may lack), as --fix
+            variables["ansible_become"] = False
+        extra_vars.append(json.dumps(variables))
+    extra_vars += args.extra_vars
     if args.bundle:
         from jetson_env import bundle
 
@@ -774,7 +813,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     info = sub.add_parser("info", help="what this machine is (model, L4T, JetPack, GPU, CUDA)")
     info.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
-    info.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    info.add_argument("--python", default=target_python.DEFAULT,
+                      help="target interpreter (default python3 on PATH)")  # fmt: skip
     info.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
     info.set_defaults(func=cmd_info)
 
@@ -788,7 +828,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"{EXIT_INTERRUPTED} interrupted. See docs/doctor.md.",
     )
     doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
-    doctor.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    doctor.add_argument("--python", default=target_python.DEFAULT,
+                        help="target interpreter (default python3 on PATH)")  # fmt: skip
     doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
     doctor.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
     doctor.add_argument(
@@ -871,6 +912,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-e", "--extra-vars", action="append", default=[], metavar="VARS",
         help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",
     )  # fmt: skip
+    provision.add_argument(
+        "--python",
+        metavar="PATH",
+        help="without -i: the Python to provision (default: python3 on PATH)",
+    )
     provision.add_argument("--check", action="store_true", help="change nothing; say what would")
     provision.add_argument(
         "--bundle",
@@ -1028,7 +1074,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     tag = images_sub.add_parser("tag", help="the image that runs on this host (its L4T)")
     tag.add_argument("--l4t", metavar="RELEASE", help="for a Jetson of this L4T instead")
-    tag.add_argument("--python", default="python3", help="interpreter for the probes")
+    tag.add_argument("--python", default=target_python.DEFAULT, help="interpreter for the probes")
     tag.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
     build = images_sub.add_parser("build", help="build one image (docker engine needed)")
     build.add_argument("name", help="image name from `images list`, e.g. r36.4.0 or x86_64")

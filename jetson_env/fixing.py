@@ -9,8 +9,10 @@ fails is reported with Ansible's error and the other roles still apply. The summ
 per finding: fixed, failed (why), left out by the user's role filter, or no automatic fix.
 
 Interpreters: the roles install into `jetson_facts_python`, the Python the doctor probed
-(`--python`, or the inventory's interpreter on a fleet), while Ansible keeps its own
-interpreter (discovered, or the inventory's) for its modules and apt's system tasks.
+(jetson_env.target_python's rule: `python3` on PATH or `--python`; on a fleet the host's
+jetson_facts_python, else its module interpreter). On this machine Ansible runs its
+modules with that Python too; elsewhere it keeps its own (discovered, or the
+inventory's). apt's system tasks always run with the system Python.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection
+from jetson_env import collection, target_python
 from jetson_env.doctor import SCHEMA, Report
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_USAGE
 from jetson_env.findings import CRASH, FAIL, SEVERITY, WARN, Finding
@@ -128,12 +130,17 @@ def probed_python(report: Report, default: str) -> str:
 
 
 def host_variables(report: Report, python: str, the_plan: Plan, setup: Setup,
-                   connection_is_root: bool | None = None) -> dict[str, Any]:  # fmt: skip
+                   connection_is_root: bool | None = None,
+                   local: bool = False) -> dict[str, Any]:  # fmt: skip
     """The playbook's variables for one host: the Python to provision (the probed one), no
     sudo for a root login, the roles' variables, then the user's (--playbook-vars), which win.
-    ansible_python_interpreter is not set: Ansible's own (discovered, or the inventory's)
-    runs the modules and apt's tasks."""
-    variables: dict[str, Any] = {"jetson_facts_python": probed_python(report, python)}
+    This machine (`local`): Ansible runs its modules with that Python too, as `jetson-env
+    provision` does (jetson_env.target_python); elsewhere Ansible's own (discovered, or the
+    inventory's) runs the modules and apt's tasks."""
+    probed = probed_python(report, python)
+    variables: dict[str, Any] = (
+        target_python.local_variables(probed) if local else {"jetson_facts_python": probed}
+    )
     if connection_is_root:
         variables["ansible_become"] = False
     return {**variables, **the_plan.variables, **setup.variables}
@@ -147,6 +154,8 @@ class Connection:
 
     host: str | None = None
     identity: str | None = None
+    # --password: ssh asks for the password (ansible-playbook --ask-pass), as the doctor did.
+    ask_pass: bool = False
 
     def arguments(self) -> list[str]:
         if self.host is None:
@@ -161,6 +170,8 @@ class Connection:
             args += ["-u", address.user]
         if self.identity:
             args += ["--private-key", self.identity]
+        if self.ask_pass:
+            args.append("--ask-pass")
         return args
 
     def variables(self) -> dict[str, Any]:
@@ -500,6 +511,7 @@ def fix_one(
     python: str,
     yes: bool,
     as_json: bool,
+    password: bool = False,
 ) -> int:
     """`doctor --fix` on this machine or --host: the doctor, the plan and the roles (fix_host),
     the doctor again (before -> after) and the summary per finding. Every refusal comes
@@ -528,10 +540,11 @@ def fix_one(
     the_plan = outcome.plan = plan(before, setup.known_roles, setup.only)
     platform = before.results.get("platform")
     as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
-    variables = host_variables(before, python, the_plan, setup, connection_is_root=as_root)
+    variables = host_variables(before, python, the_plan, setup, connection_is_root=as_root,
+                               local=host is None)  # fmt: skip
     fixed = outcome.fixed = fix_host(
-        term, say, setup, Connection(host, identity), the_plan, variables, outcome.host, yes=yes,
-        ask_become_pass=not as_root and sys.stdin.isatty(),
+        term, say, setup, Connection(host, identity, password), the_plan, variables,
+        outcome.host, yes=yes, ask_become_pass=not as_root and sys.stdin.isatty(),
     )  # fmt: skip
     if fixed.status != "applied":
         exit_codes = {"plan-failed": EXIT_FAILED, "no-terminal": EXIT_USAGE}

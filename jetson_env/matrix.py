@@ -28,7 +28,7 @@ CUDA_FROM = ("host", "base", "apt")
 
 SECTIONS = (
     "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
-    "unsupported", "x86", "images", "packages", "jetpack_apt",
+    "unsupported", "x86", "images", "packages", "jetpack_apt", "converters",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = (
@@ -64,6 +64,38 @@ class CusparseLt:
     version: str
     url: str
     sha256: str | None
+
+
+@dataclass(frozen=True)
+class TensorRTPip:
+    """TensorRT from pip (x86): the distribution (tensorrt-cu<CUDA major>), the version the
+    roles and remedies install, and the range the doctor accepts (the default converter's)."""
+
+    package: str
+    version: str
+    supported: SpecifierSet
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+@dataclass(frozen=True)
+class Converters:
+    """Which converters build an engine with each TensorRT major, and the default one."""
+
+    default: str
+    names: dict[str, str]  # converter -> how it is called in messages
+    by_major: dict[str, tuple[str, ...]]
+
+    def for_tensorrt(self, version: str | None) -> tuple[str, ...]:
+        """The converters that work with a TensorRT version ("11.4.0.106" -> onnx, ...);
+        none for a major the matrix does not know."""
+        major = str(version or "").split(".")[0]
+        return self.by_major.get(major, ())
+
+    def supports(self, converter: str, version: str | None) -> bool:
+        return converter in self.for_tensorrt(version)
 
 
 @dataclass(frozen=True)
@@ -122,6 +154,8 @@ class Matrix:
     images: tuple[Image, ...]
     # L4T releases deliberately left out -> why (e.g. a developer preview).
     unsupported: dict[str, str]
+    converters: Converters
+    x86_tensorrt: TensorRTPip
 
     def release(self, l4t: str) -> Release:
         """The row for an L4T release such as "32.4.3"; UnknownRelease names the supported ones
@@ -349,6 +383,13 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
             **{field: str(entry[field]) for field in RELEASE_FIELDS},
         )
 
+    converters = _converters(raw["converters"], where, check_sources)
+    for row_name, release in releases.items():
+        if not converters.for_tensorrt(release.tensorrt):
+            raise MatrixError(
+                f"{where}: release R{row_name}: TensorRT {release.tensorrt}'s major has no entry"
+                " in converters.by_tensorrt_major"
+            )
     x86_entry = raw["x86"]
     x86_cited = check_sources("x86", x86_entry)
     x86_torch, x86_torchvision = parse_torch("x86", x86_entry)
@@ -366,6 +407,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         sources=x86_cited,
         jetpack_packages={},
     )
+    x86_tensorrt = _x86_tensorrt(x86_entry, x86_torch, converters, where, check_sources)
     unsupported = _unsupported(raw["unsupported"], releases, where, check_sources)
     images = _images(raw["images"], releases, x86, where, check_sources)
     _packages(raw["packages"], where, check_sources)
@@ -378,7 +420,61 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         x86=x86,
         images=images,
         unsupported=unsupported,
+        converters=converters,
+        x86_tensorrt=x86_tensorrt,
     )
+
+
+def _converters(section, where, check_sources) -> Converters:
+    """The converter table: every major lists known converters; the default is one of them."""
+    check_sources("converters", section)
+    names = {str(k): str(v) for k, v in (section.get("names") or {}).items()}
+    by_major: dict[str, tuple[str, ...]] = {}
+    for major, listed in (section.get("by_tensorrt_major") or {}).items():
+        unknown = [name for name in listed or [] if name not in names]
+        if not listed or unknown or not str(major).isdigit():
+            raise MatrixError(
+                f"{where}: converters.by_tensorrt_major.{major}: {unknown or listed!r} is not a"
+                f" list of converters named in converters.names ({', '.join(names)})"
+            )
+        by_major[str(major)] = tuple(str(name) for name in listed)
+    default = str(section.get("default") or "")
+    if default not in names:
+        raise MatrixError(f"{where}: converters.default '{default}' is not in converters.names")
+    return Converters(default, names, by_major)
+
+
+def _x86_tensorrt(entry, torch: TorchSource, converters: Converters, where, check_sources):
+    """x86's TensorRT from pip: the package for torch's CUDA major, a pinned version inside
+    the supported range, and a range no TensorRT major the default converter lacks can meet."""
+    section = entry.get("tensorrt")
+    if not isinstance(section, dict):
+        raise MatrixError(f"{where}: x86: missing 'tensorrt' (package, version, supported)")
+    check_sources("x86.tensorrt", section)
+    package = str(section.get("package", ""))
+    wanted = f"tensorrt-cu{_major(torch.cuda)}"
+    if package != wanted:
+        raise MatrixError(
+            f"{where}: x86.tensorrt: package '{package}' must be {wanted} (torch"
+            f" {torch.version} is a CUDA {torch.cuda} build)"
+        )
+    version = str(section.get("version", ""))
+    try:
+        supported = SpecifierSet(str(section.get("supported", "")))
+        pinned = Version(version)
+    except (InvalidSpecifier, InvalidVersion) as exc:
+        raise MatrixError(f"{where}: x86.tensorrt: {exc}") from exc
+    if not str(supported) or pinned not in supported:
+        raise MatrixError(
+            f"{where}: x86.tensorrt: version {version} is not inside supported '{supported}'"
+        )
+    for major, names in converters.by_major.items():
+        if converters.default not in names and Version(f"{major}.0") in supported:
+            raise MatrixError(
+                f"{where}: x86.tensorrt: supported '{supported}' admits TensorRT {major}, which"
+                f" the default converter ({converters.default}) cannot use"
+            )
+    return TensorRTPip(package, version, supported)
 
 
 def _unsupported(section, releases, where, check_sources) -> dict[str, str]:

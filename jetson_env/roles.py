@@ -23,3 +23,9 @@ def defaults(role: str) -> dict[str, Any]:
 
 def default(role: str, variable: str) -> Any:
     return defaults(role)[f"{role}_{variable}"]
+
+
+@cache
+def file_text(role: str, name: str) -> str:
+    """A file of the role's files/ (a script the role runs), as the role reads it."""
+    return (collection.PATH / "roles" / role / "files" / name).read_text()

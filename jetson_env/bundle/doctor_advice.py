@@ -41,9 +41,12 @@ def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any
             why = why or f"from the bundle (target {plan['target']})"
         fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})
     roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
+    # The Python the doctor checked is the one to provision (jetson_env.target_python).
+    probed = (platform.get("python") or {}).get("executable")
     command = (
         f"jetson-env provision --bundle {shell_word(str(directory))} "
         f"--tags {shell_word(','.join(roles))}"
+        + (f" --python {shell_word(probed)}" if probed else "")
         if roles
         else None
     )

@@ -145,13 +145,20 @@ def _make(
         shared = _shared_versions(target, needs, say)
         for pip_set in needs.pip:
             say(f"{target.key}: resolving {' '.join(pip_set.requirements)} ({pip_set.role})")
-            for item in resolve(
-                target,
-                pip_set.requirements,
-                index=pip_set.index,
-                no_deps=pip_set.no_deps,
-                constraints=shared if not pip_set.no_deps else None,
-            ):
+            try:
+                resolved = resolve(
+                    target,
+                    pip_set.requirements,
+                    index=pip_set.index,
+                    no_deps=pip_set.no_deps,
+                    constraints=shared if not pip_set.no_deps else None,
+                )
+            except BundleError:
+                if pip_set.unresolved is None:
+                    raise
+                manual.append(pip_set.unresolved)
+                continue
+            for item in resolved:
                 fetches.append(
                     Fetch(
                         item["url"],

@@ -31,6 +31,9 @@ class PipSet:
     requirements: list[str]
     index: str | None = None  # None: pip's configured indexes
     no_deps: bool = False
+    # Where pip cannot resolve the set (wheels NVIDIA serves only from its own index), this
+    # goes to the manifest's "supply by hand" list instead of failing the bundle.
+    unresolved: Manual | None = None
 
 
 @dataclass
@@ -216,14 +219,25 @@ def needs_for(
                 )
             )
         else:
-            needs.manual.append(
-                Manual(
+            # x86's TensorRT from pip (the matrix's pin): PyPI has tensorrt-cuXX only as an
+            # sdist and no tensorrt-cuXX-libs wheels; NVIDIA's own pip index has the wheels.
+            requirement = matrix.x86_tensorrt.requirement
+            needs.pip.append(
+                PipSet(
                     "tensorrt",
-                    "TensorRT tarball",
-                    "files/TensorRT-<version>.Linux.x86_64-gnu.cuda-<cuda>.tar.gz",
-                    "NVIDIA's TensorRT download page (behind an NVIDIA developer login)",
-                    "tensorrt",
-                    target=target.key,
+                    [requirement],
+                    unresolved=Manual(
+                        "tensorrt",
+                        f"TensorRT wheels ({requirement} with its -libs and -bindings)",
+                        f"pip/{matrix.x86_tensorrt.package.replace('-', '_')}*-*.whl",
+                        "NVIDIA's pip index (pip resolves only wheels here and PyPI has none of"
+                        f" {matrix.x86_tensorrt.package}'s libraries): add that index to pip's"
+                        " configuration (pip config set global.extra-index-url URL) and run"
+                        " this bundle command again, or bring a TensorRT tarball with"
+                        " --file tensorrt=PATH",
+                        "tensorrt",
+                        target=target.key,
+                    ),
                 )
             )
     needs.apt = {role: packages for role, packages in needs.apt.items() if packages}

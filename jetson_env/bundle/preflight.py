@@ -182,7 +182,7 @@ def host_plan(
         "torchvision_archive": absolute(torchvision_archive),
         "torchvision_sha256": sha256(torchvision_archive),
         "torch2trt_archive": absolute(one("torch2trt", (".tar.gz",))),
-        "tensorrt_tarball": absolute(one("tensorrt", (".tar.gz",))),
+        "tensorrt_tarball": absolute(one("tensorrt", (".tar.gz", ".tar.zst"))),
         "apt": apt,
         "apt_repo": str(directory / apt_repo) if apt_repo else "",
         # package -> its .debs there: the role copies those that apt on the host asks for.

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from jetson_env import roles
+from jetson_env import roles, target_python
 from jetson_env.findings import Remedy
 from jetson_env.matrix import Matrix, Release, UnknownRelease
 from jetson_env.probing import ProbeResult
@@ -104,9 +104,8 @@ class Facts:
 
     @property
     def externally_managed(self) -> bool:
-        """PEP 668's marker applies to the interpreter itself, never inside a venv (pip's rule)."""
-        python = self.data("pymodules").get("python", {})
-        return bool(python.get("externally_managed")) and not python.get("in_venv", False)
+        """pip must override PEP 668 for it (jetson_env.target_python, the roles' rule too)."""
+        return target_python.overrides_pep668(self.data("pymodules").get("python", {}))
 
     @property
     def needs_sudo_to_install(self) -> bool:

@@ -21,31 +21,55 @@ USER_DIRS = ("/home/", "/root/")
 
 def loader_remedy(facts: Facts, directory: str) -> Remedy:
     """Register a library directory with the dynamic loader, the way this install needs: the
-    tensorrt role's ld.so.conf.d file; the role itself for a tarball it unpacks (its
-    `tensorrt_tarball` comes from the inventory: the doctor cannot know it)."""
+    tensorrt role's ld.so.conf.d file; the role itself for the pip wheels' tensorrt_libs and
+    for a tarball it unpacks (its `tensorrt_tarball` comes from the inventory: the doctor
+    cannot know it)."""
     if directory.startswith(USER_DIRS) and not facts.is_root:
         line = f"export LD_LIBRARY_PATH={shlex.quote(directory)}:$LD_LIBRARY_PATH"
         return Remedy(f"echo {shlex.quote(line)} >> ~/.bashrc && {line}",
                       why="a folder in the user's home is the user's own shell setup")  # fmt: skip
     shell = facts.loader_conf("tensorrt", directory)
     install_dir = roles.default("tensorrt", "install_dir").rstrip("/")
-    if re.fullmatch(rf"{re.escape(install_dir)}/TensorRT-[^/]+/lib", directory):
+    if re.fullmatch(TARBALL_LIB.format(re.escape(install_dir)), directory):
         return Remedy(shell, "tensorrt")
+    if directory.endswith("/tensorrt_libs"):
+        return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python),))
     return Remedy(shell, why="the tensorrt role registers the folders of what it installed")
 
 
-def install_remedy(facts: Facts) -> str:
+# A tarball unpacked by the tensorrt role: TensorRT-10.16.1.11/lib (10.x) or
+# TensorRT-Enterprise-11.4.0.106/lib (11.x names); the role's own regex is the same.
+TARBALL_LIB = r"{}/TensorRT(-Enterprise)?-[0-9][^/]*/lib"
+
+
+def pip_install_remedy(facts: Facts) -> Remedy:
+    """x86: the matrix's TensorRT from pip, then its tensorrt_libs registered with the loader
+    (C++ builds such as torch2trt's plugins link against it): what the tensorrt role does."""
+    python = shlex.quote(facts.python)
+    # Where pip's tensorrt-cuXX put libnvinfer: the line the tensorrt role runs.
+    script = roles.file_text("tensorrt", "tensorrt_libs_dir.py").splitlines()
+    libs_dir = "; ".join(line for line in script if line and not line.startswith("#"))
+    where = f"{python} -c {shlex.quote(libs_dir)}"
+    conf = shlex.quote(roles.default("tensorrt", "ldconfig_file"))
+    shell = (
+        facts.pip_install(facts.matrix.x86_tensorrt.requirement)
+        + f" && {where} | {facts.sudo(f'tee {conf}')} && "
+        + facts.sudo("ldconfig")
+    )
+    return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python),))
+
+
+def install_remedy(facts: Facts) -> str | Remedy:
     if facts.is_jetson:
         return facts.sudo("apt-get update") + " && " + facts.apt_install("nvidia-jetpack")
-    cuda = (facts.cuda_version or "12").split(".")[0]
-    install_dir = shlex.quote(roles.default("tensorrt", "install_dir"))
-    return (
-        "download the TensorRT tar package for CUDA "
-        f"{cuda}.x from https://developer.nvidia.com/tensorrt (behind NVIDIA's login: "
-        "no automatic fix), then: "
-        + facts.sudo(f"tar -C {install_dir} -xzf TensorRT-*.tar.gz")
-        + " && "
-        + loader_remedy(facts, f"{install_dir}/TensorRT-<version>/lib").shell
+    return pip_install_remedy(facts)
+
+
+def reinstall_jetpack_remedy(facts: Facts) -> Remedy:
+    return Remedy(
+        "reinstall JetPack's TensorRT: "
+        + facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
+        why="a reinstall of JetPack's own TensorRT",
     )
 
 
@@ -73,11 +97,7 @@ def run(facts: Facts) -> list[Finding]:
                     WARN,
                     f"{summary}, but L4T R{facts.platform['l4t']} ships TensorRT {expected}",
                     details,
-                    remedy=Remedy(
-                        "reinstall JetPack's TensorRT: "
-                        + facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
-                        why="a reinstall of JetPack's own TensorRT",
-                    ),
+                    remedy=reinstall_jetpack_remedy(facts),
                 )
             ]
         if expected:

@@ -48,6 +48,8 @@ def run(facts: Facts) -> list[Finding]:
         if library and bindings and bindings.split(".")[:3] != library.split(".")[:3]
         else None
     )
+    # torch2trt with a TensorRT it cannot convert with (TensorRT 11): the torch2trt check's.
+    too_new = torch2trt.tensorrt_it_cannot_use(facts)
     return [
         judged("torch", None, Remedy(torch.install_remedy(facts), torch.CHECK.role)),
         judged(
@@ -59,9 +61,13 @@ def run(facts: Facts) -> list[Finding]:
         judged(
             "tensorrt",
             mismatch,
-            Remedy(tensorrt_python.install_remedy(facts), tensorrt_python.CHECK.role),
+            _with_role(tensorrt_python.install_remedy(facts), tensorrt_python.CHECK.role),
         ),
-        judged("torch2trt", None, Remedy(torch2trt.install_remedy(facts), torch2trt.CHECK.role)),
+        judged(
+            "torch2trt",
+            too_new.summary if too_new else None,
+            too_new.remedy if too_new else torch2trt.install_remedy(facts),
+        ),
         judged("pycuda", None, pycuda.remedy(facts), missing=WARN),
     ]
 
@@ -76,3 +82,8 @@ CHECK = Check(
     quick_only=True,
     manual="--quick gives the remedies of the checks it stands in for",
 )
+
+
+def _with_role(remedy: str | Remedy, role: str | None) -> Remedy:
+    """Another check's remedy as that check's role applies it (a Remedy keeps its own)."""
+    return remedy if isinstance(remedy, Remedy) else Remedy(remedy, role)

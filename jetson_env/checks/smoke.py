@@ -1,4 +1,6 @@
-"""Smoke: a tiny model converted with torch2trt and run; error, latency, save and reload.
+"""Smoke: a tiny model converted by every converter present and run; each its own finding
+with its time and max error against PyTorch (torch2trt with save and reload, ONNX ->
+TensorRT's OnnxParser with the engine file reloaded, Torch-TensorRT).
 
 Reports only what ran: a conversion that did not run is a `skip` with the reason.
 """
@@ -26,6 +28,20 @@ def run(facts: Facts) -> list[Finding]:
         findings.append(CHECK.finding(SKIP, f"conversion not run: {data['skipped']}"))
         return findings
     fp16 = data.get("fp16") or {}
+    if data.get("torch2trt") is False:
+        findings.append(
+            CHECK.finding(
+                SKIP,
+                "torch2trt not run: not importable (see the torch2trt finding)",
+                [data.get("torch2trt_error") or ""],
+            )
+        )
+    cannot = (
+        f" (torch2trt cannot use TensorRT {data['tensorrt']}: see the torch2trt finding)"
+        if data.get("tensorrt")
+        and not facts.matrix.converters.supports("torch2trt", data["tensorrt"])
+        else ""
+    )
     for entry in data.get("conversions", []):
         precision = entry["precision"]
         if not entry.get("converted") or entry.get("error"):
@@ -33,7 +49,8 @@ def run(facts: Facts) -> list[Finding]:
                 CHECK.finding(
                     FAIL,
                     f"torch2trt {precision}: "
-                    + ("conversion failed" if not entry.get("converted") else "inference failed"),
+                    + ("conversion failed" if not entry.get("converted") else "inference failed")
+                    + cannot,
                     [entry.get("error") or ""],
                 )
             )
@@ -70,13 +87,66 @@ def run(facts: Facts) -> list[Finding]:
                     [reload.get("error") or f"max difference {reload.get('max_abs_difference')}"],
                 )
             )
+    findings += onnx_findings(facts, data)
+    findings += torch_tensorrt_findings(data)
     return findings
+
+
+def numbers(entry: dict) -> str:
+    return (
+        f"max abs error {entry['max_abs_error']:.2e} (tolerance {entry['tolerance']:g}), "
+        f"{entry['latency_ms']:.3f} ms, {entry['speedup']:.1f}x PyTorch"
+    )
+
+
+def judged(name: str, entry: dict, details: list[str], remedy=None) -> Finding:
+    """A converter's finding: failed with its error, or its numbers against PyTorch."""
+    if entry.get("error") or "max_abs_error" not in entry:
+        return CHECK.finding(
+            FAIL, f"{name}: failed", [entry.get("error") or "no output"], remedy=remedy
+        )
+    return CHECK.finding(
+        OK if entry["within_tolerance"] else FAIL,
+        f"{name}: {numbers(entry)}",
+        [f"engine built in {entry['build_seconds']:.1f} s", *details],
+    )
+
+
+def onnx_findings(facts: Facts, data: dict) -> list[Finding]:
+    entry = data.get("onnx")
+    if not entry:
+        return []
+    typed = ", strongly typed" if entry.get("strongly_typed") else ""
+    name = f"ONNX -> TensorRT {data['tensorrt']} OnnxParser fp32{typed}"
+    engine = entry.get("engine") or {}
+    details = [f"exported with torch.onnx.export ({entry.get('exporter')})"]
+    if engine:
+        details.append(
+            f"engine file ({engine['bytes']} bytes) written with its sidecar, read back and run"
+        )
+    error = entry.get("error") or ""
+    # torch.onnx.export needs the onnx package ("Module onnx is not installed!"): the matrix
+    # row's pip_prerequisites, which the python_base role installs.
+    missing = "onnx is not installed" in error or "No module named 'onnx'" in error
+    remedy = facts.python_base_install("onnx") if missing else None
+    return [judged(name, entry, details, remedy)]
+
+
+def torch_tensorrt_findings(data: dict) -> list[Finding]:
+    entry = data.get("torch_tensorrt")
+    if not entry:
+        return []
+    if not entry.get("installed"):
+        return [CHECK.finding(SKIP, "Torch-TensorRT not run: not installed",
+                              [entry.get("error") or ""])]  # fmt: skip
+    return [judged(f"Torch-TensorRT {entry.get('version')} fp32", entry, [])]
 
 
 CHECK = Check(
     name="smoke",
     area="smoke",
-    summary="a tiny model converted with torch2trt (fp32, fp16 where fast), run, saved, reloaded",
+    summary="a tiny model converted by every converter present (torch2trt fp32/fp16, ONNX -> "
+    "OnnxParser, Torch-TensorRT), run against PyTorch, engines saved and reloaded",
     probes=("smoke",),
     run=run,
     manual="a failed conversion is fixed where its checks point (torch, TensorRT, torch2trt)",

@@ -6,10 +6,12 @@ import shlex
 
 from jetson_env.checks import Check, libnvinfer
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, Finding
+from jetson_env.findings import FAIL, OK, Finding, Remedy
 
 
-def install_remedy(facts: Facts) -> str:
+def install_remedy(facts: Facts) -> str | Remedy:
+    """The bindings of the libnvinfer this host has; where it has none (x86), the matrix's
+    TensorRT from pip, libraries and bindings together: libnvinfer's one remedy."""
     if facts.is_jetson:
         remedy = facts.apt_install("python3-libnvinfer")
         if not facts.system_python:
@@ -26,18 +28,19 @@ def install_remedy(facts: Facts) -> str:
     matching = [w for w in wheels if f"-{python_tag}-" in w]
     if matching:
         return facts.pip_install(matching[0])
-    return facts.pip_install(pip_requirement(facts))
+    requirement = pip_requirement(facts)
+    return facts.pip_install(requirement) if requirement else libnvinfer.pip_install_remedy(facts)
 
 
-def pip_requirement(facts: Facts) -> str:
+def pip_requirement(facts: Facts) -> str | None:
     """The bindings of libnvinfer's own release: PyPI has `tensorrt` up to 8.x and
-    `tensorrt-cuXX` (per CUDA major) from 10 on; unpinned, pip picks the newest release."""
+    `tensorrt-cuXX` (per CUDA major) from 10 on; None without a libnvinfer."""
     data = facts.data("tensorrt")
     library = (data.get("loaded") or {}).get("version") or next(
         (f["version"] for f in data.get("files", []) if f.get("version")), None
     )
     if library is None:
-        return f"tensorrt-cu{(facts.cuda_version or '12').split('.')[0]}"
+        return None
     release = ".".join(library.split(".")[:3])
     if int(release.split(".")[0]) < 10:
         return f"tensorrt=={release}.*"
@@ -93,10 +96,17 @@ def run(facts: Facts) -> list[Finding]:
             FAIL,
             "import tensorrt fails",
             [error],
-            remedy=f"run {shlex.quote(facts.python)} -c 'import tensorrt' to see the whole error; "
-            "reinstall: " + install_remedy(facts),
+            remedy=_see_the_error(facts, install_remedy(facts)),
         )
     ]
+
+
+def _see_the_error(facts: Facts, reinstall: str | Remedy) -> Remedy:
+    python = shlex.quote(facts.python)
+    first = f"run {python} -c 'import tensorrt' to see the whole error; reinstall: "
+    if isinstance(reinstall, Remedy):
+        return Remedy(first + reinstall.shell, reinstall.role, reinstall.variables)
+    return Remedy(first + reinstall)
 
 
 CHECK = Check(

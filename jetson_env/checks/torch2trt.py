@@ -1,35 +1,152 @@
-"""torch2trt: importable, and its plugins (the `--plugins` extension or the CMake library)."""
+"""torch2trt: importable, its plugins, and a TensorRT it can convert with.
+
+The remedy is what the torch2trt role does, for the TensorRT layout this host has: a deb's
+headers in /usr/include/<triplet>, a tarball's include/, or pip's tensorrt_libs, which has
+no headers (torch2trt then installs without its plugins, and the finding says what they need).
+"""
 
 from __future__ import annotations
 
 import shlex
 
-from jetson_env.checks import Check
+from jetson_env.checks import Check, libnvinfer
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
+
+# What the role passes to CMake: torch2trt's CMakeLists.txt asks for CMake 3.0, which CMake 4
+# refuses ("Compatibility with CMake < 3.5 has been removed").
+CMAKE_POLICY = "-DCMAKE_POLICY_VERSION_MINIMUM=3.5"
+# torch2trt imports `packaging` without declaring it; setup.py needs setuptools and wheel.
+BUILD_REQUIREMENTS = ("packaging", "setuptools", "wheel")
 
 
-def install_remedy(facts: Facts) -> str:
+def tensorrt_layout(facts: Facts) -> tuple[str | None, str | None, str | None]:
+    """(kind, include dir, lib dir) of this host's TensorRT: kind is the tensorrt probe's
+    (system, tarball, pip, LD_LIBRARY_PATH); the include dir is None where NvInfer.h is not."""
+    data = facts.data("tensorrt")
+    files = [f for f in data.get("files", []) if f.get("version")]
+    headers = data.get("headers") or []
+    if not files:
+        return None, (headers[0] if headers else None), None
+    best = files[0]
+    return best["kind"], (headers[0] if headers else None), best["dir"]
+
+
+def tensorrt_version(facts: Facts) -> str | None:
+    data = facts.data("tensorrt")
+    return (data.get("loaded") or {}).get("version") or next(
+        (f["version"] for f in data.get("files", []) if f.get("version")), None
+    )
+
+
+def headers_missing(facts: Facts) -> str | None:
+    """Why the plugins cannot be built here, or None."""
+    kind, include, _ = tensorrt_layout(facts)
+    if include:
+        return None
+    where = "pip's tensorrt_libs has none" if kind == "pip" else "none were found"
+    return (
+        f"TensorRT's headers (NvInfer.h) are not on this host ({where}): torch2trt installs "
+        "without its plugins. For them, unpack the TensorRT tarball of the same release and "
+        "give the role its include/ and lib/ (-e torch2trt_tensorrt_include_dir=DIR/include "
+        "-e torch2trt_tensorrt_lib_dir=DIR/lib), or install NVIDIA's libnvinfer-dev deb"
+    )
+
+
+def install_remedy(facts: Facts) -> Remedy:
+    """The torch2trt role's steps for this host (`jetson-env doctor --fix torch2trt` runs it)."""
     python = shlex.quote(facts.python)
     source = facts.matrix.torch2trt
+    _, include, lib = tensorrt_layout(facts)
     steps = [
+        facts.pip_install(*BUILD_REQUIREMENTS),
         f"git clone {source['git']} torch2trt-src",
         "cd torch2trt-src",
         f"git checkout {source['ref']}",
     ]
-    if not facts.is_jetson:
+    variables: list[tuple[str, object]] = [("jetson_facts_python", facts.python)]
+    build = f"{python} setup.py bdist_wheel --dist-dir dist"
+    if include:
+        lib = lib or f"/usr/lib/{facts.raw_platform.get('machine', 'x86_64')}-linux-gnu"
         # setup.py hard-codes TensorRT's aarch64 dirs ("/usr/include/aarch64-linux-gnu").
-        steps.append("sed -i 's/aarch64-linux-gnu/x86_64-linux-gnu/g' setup.py")
-    steps.append(facts.as_installer(f"{python} setup.py install --plugins"))
-    return " && ".join(steps)
+        steps.append(
+            "sed -i "
+            + shlex.quote(
+                f's|"/usr/include/aarch64-linux-gnu"|"{include}"|;'
+                f's|"/usr/lib/aarch64-linux-gnu"|"{lib}"|'
+            )
+            + " setup.py"
+        )
+        cuda = facts.cuda_root
+        build = (
+            f"env CPATH={shlex.quote(f'{include}:{cuda}/include')}"
+            f" LIBRARY_PATH={shlex.quote(f'{lib}:{cuda}/lib64')} {build} --plugins"
+        )
+        variables += [("torch2trt_tensorrt_include_dir", include),
+                      ("torch2trt_tensorrt_lib_dir", lib)]  # fmt: skip
+    steps.append(build)
+    # The wheel's name is known once built: the glob stays unquoted for sh.
+    wheel = facts.pip_install(extra="--no-deps --force-reinstall dist/torch2trt-*.whl")
+    steps.append(wheel.rstrip())
+    capability = (facts.compute_capability or "").replace(".", "")
+    if include and capability:
+        steps += [
+            "sed -i "
+            + shlex.quote(f"s/set(CUDA_ARCHITECTURES [^)]*)/set(CUDA_ARCHITECTURES {capability})/")
+            + " CMakeLists.txt",
+            f"cmake -B build . {CMAKE_POLICY}",
+            facts.sudo("cmake --build build --target install"),
+            facts.sudo("ldconfig"),
+        ]
+    return Remedy(" && ".join(steps), "torch2trt", tuple(variables))
+
+
+def tensorrt_it_cannot_use(facts: Facts) -> Finding | None:
+    """torch2trt with a TensorRT major it cannot convert with (TensorRT 11): what fails, and
+    both ways out."""
+    version = tensorrt_version(facts)
+    converters = facts.matrix.converters
+    if (
+        not version
+        or converters.supports("torch2trt", version)
+        or not converters.for_tensorrt(version)
+    ):
+        return None
+    others = ", ".join(converters.names[name] for name in converters.for_tensorrt(version))
+    if facts.is_jetson:
+        pinned = facts.release.tensorrt if facts.release else "its JetPack's"
+        back = libnvinfer.reinstall_jetpack_remedy(facts)
+    else:
+        pinned = facts.matrix.x86_tensorrt.version
+        back = libnvinfer.pip_install_remedy(facts)
+    return CHECK.finding(
+        FAIL,
+        f"torch2trt cannot convert with TensorRT {version}: it creates every network with "
+        "NetworkDefinitionCreationFlag.EXPLICIT_BATCH and sets BuilderFlag.FP16 for fp16, "
+        f"which TensorRT {version.split('.')[0]} removed (networks are strongly typed; "
+        "platform_has_fast_fp16 and the INT8 calibrator are gone too)",
+        [
+            f"way out 1: TensorRT {pinned} (the matrix's, below 11), the remedy below",
+            f"way out 2: keep TensorRT {version} and convert with {others} instead "
+            "(the smoke runs each one that is installed)",
+        ],
+        remedy=back,
+    )
 
 
 def run(facts: Facts) -> list[Finding]:
     data = facts.data("torch2trt")
+    too_new = tensorrt_it_cannot_use(facts)
+    if too_new is not None:
+        return [too_new]
+    missing_headers = [why] if (why := headers_missing(facts)) else []
     if not data.get("installed"):
         return [
             CHECK.finding(
-                FAIL, f"torch2trt is not installed for {facts.python}", remedy=install_remedy(facts)
+                FAIL,
+                f"torch2trt is not installed for {facts.python}",
+                missing_headers,
+                remedy=install_remedy(facts),
             )
         ]
     version = data.get("version") or "(version unknown)"
@@ -64,7 +181,7 @@ def run(facts: Facts) -> list[Finding]:
             WARN,
             f"torch2trt {version} imports but its plugins are not built "
             "(converters such as interpolate and group_norm need them)",
-            details,
+            details + missing_headers,
             remedy=install_remedy(facts),
         )
     ]
@@ -73,8 +190,8 @@ def run(facts: Facts) -> list[Finding]:
 CHECK = Check(
     name="torch2trt",
     area="pytorch",
-    summary="torch2trt imports; its plugins are built (--plugins or libtorch2trt_plugins.so)",
-    probes=("torch2trt",),
+    summary="torch2trt imports, its plugins are built, and this TensorRT is one it can use",
+    probes=("torch2trt", "tensorrt"),
     run=run,
     role="torch2trt",
 )

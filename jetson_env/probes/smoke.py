@@ -1,17 +1,30 @@
-"""Smoke test: a tiny model made in code, PyTorch reference, torch2trt conversion, inference.
+"""Smoke test: a tiny model made in code, a PyTorch reference, then every converter present.
 
 Runs in the TARGET interpreter (Python 3.6+); stdlib only at import time, then torch,
-tensorrt and torch2trt if they are there. collect() returns a dict; progress goes to stderr as
-"@@stage <text>" lines, one per stage, for the doctor to show while it runs.
+tensorrt, torch2trt, onnx and torch_tensorrt if they are there. collect() returns a dict;
+progress goes to stderr as "@@stage <text>" lines, one per stage, for the doctor to show.
 
 Everything that can run does (the PyTorch reference runs without TensorRT); a stage
-that cannot run is reported with the reason and never as done. fp16 is converted
-only where the device has fast fp16 (TensorRT's builder says so, or by compute
-capability). The engine is saved (TRTModule.state_dict) to a temporary file, loaded
-into a new TRTModule and must give the same output; the file is removed.
+that cannot run is reported with the reason and never as done. The converters, each with its
+time and max error against PyTorch:
+
+- torch2trt: fp32, and fp16 where the device has fast fp16 (TensorRT's builder says so, or by
+  compute capability). The engine is saved (TRTModule.state_dict) to a temporary file, loaded
+  into a new TRTModule and must give the same output.
+- ONNX: torch.onnx.export, then TensorRT's own OnnxParser (a strongly typed network from
+  TensorRT 11 on, explicit batch before 10), the serialized engine written to a file with a
+  sidecar `<engine>.json` saying which TensorRT and compute capability built it, read back,
+  deserialized and run.
+- Torch-TensorRT (torch_tensorrt.compile), when it is installed.
+
+Temporary files are removed. TensorRT attributes that some releases lack are read with
+getattr(..., None); tests/unit/test_tensorrt_api.py checks every other one against PyPI's
+real bindings of each TensorRT the matrix names.
 """
 
+import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -146,6 +159,8 @@ def collect():
         "fp16": None,
         "conversions": [],
         "reload": None,
+        "onnx": None,
+        "torch_tensorrt": None,
         "skipped": None,
     }
     stage("importing torch")
@@ -171,24 +186,185 @@ def collect():
     if not cuda:
         result["skipped"] = "no CUDA device is available to torch: TensorRT needs a GPU"
         return result
-    stage("importing tensorrt and torch2trt")
+    stage("importing tensorrt")
     try:
         import tensorrt as trt
     except BaseException as exc:
         result["skipped"] = "tensorrt is not importable (%s)" % describe(exc)
         return result
     result["tensorrt"] = trt.__version__
+    fp16, source = fast_fp16(trt, torch)
+    result["fp16"] = {"supported": fp16, "source": source}
     try:
         from torch2trt import TRTModule, torch2trt
     except BaseException as exc:
-        result["skipped"] = "torch2trt is not importable (%s)" % describe(exc)
-        return result
-    result["torch2trt"] = True
-    fp16, source = fast_fp16(trt, torch)
-    result["fp16"] = {"supported": fp16, "source": source}
-    model_trt, output = convert(torch, torch2trt, model, x, reference, "fp32", result)
-    if model_trt is not None:
-        reload(torch, TRTModule, model_trt, x, output, result)
-    if fp16:
-        convert(torch, torch2trt, model, x, reference, "fp16", result)
+        result["torch2trt"] = False
+        result["torch2trt_error"] = describe(exc)
+    else:
+        result["torch2trt"] = True
+        model_trt, output = convert(torch, torch2trt, model, x, reference, "fp32", result)
+        if model_trt is not None:
+            reload(torch, TRTModule, model_trt, x, output, result)
+        if fp16:
+            convert(torch, torch2trt, model, x, reference, "fp16", result)
+    work = tempfile.mkdtemp(prefix="jetson-env-smoke-")
+    try:
+        onnx_engine(torch, trt, model, x, reference, result, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    torch_tensorrt_module(torch, model, x, reference, result)
     return result
+
+
+def measured(torch, entry, function, x, reference, result, precision="fp32"):
+    """Max error against PyTorch, tolerance, latency and speed-up of `function` on `x`."""
+    with torch.no_grad():
+        output = function(x)
+    error = float((output.float() - reference).abs().max().item())
+    entry["max_abs_error"] = error
+    entry["tolerance"] = TOLERANCE[precision]
+    entry["within_tolerance"] = error <= TOLERANCE[precision]
+    entry["latency_ms"] = latency_ms(torch, function, x)
+    entry["speedup"] = result["reference"]["latency_ms"] / entry["latency_ms"]
+    return output
+
+
+def export_onnx(torch, model, x, path, entry):
+    """torch.onnx.export with the TorchScript-based exporter where torch has both (dynamo=False:
+    the dynamo one needs onnxscript); torch before 2.5 has only that one."""
+    stage("exporting the model to ONNX")
+    kwargs = {"input_names": ["input"], "output_names": ["output"], "opset_version": 17}
+    try:
+        torch.onnx.export(model, (x,), path, dynamo=False, **kwargs)
+        entry["exporter"] = "torchscript (dynamo=False)"
+    except TypeError:  # torch < 2.5: no dynamo argument
+        torch.onnx.export(model, (x,), path, **kwargs)
+        entry["exporter"] = "torchscript"
+    entry["onnx_bytes"] = os.path.getsize(path)
+
+
+def network_flags(trt):
+    """Strongly typed from TensorRT 11 (its only kind), explicit batch before 10 (the ONNX
+    parser needs it there; 10 made it the only mode and 11 removed the flag)."""
+    major = int(trt.__version__.split(".")[0])
+    typed = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
+    explicit = getattr(trt.NetworkDefinitionCreationFlag, "EXPLICIT_BATCH", None)
+    if major >= 11 and typed is not None:
+        return 1 << int(typed), True
+    if major < 10 and explicit is not None:
+        return 1 << int(explicit), False
+    return 0, major >= 11
+
+
+def sidecar_for(trt, torch, converter):
+    """What the project writes beside an engine file: who built it, for which TensorRT and
+    compute capability (an engine loads only on the same; checks/portability.py)."""
+    major, minor = torch.cuda.get_device_capability(0)
+    return {
+        "tensorrt": trt.__version__,
+        "compute_capability": "%d.%d" % (major, minor),
+        "device": torch.cuda.get_device_name(0),
+        "built_by": "jetson-env smoke (%s)" % converter,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def engine_runner(torch, trt, engine):
+    """A function x -> output running `engine` on torch's current stream (the tensor API,
+    TensorRT 8.5 and newer; the bindings API before)."""
+    context = engine.create_execution_context()
+    if hasattr(context, "execute_async_v3"):
+        names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
+        outputs = [n for n in names if engine.get_tensor_mode(n) != trt.TensorIOMode.INPUT]
+        out = torch.empty(tuple(engine.get_tensor_shape(outputs[0])), device="cuda")
+
+        def run(x):
+            context.set_tensor_address(names[0], int(x.contiguous().data_ptr()))
+            context.set_tensor_address(outputs[0], int(out.data_ptr()))
+            context.execute_async_v3(torch.cuda.current_stream().cuda_stream)
+            return out
+
+        return run
+    binding_shape = getattr(engine, "get_binding_shape", None)
+    execute_v2 = getattr(context, "execute_async_v2", None)
+    out = torch.empty(tuple(binding_shape(1)), device="cuda")
+
+    def run_bindings(x):
+        bindings = [int(x.contiguous().data_ptr()), int(out.data_ptr())]
+        execute_v2(bindings, torch.cuda.current_stream().cuda_stream)
+        return out
+
+    return run_bindings
+
+
+def onnx_engine(torch, trt, model, x, reference, result, work):
+    entry = {"converter": "onnx", "precision": "fp32", "exported": False, "converted": False,
+             "error": None, "strongly_typed": False, "engine": None}  # fmt: skip
+    result["onnx"] = entry
+    path = os.path.join(work, "tiny.onnx")
+    try:
+        export_onnx(torch, model, x, path, entry)
+        entry["exported"] = True
+    except Exception as exc:
+        entry["error"] = "torch.onnx.export: " + describe(exc)
+        return
+    try:
+        stage("building a TensorRT engine with TensorRT's OnnxParser")
+        logger = trt.Logger(trt.Logger.ERROR)
+        builder = trt.Builder(logger)
+        flags, entry["strongly_typed"] = network_flags(trt)
+        network = builder.create_network(flags)
+        parser = trt.OnnxParser(network, logger)
+        with open(path, "rb") as handle:
+            parsed = parser.parse(handle.read())
+        if not parsed:
+            errors = [str(parser.get_error(i)) for i in range(parser.num_errors)]
+            entry["error"] = "OnnxParser: " + "; ".join(errors)
+            return
+        config = builder.create_builder_config()
+        start = time.perf_counter()
+        serialized = builder.build_serialized_network(network, config)
+        entry["build_seconds"] = round(time.perf_counter() - start, 3)
+        if serialized is None:
+            entry["error"] = "build_serialized_network returned None (see TensorRT's log)"
+            return
+        entry["converted"] = True
+        engine_file = os.path.join(work, "tiny.engine")
+        with open(engine_file, "wb") as handle:
+            handle.write(bytes(serialized))
+        sidecar = sidecar_for(trt, torch, "onnx")
+        with open(engine_file + ".json", "w") as handle:
+            json.dump(sidecar, handle)
+        stage("reloading the engine file and running it")
+        with open(engine_file, "rb") as handle:
+            engine = trt.Runtime(logger).deserialize_cuda_engine(handle.read())
+        with open(engine_file + ".json") as handle:
+            entry["engine"] = {"bytes": os.path.getsize(engine_file), "sidecar": json.load(handle),
+                               "reloaded": engine is not None}  # fmt: skip
+        if engine is None:
+            entry["error"] = "deserialize_cuda_engine returned None for the file just written"
+            return
+        measured(torch, entry, engine_runner(torch, trt, engine), x, reference, result)
+    except Exception as exc:
+        entry["error"] = describe(exc)
+
+
+def torch_tensorrt_module(torch, model, x, reference, result):
+    stage("importing torch_tensorrt")
+    try:
+        import torch_tensorrt
+    except BaseException as exc:
+        result["torch_tensorrt"] = {"installed": False, "error": describe(exc)}
+        return
+    entry = {"installed": True, "version": getattr(torch_tensorrt, "__version__", None),
+             "precision": "fp32", "converted": False, "error": None}  # fmt: skip
+    result["torch_tensorrt"] = entry
+    try:
+        stage("compiling with Torch-TensorRT")
+        start = time.perf_counter()
+        compiled = torch_tensorrt.compile(model, inputs=[x])
+        entry["build_seconds"] = round(time.perf_counter() - start, 3)
+        entry["converted"] = True
+        measured(torch, entry, compiled, x, reference, result)
+    except Exception as exc:
+        entry["error"] = describe(exc)

@@ -119,6 +119,22 @@ def tarball_wheels(lib_dir):
     return sorted(glob.glob(os.path.join(python_dir, "tensorrt-*.whl")))
 
 
+def header_dirs(files):
+    """Where NvInfer.h is (what torch2trt's plugins compile against): a deb's
+    /usr/include/<triplet>, /usr/include, a tarball's include/ beside its lib/. pip's
+    tensorrt_libs has no headers."""
+    triplet = "/usr/include/%s-linux-gnu" % os.uname()[4]
+    dirs = [triplet, "/usr/include"]
+    for entry in files:
+        if entry["kind"] in ("tarball", "LD_LIBRARY_PATH"):
+            dirs.append(os.path.join(os.path.dirname(os.path.abspath(entry["dir"])), "include"))
+    found = []
+    for directory in dirs:
+        if directory not in found and os.path.isfile(os.path.join(directory, "NvInfer.h")):
+            found.append(directory)
+    return found
+
+
 def find_files():
     """Each libnvinfer found in a candidate dir, once per real file (links are followed)."""
     seen = set()
@@ -172,6 +188,7 @@ def collect():
         "files": files,
         "loaded": loaded,
         "load_errors": load_errors,
+        "headers": header_dirs(files),
         "python": sys.executable,
         "unknown": unknown,
     }

@@ -58,10 +58,14 @@ def collect():
         import tensorrt
 
         registry = tensorrt.get_plugin_registry()
+        # plugin_creator_list (TensorRT <= 10) is gone in 11; all_creators came with 10.
+        creators = getattr(registry, "all_creators", None)
+        if creators is None:
+            creators = getattr(registry, "plugin_creator_list", None)
         info["registry_creators"] = sorted(
             creator.name
-            for creator in registry.plugin_creator_list
-            if creator.plugin_namespace == "torch2trt"
+            for creator in creators or []
+            if getattr(creator, "plugin_namespace", None) == "torch2trt"
         )
     except Exception as exc:
         info["error"] = "plugin registry: " + describe(exc)

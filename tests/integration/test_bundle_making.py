@@ -431,3 +431,21 @@ def test_the_bundle_carries_the_controller(tmp_path: Path):
     assert out.stdout.startswith("jetson-env ")
     assert (venv / "bin" / "ansible-playbook").exists()
     assert jetson_env("bundle", "--verify", directory).returncode == 0
+
+
+def test_x86_tensorrt_is_the_matrix_pin_from_pip_or_named_as_supply_by_hand(tmp_path: Path):
+    """x86's TensorRT is the matrix's pip pin. PyPI (all pip reaches here) has tensorrt-cu13
+    only as an sdist and none of its -libs wheels: pip resolves wheels only, so the manifest
+    names the wheels as supplied by hand and where they come from; the bundle is still made."""
+    matrix = matrix_mod.load()
+    target = bundle.Target("x86_64", "3.12", "2.39")
+    (pip_set,) = bundle.needs_for(matrix, target, ["tensorrt"], {}).pip
+    assert pip_set.requirements == ["tensorrt-cu13==10.16.1.11"]
+    result = bundle.make(tmp_path / "b", matrix, [target], ["tensorrt"], workers=2)
+    (manual,) = result.manifest["manual"]
+    assert manual["what"] == (
+        "TensorRT wheels (tensorrt-cu13==10.16.1.11 with its -libs and -bindings)"
+    )
+    assert manual["expected"] == "pip/tensorrt_cu13*-*.whl"
+    assert "NVIDIA's pip index" in manual["where_from"]
+    assert "--file tensorrt=PATH" in manual["where_from"]

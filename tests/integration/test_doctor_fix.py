@@ -269,7 +269,10 @@ def local_fix(host: Host) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_a_nano_fixes_its_missing_csv_list_itself(tmp_path: Path):
+def test_a_nano_standin_on_debians_python_fixes_its_missing_csv_list_itself(tmp_path: Path):
+    """jetson-env runs here in the stand-in's Debian Python 3.11: a real JetPack 4 Nano has
+    Python 3.6, in which jetson-env itself (3.10+) does not run, so there --fix comes from
+    another machine (--host, -i); this test covers the local flow and the role, not that."""
     host = start_host(NANO, "doctor-fix-nano")
     try:
         with standin_apt([matrix.load().release("32.4.3")]) as apt:

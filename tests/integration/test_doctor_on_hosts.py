@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playbook_support import TORCH_WHEEL_X86 as TORCH_WHEEL
 from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
 from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
 
@@ -25,7 +26,6 @@ TRT_VERSION = "8.6.1"
 TRT_DIR = f"/opt/TensorRT-{TRT_VERSION}"
 TRT_LD_CONF = roles.default("tensorrt", "ldconfig_file")
 WHEELS = REPO_ROOT / ".cache" / "wheels"
-TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 TORCH_VENV = "/opt/torch-venv"
 
 
@@ -125,9 +125,9 @@ def test_termcolor_absent_then_installed_by_the_remedy(x86_host: Host):
 
 @pytest.fixture(scope="module")
 def torch_venv(x86_host: Host) -> str:
-    """Real torch (CPU build) in a venv of its own on the x86 host."""
-    if not TORCH_WHEEL.exists():
-        pytest.skip(f"{TORCH_WHEEL} is not on this machine")
+    """Real torch (CPU build) in a venv of its own on the x86 host: the wheel the playbook
+    tests install too, so a machine without it fails here as there, instead of skipping."""
+    assert TORCH_WHEEL.exists(), f"{TORCH_WHEEL} is not on this machine (the playbook tests' too)"
     x86_host.copy_in(TORCH_WHEEL, f"/tmp/{TORCH_WHEEL.name}")
     x86_host.exec(["python3", "-m", "venv", TORCH_VENV])
     x86_host.exec(

@@ -15,8 +15,9 @@ still run with the system Python). Roles: jetson_facts, cuda_env, python_base, t
 tensorrt (the stand-in tarball, a controller file), docker_runtime; torchvision, pycuda and
 torch2trt are off (no compiler and no network to get one; test_playbook_x86.py builds them).
 Tests run in file order on one host: --check, the run, the second run, the doctor, then the
-doctor's --fix as the user (single host and fleet), and last every pip remedy the doctor
-prints, run as printed.
+doctor's --fix as the user (single host and fleet), issue 33's promise (jetson-env provision
+and the doctor as the user runs them, then with pyenv's shims first on PATH), and last every
+pip remedy the doctor prints, run as printed (it leaves stand-in wheels in the venv).
 """
 
 import json
@@ -289,6 +290,109 @@ def test_fleet_fix_keeps_the_users_ansible_cfg_and_the_venv(lived_in: LivedIn, t
     assert not python_has(host, SYSTEM_PYTHON, "termcolor")
     sudo_log = file_text(host, "/var/log/sudo.log")
     assert f"{LIVED_IN_USER} : " in sudo_log and "root : " not in sudo_log
+
+
+def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
+    """Issue 33's promise (its cases 1 and 5): the user, with the torch venv FIRST ON PATH, no
+    -i and no interpreter variable anywhere, runs the installed wheel's `jetson-env provision`
+    (ansible-core alone in its venv, the user's environment and no ansible.cfg) from their
+    home, then `jetson-env doctor` with its defaults: every check the enabled roles manage is
+    ok, because the play installs into the Python the doctor checks (python3 on PATH, the
+    venv) and says which. Then --fix repairs what the roles manage. Roles that cannot work
+    here are turned off with -e, as a user would (no TensorRT tarball, no compiler)."""
+    host = lived_in.host
+    break_termcolor(host)  # what the roles manage, missing from the venv
+    # (and from the system Python)
+    host.exec([SYSTEM_PYTHON, "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
+               "termcolor"], check=False)  # fmt: skip
+    env = {"PATH": f"{LIVED_IN_VENV}/bin:/usr/local/bin:/usr/bin:/bin"}
+    jetson_env = f"{VENV}/bin/jetson-env"
+    roles_off = ("tensorrt", "torchvision", "pycuda", "torch2trt")
+    off = ["-e", json.dumps({f"{role}_enabled": False for role in roles_off})]
+
+    run = host.exec([jetson_env, "--no-color", "provision", *off], env=env, user=LIVED_IN_USER,
+                    check=False, timeout=900)  # fmt: skip
+
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-4000:]
+    venv_python = f"{LIVED_IN_VENV}/bin/python3"
+    assert python_has(host, venv_python, "termcolor"), output[-4000:]  # case 1
+    assert not python_has(host, SYSTEM_PYTHON, "termcolor")
+    for forbidden in ("template error", "deprecat"):  # case 5
+        assert forbidden not in output.lower(), output[-4000:]
+    assert f"({venv_python}: the Python provisioned)" in output, output[-4000:]
+
+    def examine() -> dict:
+        proc = host.exec([jetson_env, "--no-color", "doctor", "--json"], env=env,
+                         user=LIVED_IN_USER, check=False, timeout=900)  # fmt: skip
+        return json.loads(proc.stdout)
+
+    report = examine()
+    assert report["platform"]["python"]["executable"] == venv_python
+    statuses = worst(report)
+    assert statuses["termcolor"] == "ok", report
+    assert statuses["torch"] in ("ok", "warn"), report  # a CPU torch where there is no GPU
+    assert statuses["cuda"] in ("ok", "warn"), report
+    assert statuses["docker"] != "fail", report
+
+    break_termcolor(host)
+    fixed = host.exec([jetson_env, "--no-color", "doctor", "--fix", "--yes", "--no-smoke"],
+                      env=env, user=LIVED_IN_USER, check=False, timeout=900)  # fmt: skip
+    fix_output = fixed.stdout + fixed.stderr
+    for forbidden in ("template error", "deprecat"):
+        assert forbidden not in fix_output.lower(), fix_output[-4000:]
+    assert worst(examine())["termcolor"] == "ok", fix_output[-4000:]
+    assert not python_has(host, SYSTEM_PYTHON, "termcolor")
+
+
+PYENV = f"/home/{LIVED_IN_USER}/.pyenv"
+# pyenv's shims, as they behave (issue 33's case 7): `python3` runs the version pyenv selected
+# (here the torch venv: the host is offline, and the roles need its numpy), `python3.13`
+# names a version pyenv has not selected and fails.
+SHIMS = {
+    "python3": f'#!/bin/sh\nexec {LIVED_IN_VENV}/bin/python3 "$@"\n',
+    "python3.13": "#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n",
+}
+
+
+def test_pyenv_shims_first_on_path_provision_and_fix(lived_in: LivedIn):
+    """Issue 33's case 7: with pyenv's shims first on PATH, Ansible's interpreter discovery
+    picks the shim of an unselected python3.13 and the first module fails. `jetson-env
+    provision --check` and `doctor --fix` with no -i must use python3 on PATH (the rule), for
+    the roles and Ansible's modules alike, and install into it."""
+    host = lived_in.host
+    selected = f"{LIVED_IN_VENV}/bin/python3"  # what the shim runs: its sys.executable
+    shims = f"{PYENV}/shims"
+    script = f"mkdir -p {shims}" + "".join(
+        f" && printf '%s' {shlex.quote(text)} >{shims}/{name} && chmod +x {shims}/{name}"
+        for name, text in SHIMS.items()
+    )
+    host.exec(["sh", "-c", script], user=LIVED_IN_USER)
+    assert host.exec([f"{shims}/python3.13", "-V"], check=False).returncode == 127
+    break_termcolor(host)
+    env = {"PATH": f"{shims}:/usr/local/bin:/usr/bin:/bin"}
+    jetson_env = f"{VENV}/bin/jetson-env"
+
+    check = host.exec([jetson_env, "--no-color", "provision", "--check", "--tags", "python_base"],
+                      env=env, user=LIVED_IN_USER, check=False, timeout=900)  # fmt: skip
+
+    output = check.stdout + check.stderr
+    assert check.returncode == 0, output[-4000:]
+    assert f"({selected}: the Python provisioned)" in output, output[-4000:]
+    assert "pip would install termcolor==" in output and f"into {selected}" in output, output
+    assert not python_has(host, selected, "termcolor")  # --check changed nothing
+
+    fixed = host.exec([jetson_env, "--no-color", "doctor", "--fix", "python_base", "--yes",
+                       "--no-smoke"], env=env, user=LIVED_IN_USER, check=False,
+                      timeout=900)  # fmt: skip
+
+    said = fixed.stdout + fixed.stderr
+    assert "nothing was changed" not in said.lower(), said[-4000:]
+    assert python_has(host, selected, "termcolor"), said[-4000:]
+    report = json.loads(host.exec([jetson_env, "doctor", "--json", "--no-smoke"], env=env,
+                                  user=LIVED_IN_USER, check=False).stdout)  # fmt: skip
+    assert report["platform"]["python"]["executable"] == selected
+    assert worst(report)["termcolor"] == "ok"
 
 
 def pip_remedies(report: dict) -> list[str]:

@@ -263,7 +263,10 @@ def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
     [
         ({}, f"both (auto: TensorRT headers found in {TRT_HOME}/include)"),
         ({"torch2trt_tensorrt_include_dir": "/nonexistent"},
-         "none (auto: TensorRT headers missing in /nonexistent)"),
+         "none (auto: TensorRT headers missing in /nonexistent): for the plugins give "
+         "torch2trt_tensorrt_include_dir and torch2trt_tensorrt_lib_dir the include/ and lib/ of a "
+         "TensorRT tarball of this release, or install libnvinfer-dev (TensorRT from pip has no "
+         "headers)"),
         ({"torch2trt_plugins": "legacy"}, "legacy (torch2trt_plugins=legacy)"),
     ],
     ids=["headers", "no-headers", "chosen"],
@@ -332,7 +335,9 @@ def test_a_torchvision_with_a_local_label_that_pairs_is_kept(
 @pytest.fixture(scope="module")
 def fleet_inventory(work: Path, x86_a: Host, x86_b: Host, inventory: Path) -> Path:
     hosts = yaml.safe_load(inventory.read_text())["all"]["hosts"]
-    hosts["x86-b"] = {"ansible_host": x86_b.container}  # no TensorRT on this one
+    # No TensorRT on this one: no tarball, and not the pip default (PyPI serves none of
+    # tensorrt-cu13's libraries).
+    hosts["x86-b"] = {"ansible_host": x86_b.container, "tensorrt_pip_package": ""}
     common = yaml.safe_load(inventory.read_text())["all"]["vars"]
     return write_inventory(work / "fleet.yml", hosts, common)
 

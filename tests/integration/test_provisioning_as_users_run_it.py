@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -31,6 +32,7 @@ from pathlib import Path
 import pytest
 from playbook_support import (
     PLAYBOOK_TIMEOUT_S,
+    TORCH_WHEEL_X86,
     TORCHVISION_FIXTURE,
     paths_changed_since,
     remove_host,
@@ -40,7 +42,7 @@ from playbook_support import (
 )
 from playbook_support import start_host as start_playbook_host
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
+from support.hosts import FIXTURES, REPO_ROOT, VENV, Host, project_wheel
 from support.pythons import pyenv_version
 from support.standins import build_tensorrt_tarball
 
@@ -317,10 +319,23 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
     newest = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory)
 
     assert newest.rc != 0
-    assert "runs Python 3.6 (JetPack 4)" in newest.messages()
+    assert "runs Ansible's modules with Python 3.6" in newest.messages()
     assert "ansible-core<2.17" in newest.messages()
     assert "Nothing was changed." in newest.messages()
     assert paths_changed_since(jetpack4_host, marker) == set()
+
+    # The limit is the Python Ansible runs modules with, not the one provisioned (issue 33's
+    # case 6): modules in the host's Python 3.11 may provision its Python 3.6.
+    split = write_inventory(
+        tmp_path / "jp4-split.yml",
+        {"jp4": {"ansible_host": jetpack4_host.container,
+                 "ansible_python_interpreter": "/usr/bin/python3"}},
+        {**JETPACK4_ROLES, "jetson_facts_python": python36},
+    )  # fmt: skip
+    checked = run_playbook(ANSIBLE_ENDS["newest"], split, check=True)
+    assert checked.rc == 0, checked.messages() or checked.stderr
+    report = checked.task_result("Report the host's platform", "jp4")["msg"]
+    assert f"Python 3.6.15 ({python36}: the Python provisioned)" in report, report
 
     oldest = run_playbook(ANSIBLE_ENDS["oldest"].ensure(), inventory)
 
@@ -354,3 +369,60 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
     findings = {f["check"]: f for f in json.loads(doctor.stdout)["findings"]}
     assert findings["termcolor"]["status"] == "ok", findings
     assert "Traceback" not in doctor.stderr
+
+
+# A host of its own that installs ansible-core and the 190 MB torch wheel: 7.7 minutes on 2
+# busy cores. The lived-in host's promise tests (test_lived_in.py) keep the promise in the
+# default tier, on a host their module starts anyway.
+@pytest.mark.slow
+def test_fresh_x86_provision_then_doctor_as_a_user_runs_them():
+    """Issue 33's promise on a fresh x86 host: root, Debian 12's externally-managed python3
+    the only one on PATH, the installed wheel with exactly the `provision` extra's ansible-core
+    (no `ansible` package), from an unrelated folder, no -i, no interpreter variable, no
+    ansible.cfg. `jetson-env provision` (torch from the user's local CPU wheel, as the other
+    tests; the roles that need a GPU, TensorRT or a long build off with -e) names the Python
+    it provisions and says it overrides PEP 668 there; `jetson-env doctor` with its defaults
+    checks that same Python and the checks the enabled roles manage are ok (torch: a warning,
+    a CPU build where there is no GPU); termcolor removed, `doctor --fix --yes` repairs it."""
+    host = start_playbook_host("x86-debian12", "promise-fresh")
+    try:
+        host.install_project()
+        wheel = project_wheel()
+        host.exec([f"{VENV}/bin/pip", "install", "--quiet", f"/tmp/{wheel.name}[provision]"],
+                  timeout=900)  # fmt: skip
+        listed = host.exec([f"{VENV}/bin/pip", "list", "--format=freeze"]).stdout
+        assert "ansible-core==" in listed and "\nansible==" not in f"\n{listed}", listed
+        host.exec(["mkdir", "-p", "/opt/wheels", "/srv/elsewhere"])
+        host.copy_in(TORCH_WHEEL_X86, f"/opt/wheels/{TORCH_WHEEL_X86.name}")
+        settings = {"torch_wheel_file": f"/opt/wheels/{TORCH_WHEEL_X86.name}",
+                    **{f"{role}_enabled": False
+                       for role in ("torchvision", "pycuda", "tensorrt", "torch2trt")}}  # fmt: skip
+        jetson_env = f"{VENV}/bin/jetson-env"
+
+        def user_runs(*args: str) -> subprocess.CompletedProcess:
+            command = shlex.join([jetson_env, "--no-color", *args])
+            return host.exec(["sh", "-c", f"cd /srv/elsewhere && {command}"], check=False,
+                             timeout=1800)  # fmt: skip
+
+        run = user_runs("provision", "-e", json.dumps(settings))
+
+        output = run.stdout + run.stderr
+        assert run.returncode == 0, output[-4000:]
+        for forbidden in ("template error", "deprecat"):
+            assert forbidden not in output.lower(), output[-4000:]
+        assert "(/usr/bin/python3: the Python provisioned, an externally-managed" in output, output
+        assert "is an externally-managed system Python (PEP 668)" in output
+        report = json.loads(user_runs("doctor", "--json").stdout)
+        assert report["platform"]["python"]["executable"] == "/usr/bin/python3"
+        statuses = {f["check"]: f["status"] for f in report["findings"]}
+        assert statuses["termcolor"] == "ok" and statuses["torch"] in ("ok", "warn"), statuses
+
+        host.exec(["python3", "-m", "pip", "uninstall", "--yes", "--quiet",
+                   "--break-system-packages", "termcolor"])  # fmt: skip
+        fixed = user_runs("doctor", "--fix", "--yes", "--no-smoke")
+        said = fixed.stdout + fixed.stderr
+        assert "termcolor: fail -> ok" in said, said[-4000:]
+        assert "template error" not in said.lower() and "deprecat" not in said.lower()
+        assert host.exec(["ls", "/srv/elsewhere"]).stdout == ""
+    finally:
+        remove_host(host)

@@ -45,4 +45,9 @@ def test_smoke_converts_runs_and_reloads():
     assert smoke["reload"]["done"] and smoke["reload"]["same_output"]
     if smoke["fp16"]["supported"]:
         assert smoke["conversions"][1]["within_tolerance"]
+    onnx = smoke["onnx"]
+    assert onnx["exported"] and onnx["converted"] and onnx["error"] is None, onnx
+    assert onnx["within_tolerance"] and onnx["engine"]["reloaded"], onnx
+    assert onnx["engine"]["sidecar"]["tensorrt"] == smoke["tensorrt"]
+    assert onnx["strongly_typed"] == smoke["tensorrt"].startswith("11.")
     assert proc.returncode == 0, proc.stdout

@@ -13,6 +13,7 @@ import hashlib
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -92,6 +93,58 @@ def build_bindings_wheel(version: str, python_tag: str, dest: Path) -> Path:
         record.append(f"{dist_info}/RECORD,,")
         archive.writestr(f"{dist_info}/RECORD", "\n".join(record) + "\n")
     return wheel
+
+
+def _wheel(
+    dest: Path,
+    name: str,
+    version: str,
+    tag: str,
+    files: dict[str, bytes],
+    requires: tuple[str, ...] = (),
+) -> Path:
+    """A platform wheel `name`-`version`-`tag`.whl holding `files`, with its RECORD."""
+    dist = f"{name}-{version}"
+    wheel = dest / f"{dist}-{tag}.whl"
+    metadata = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                "Summary: STAND-IN (jetson-env tests)\n"
+                + "".join(f"Requires-Dist: {r}\n" for r in requires))  # fmt: skip
+    files = {
+        **files,
+        f"{dist}.dist-info/METADATA": metadata.encode(),
+        f"{dist}.dist-info/WHEEL": (f"Wheel-Version: 1.0\nGenerator: jetson-env-tests\n"
+                                    f"Root-Is-Purelib: false\nTag: {tag}\n").encode(),
+    }  # fmt: skip
+    dest.mkdir(parents=True, exist_ok=True)
+    record = []
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(zipfile.ZipInfo(path, (1980, 1, 1, 0, 0, 0)), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.append(f"{path},sha256={digest.decode()},{len(data)}")
+        record.append(f"{dist}.dist-info/RECORD,,")
+        archive.writestr(zipfile.ZipInfo(f"{dist}.dist-info/RECORD", (1980, 1, 1, 0, 0, 0)),
+                         "\n".join(record) + "\n")  # fmt: skip
+    return wheel
+
+
+def build_tensorrt_pip_wheels(version: str, cuda_major: str, dest: Path) -> list[Path]:
+    """What pip installs for tensorrt-cu<major>==<version>, as stand-ins: tensorrt_cuNN (the
+    `tensorrt` module, whose import loads libnvinfer through the loader, as the real
+    bindings do) requiring tensorrt_cuNN_libs (site-packages/tensorrt_libs/libnvinfer.so.N)."""
+    major = version.split(".")[0]
+    tag = "py3-none-manylinux_2_17_x86_64"
+    with tempfile.TemporaryDirectory() as tmp:
+        library = build_libnvinfer(".".join(version.split(".")[:3]), Path(tmp))
+        libs = _wheel(dest, f"tensorrt_cu{cuda_major}_libs", version, tag, {
+            "tensorrt_libs/__init__.py": b'"""STAND-IN for tensorrt_libs (tests only)."""\n',
+            f"tensorrt_libs/libnvinfer.so.{major}": library.read_bytes(),
+        })  # fmt: skip
+    bindings = BINDINGS_INIT.format(major=major, version=version).encode()
+    meta = _wheel(dest, f"tensorrt_cu{cuda_major}", version, tag,
+                  {"tensorrt/__init__.py": bindings},
+                  (f"tensorrt_cu{cuda_major}_libs=={version}",))  # fmt: skip
+    return [meta, libs]
 
 
 def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:

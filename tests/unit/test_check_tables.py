@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from jetson_env import doctor, fixing, fleet_page
-from jetson_env.checks import BY_NAME, docker, packages, tensorrt_python
+from jetson_env.checks import BY_NAME, docker, packages, portability, tensorrt_python
 from jetson_env.checks.context import Facts
 from jetson_env.findings import SEVERITY, Finding
 from jetson_env.matrix import load
@@ -57,7 +57,6 @@ def test_docker_remedies_use_the_service_manager_that_runs_there(manager, start,
         ("8.5.3", "11.4", "'tensorrt==8.5.3.*'"),
         ("10.3.0", "12.6", "'tensorrt-cu12==10.3.0.*'"),
         ("10.13.2", "13.0", "'tensorrt-cu13==10.13.2.*'"),
-        (None, "13.0", "tensorrt-cu13"),
     ],
 )
 def test_tensorrt_bindings_remedy_is_pinned_to_libnvinfer(library, cuda, requirement):
@@ -73,6 +72,30 @@ def test_tensorrt_bindings_remedy_is_pinned_to_libnvinfer(library, cuda, require
     if library == "8.5.3":
         (finding,) = tensorrt_python.run(found)
         assert finding.summary.startswith("tensorrt 8.6.1 imports, but libnvinfer is 8.5.3")
+
+
+def test_an_x86_host_without_tensorrt_gets_one_remedy_the_matrix_pin_from_pip():
+    """libnvinfer and the bindings used to disagree: a login-walled tarball for one, an
+    unpinned `pip install tensorrt-cu13` (TensorRT 11, which torch2trt cannot use) for the
+    other."""
+    found = facts(
+        tensorrt={"files": [], "loaded": None, "headers": []},
+        tensorrt_bindings={"imported": False,
+                           "error": "ModuleNotFoundError: No module named 'tensorrt'"},
+        cuda={"version": "13.0", "root": "/usr/local/cuda"},
+    )  # fmt: skip
+    (library,) = BY_NAME["libnvinfer"].run(found)
+    (bindings,) = BY_NAME["tensorrt-python"].run(found)
+    assert library.remedy == bindings.remedy
+    assert library.remedy.shell == (
+        "/opt/venv/bin/python3 -m pip install tensorrt-cu13==10.16.1.11 && /opt/venv/bin/python3"
+        " -c 'import os; import tensorrt_libs; print(os.path.dirname(tensorrt_libs.__file__))'"
+        " | tee /etc/ld.so.conf.d/jetson-env-tensorrt.conf && ldconfig"
+    )
+    assert library.as_dict()["playbook"] == {
+        "role": "tensorrt", "tags": ["tensorrt"],
+        "vars": {"jetson_facts_python": "/opt/venv/bin/python3"},
+    }  # fmt: skip
 
 
 def test_quick_packages_pairs_torch_and_torchvision_from_metadata():
@@ -94,6 +117,22 @@ def test_quick_packages_pairs_torch_and_torchvision_from_metadata():
         ("fail", "torch2trt is not installed for /opt/venv/bin/python3"),
         ("ok", "pycuda (version unknown) (package metadata; not imported (--quick))"),
     ]  # fmt: skip
+
+
+def test_quick_packages_says_torch2trt_cannot_use_tensorrt_11():
+    metadata = {"packages": {
+        "torch": {"installed": True, "version": "2.14.1"},
+        "torchvision": {"installed": True, "version": "0.29.1"},
+        "tensorrt": {"installed": True, "version": "11.4.0.106"},
+        "torch2trt": {"installed": True, "version": "0.5.0"},
+        "pycuda": {"installed": True, "version": "2025.1.3"},
+    }}  # fmt: skip
+    found = facts(packages=metadata, tensorrt={"files": [], "loaded": {"version": "11.4.0.106"}},
+                  cuda={"version": "13.0", "root": "/usr/local/cuda"})  # fmt: skip
+    torch2trt = packages.run(found)[3]
+    assert torch2trt.status == "fail"
+    assert torch2trt.summary.startswith("torch2trt cannot convert with TensorRT 11.4.0.106: ")
+    assert "tensorrt-cu13==10.16.1.11" in torch2trt.remedy.shell
 
 
 def test_a_failed_probe_shared_by_checks_is_one_crash():
@@ -339,3 +378,194 @@ def test_one_severity_order_sums_up_a_check_a_host_and_a_run(worse, better):
     before, after = (doctor.Report("local", None, found, {}) for found in (both[:1], both))
     assert fixing.before_after(before, after) == [("smoke", better, worse)]
     assert after.status == worse
+
+
+def trt(kind, directory, version="10.16.1.11", headers=()):
+    return {"files": [{"path": f"{directory}/libnvinfer.so.{version.split('.')[0]}",
+                       "dir": directory, "kind": kind, "version": version,
+                       "major": int(version.split(".")[0]), "in_ldconfig_cache": True}],
+            "loaded": {"name": "libnvinfer.so.10", "version": version},
+            "headers": list(headers)}  # fmt: skip
+
+
+def test_torch2trt_with_tensorrt_11_says_what_fails_and_both_ways_out():
+    found = facts(
+        torch2trt={"installed": True, "importable": True, "version": "0.5.0",
+                   "plugin_files": [], "registry_creators": []},
+        tensorrt=trt("pip", "/opt/venv/lib/python3.12/site-packages/tensorrt_libs",
+                     "11.4.0.106"),
+    )  # fmt: skip
+    (finding,) = BY_NAME["torch2trt"].run(found)
+    assert finding.status == "fail"
+    assert finding.summary.startswith("torch2trt cannot convert with TensorRT 11.4.0.106: ")
+    assert "NetworkDefinitionCreationFlag.EXPLICIT_BATCH" in finding.summary
+    assert "BuilderFlag.FP16" in finding.summary
+    assert finding.details == (
+        "way out 1: TensorRT 10.16.1.11 (the matrix's, below 11), the remedy below",
+        "way out 2: keep TensorRT 11.4.0.106 and convert with ONNX export + TensorRT's "
+        "OnnxParser, Torch-TensorRT instead (the smoke runs each one that is installed)",
+    )
+    assert finding.remedy.role == "tensorrt"
+    assert "tensorrt-cu13==10.16.1.11" in finding.remedy.shell
+
+
+CLONE = ("git clone https://github.com/NVIDIA-AI-IOT/torch2trt.git torch2trt-src && "
+         "cd torch2trt-src && git checkout 4e820ae31b4e35d59685935223b05b2e11d47b03")  # fmt: skip
+PY = "/opt/venv/bin/python3"
+
+
+@pytest.mark.parametrize(
+    "tensorrt, expected, variables",
+    [
+        (trt("system", "/usr/lib/x86_64-linux-gnu", headers=["/usr/include/x86_64-linux-gnu"]),
+         f"{PY} -m pip install packaging setuptools wheel && {CLONE} && sed -i "
+         "'s|\"/usr/include/aarch64-linux-gnu\"|\"/usr/include/x86_64-linux-gnu\"|;"
+         "s|\"/usr/lib/aarch64-linux-gnu\"|\"/usr/lib/x86_64-linux-gnu\"|' setup.py && "
+         "env CPATH=/usr/include/x86_64-linux-gnu:/usr/local/cuda/include "
+         "LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64 "
+         f"{PY} setup.py bdist_wheel --dist-dir dist --plugins && "
+         f"{PY} -m pip install --no-deps --force-reinstall dist/torch2trt-*.whl && "
+         "sed -i 's/set(CUDA_ARCHITECTURES [^)]*)/set(CUDA_ARCHITECTURES 90)/' CMakeLists.txt"
+         " && cmake -B build . -DCMAKE_POLICY_VERSION_MINIMUM=3.5 && "
+         "cmake --build build --target install && ldconfig",
+         {"torch2trt_tensorrt_include_dir": "/usr/include/x86_64-linux-gnu",
+          "torch2trt_tensorrt_lib_dir": "/usr/lib/x86_64-linux-gnu"}),
+        (trt("tarball", "/opt/TensorRT-10.16.1.11/lib",
+             headers=["/opt/TensorRT-10.16.1.11/include"]),
+         "/opt/TensorRT-10.16.1.11/include:/usr/local/cuda/include",
+         {"torch2trt_tensorrt_include_dir": "/opt/TensorRT-10.16.1.11/include",
+          "torch2trt_tensorrt_lib_dir": "/opt/TensorRT-10.16.1.11/lib"}),
+        (trt("pip", "/opt/venv/lib/python3.12/site-packages/tensorrt_libs"),
+         f"{PY} -m pip install packaging setuptools wheel && {CLONE} && "
+         f"{PY} setup.py bdist_wheel --dist-dir dist && "
+         f"{PY} -m pip install --no-deps --force-reinstall dist/torch2trt-*.whl",
+         {}),
+    ],
+    ids=["deb", "tarball", "pip-no-headers"],
+)  # fmt: skip
+def test_torch2trt_remedy_is_the_roles_steps_for_this_tensorrt_layout(tensorrt, expected,
+                                                                     variables):  # fmt: skip
+    found = facts(torch2trt={"installed": False}, tensorrt=tensorrt)
+    (finding,) = BY_NAME["torch2trt"].run(found)
+    assert finding.remedy.role == "torch2trt"
+    assert dict(finding.remedy.variables) == {"jetson_facts_python": PY, **variables}
+    if expected.startswith(PY):
+        assert finding.remedy.shell == expected
+    else:
+        assert expected in finding.remedy.shell and "CMAKE_POLICY_VERSION_MINIMUM=3.5" in (
+            finding.remedy.shell
+        )
+    if not variables:
+        assert finding.details == (
+            "TensorRT's headers (NvInfer.h) are not on this host (pip's tensorrt_libs has none):"
+            " torch2trt installs without its plugins. For them, unpack the TensorRT tarball of"
+            " the same release and give the role its include/ and lib/ (-e "
+            "torch2trt_tensorrt_include_dir=DIR/include -e torch2trt_tensorrt_lib_dir=DIR/lib),"
+            " or install NVIDIA's libnvinfer-dev deb",
+        )
+
+
+ONNX_PASSING = {
+    "converter": "onnx", "precision": "fp32", "exported": True, "converted": True, "error": None,
+    "exporter": "torchscript (dynamo=False)", "onnx_bytes": 2345, "strongly_typed": False,
+    "build_seconds": 3.2, "max_abs_error": 1.9e-06, "tolerance": 1e-3, "within_tolerance": True,
+    "latency_ms": 0.1, "speedup": 12.5,
+    "engine": {"bytes": 40960, "reloaded": True,
+               "sidecar": {"tensorrt": "11.4.0.106", "compute_capability": "9.0",
+                           "device": "NVIDIA H100", "built_by": "jetson-env smoke (onnx)",
+                           "built_at": "2026-11-25T18:00:00Z"}},
+}  # fmt: skip
+ON_11 = {"tensorrt": "11.4.0.106", "fp16": {"supported": True, "source": "compute capability"}}
+
+
+@pytest.mark.parametrize(
+    "changed, expected",
+    [
+        ({**ON_11, "torch2trt": False, "conversions": [], "reload": None,
+          "torch2trt_error": "ModuleNotFoundError: No module named 'torch2trt'",
+          "onnx": {**ONNX_PASSING, "strongly_typed": True},
+          "torch_tensorrt": {"installed": False,
+                             "error": "ModuleNotFoundError: No module named 'torch_tensorrt'"}},
+         [REFERENCE,
+          ("skip", "torch2trt not run: not importable (see the torch2trt finding)",
+           ("ModuleNotFoundError: No module named 'torch2trt'",)),
+          ("ok", "ONNX -> TensorRT 11.4.0.106 OnnxParser fp32, strongly typed: max abs error "
+                 "1.90e-06 (tolerance 0.001), 0.100 ms, 12.5x PyTorch",
+           ("engine built in 3.2 s", "exported with torch.onnx.export (torchscript (dynamo=False))",
+            "engine file (40960 bytes) written with its sidecar, read back and run")),
+          ("skip", "Torch-TensorRT not run: not installed",
+           ("ModuleNotFoundError: No module named 'torch_tensorrt'",))]),
+        ({**ON_11, "conversions": [{"precision": "fp32", "converted": False,
+                                    "error": "AttributeError: type object 'tensorrt.tensorrt."
+                                             "NetworkDefinitionCreationFlag' has no attribute "
+                                             "'EXPLICIT_BATCH'"}],
+          "reload": None, "onnx": {**ONNX_PASSING, "error": "OnnxParser: unsupported node",
+                                   "converted": False, "engine": None}},
+         [REFERENCE,
+          ("fail", "torch2trt fp32: conversion failed (torch2trt cannot use TensorRT 11.4.0.106:"
+                   " see the torch2trt finding)",
+           ("AttributeError: type object 'tensorrt.tensorrt.NetworkDefinitionCreationFlag' has "
+            "no attribute 'EXPLICIT_BATCH'",)),
+          ("fail", "ONNX -> TensorRT 11.4.0.106 OnnxParser fp32: failed",
+           ("OnnxParser: unsupported node",))]),
+        ({"torch_tensorrt": {"installed": True, "version": "2.14.0", "precision": "fp32",
+                             "converted": True, "error": None, "build_seconds": 9.0,
+                             "max_abs_error": 0.2, "tolerance": 1e-3, "within_tolerance": False,
+                             "latency_ms": 0.2, "speedup": 6.0}},
+         [REFERENCE, FP32_OK, FP16_OK, RELOADED,
+          ("fail", "Torch-TensorRT 2.14.0 fp32: max abs error 2.00e-01 (tolerance 0.001), "
+                   "0.200 ms, 6.0x PyTorch", ("engine built in 9.0 s",))]),
+    ],
+    ids=["tensorrt-11-onnx-only", "torch2trt-on-11-and-onnx-failing", "torch-tensorrt-off"],
+)  # fmt: skip
+def test_smoke_judges_every_converter_on_its_own(changed, expected):
+    found = facts(smoke={**SMOKE_PASSING, **changed})
+    findings = doctor.run_checks([BY_NAME["smoke"]], found)
+    assert [(f.status, f.summary, f.details) for f in findings] == expected
+
+
+@pytest.mark.parametrize(
+    "sidecar, problems",
+    [
+        ({"tensorrt": "10.16.1.11", "compute_capability": "9.0"}, []),
+        ({"tensorrt": "10.16.1.7", "compute_capability": "9.0"}, []),
+        ({"tensorrt": "10.3.0.30", "compute_capability": "8.7"},
+         ["it was built by TensorRT 10.3.0.30, this host has TensorRT 10.16.1.11",
+          "it was built for compute capability 8.7, this GPU is 9.0"]),
+        ({"compute_capability": "9.0"},
+         ["it was built by TensorRT (unknown), this host has TensorRT 10.16.1.11"]),
+    ],
+    ids=["same", "another-build-of-the-release", "an-orin-engine-on-an-h100", "no-tensorrt"],
+)  # fmt: skip
+def test_an_engine_sidecar_says_why_the_file_will_not_load_here(sidecar, problems):
+    assert portability.engine_problems(sidecar, "10.16.1.11", "9.0") == problems
+    found = facts(tensorrt={"files": [], "loaded": {"name": "libnvinfer.so.10",
+                                                    "version": "10.16.1.11"}},
+                  smoke={**SMOKE_PASSING, "onnx": {**ONNX_PASSING,
+                                                   "engine": {**ONNX_PASSING["engine"],
+                                                              "sidecar": sidecar}}})  # fmt: skip
+    here, engine = BY_NAME["engine-portability"].run(found)
+    assert here.status == "ok"
+    assert engine.status == ("fail" if problems else "ok")
+    assert all(problem in engine.summary for problem in problems)
+
+
+def test_an_onnx_export_without_the_onnx_package_is_fixed_by_python_base():
+    """torch 2.13 (CPU) without onnx: torch.onnx.export(..., dynamo=False) raised this."""
+    failed = {
+        **ONNX_PASSING,
+        "exported": False,
+        "converted": False,
+        "engine": None,
+        "error": "torch.onnx.export: OnnxExporterError: Module onnx is not installed!",
+    }
+    for key in ("max_abs_error", "build_seconds"):
+        failed.pop(key)  # fmt: skip
+    found = facts(smoke={**SMOKE_PASSING, "onnx": failed})
+    onnx = doctor.run_checks([BY_NAME["smoke"]], found)[-1]
+    assert (onnx.status, onnx.summary) == (
+        "fail",
+        "ONNX -> TensorRT 10.3.0 OnnxParser fp32: failed",
+    )
+    assert onnx.remedy.shell == "/opt/venv/bin/python3 -m pip install onnx"
+    assert onnx.remedy.role == "python_base"

@@ -34,6 +34,10 @@ def test_matrix_json_lists_every_release():
     assert data["schema"] == 1
     assert [r["l4t"] for r in data["releases"]] == list(matrix_mod.load().releases)
     assert data["x86"]["torch"]["version"]
+    assert data["x86"]["tensorrt_pip"] == {
+        "package": "tensorrt-cu13", "version": "10.16.1.11", "supported": "<11,>=10.13.2"
+    }  # fmt: skip
+    assert data["x86"]["converters"] == ["torch2trt", "onnx", "torch_tensorrt"]
     nano = data["releases"][0]
     assert nano == {
         "l4t": "32.4.3",
@@ -70,6 +74,8 @@ def test_matrix_json_lists_every_release():
             "git": "https://github.com/NVIDIA-AI-IOT/torch2trt.git",
             "ref": "4e820ae31b4e35d59685935223b05b2e11d47b03",
         },
+        "converters": ["torch2trt", "onnx"],
+        "tensorrt_pip": None,
         "assumed_from": None,
         "sources": [
             "https://developer.nvidia.com/embedded/jetpack-archive",

@@ -8,6 +8,7 @@ import stat
 from jetson_env import collection, fixing
 from jetson_env.doctor import Report
 from jetson_env.findings import FAIL, OK, Finding, Remedy
+from jetson_env.probing import ProbeResult
 
 
 def test_an_ipv6_host_with_a_port():
@@ -16,6 +17,11 @@ def test_an_ipv6_host_with_a_port():
     assert args[:4] == ["-i", "::1,", "-l", "::1"]
     assert args[args.index("-u") + 1] == "nano"
     assert connection.variables() == {"ansible_port": 2235}
+
+
+def test_password_asks_ansible_for_the_ssh_password_too():
+    assert "--ask-pass" in fixing.Connection("u@10.0.0.7", ask_pass=True).arguments()
+    assert "--ask-pass" not in fixing.Connection("u@10.0.0.7").arguments()
 
 
 def test_the_default_port_is_left_to_ssh():
@@ -94,9 +100,17 @@ def test_a_role_that_ran_but_did_not_fix_says_what_is_left():
 
 
 def test_the_roles_install_into_the_probed_python_not_ansibles():
-    plan = fixing.plan(BEFORE, ROLES)
+    """The doctor ran `python3` (a pyenv shim); its platform probe says which interpreter that
+    is: the roles install into that one, and on this machine Ansible runs modules with it too
+    (jetson_env.target_python), elsewhere with its own."""
+    probed = "/home/u/.pyenv/versions/3.11.7/bin/python3"
+    platform = ProbeResult("platform", {"python": {"executable": probed}}, None, 0.1)
+    before = Report("host", None, BEFORE.findings, {"platform": platform})
+    plan = fixing.plan(before, ROLES)
     setup = fixing.Setup(ROLES, None, "ansible-playbook", {"tensorrt_tarball": "/t.tgz"})
-    variables = fixing.host_variables(BEFORE, "/opt/venv/bin/python", plan, setup)
-    assert variables["jetson_facts_python"] == "/opt/venv/bin/python"
-    assert "ansible_python_interpreter" not in variables
-    assert variables["tensorrt_tarball"] == "/t.tgz"
+    remote = fixing.host_variables(before, "python3", plan, setup)
+    assert remote["jetson_facts_python"] == probed
+    assert "ansible_python_interpreter" not in remote
+    assert remote["tensorrt_tarball"] == "/t.tgz"
+    local = fixing.host_variables(before, "python3", plan, setup, local=True)
+    assert local["jetson_facts_python"] == local["ansible_python_interpreter"] == probed

@@ -362,3 +362,43 @@ def test_the_row_rule_never_assumes_a_row_for_a_release_left_out_or_an_unknown_l
 )  # fmt: skip
 def test_compute_capability_is_derived_in_one_place(platform, expected):
     assert matrix_mod.load().device_capability(platform) == expected
+
+
+def test_x86_tensorrt_is_pip_pinned_below_what_the_default_converter_cannot_use():
+    m = matrix_mod.load()
+    pinned = m.x86_tensorrt
+    assert pinned.requirement == "tensorrt-cu13==10.16.1.11"
+    assert "11.4.0.106" not in pinned.supported and "10.13.3.9" in pinned.supported
+    assert m.converters.default == "torch2trt"
+    assert m.converters.supports("torch2trt", pinned.version)
+    assert not m.converters.supports("torch2trt", "11.4.0.106")
+    assert m.converters.for_tensorrt("11.4.0.106") == ("onnx", "torch_tensorrt")
+    for release in m.releases.values():
+        assert m.converters.supports("torch2trt", release.tensorrt), release.l4t
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda r: r["x86"]["tensorrt"].update(supported=">=10.13.2,<12"),
+         ("x86.tensorrt", "admits TensorRT 11", "torch2trt")),
+        (lambda r: r["x86"]["tensorrt"].update(version="11.4.0.106"),
+         ("x86.tensorrt", "11.4.0.106 is not inside")),
+        (lambda r: r["x86"]["tensorrt"].update(package="tensorrt-cu12"),
+         ("x86.tensorrt", "must be tensorrt-cu13")),
+        (lambda r: r["x86"]["tensorrt"].pop("source"), ("x86.tensorrt", "no source cited")),
+        (lambda r: r["x86"].pop("tensorrt"), ("x86", "missing 'tensorrt'")),
+        (lambda r: r["converters"]["by_tensorrt_major"].pop("8"),
+         ("release R32.6.1", "TensorRT 8.0.1's major has no entry")),
+        (lambda r: r["converters"]["by_tensorrt_major"]["11"].append("tf2trt"),
+         ("converters.by_tensorrt_major.11", "tf2trt")),
+        (lambda r: r["converters"].update(default="tf2trt"), ("converters.default 'tf2trt'",)),
+        (lambda r: r["converters"].pop("source"), ("converters", "no source cited")),
+    ],
+    ids=["range-admits-11", "pin-outside-range", "wrong-cuda-package", "x86-no-source",
+         "x86-no-tensorrt", "row-major-unknown", "unknown-converter", "unknown-default",
+         "converters-no-source"],
+)  # fmt: skip
+def test_tensorrt_and_converter_facts_are_validated(broken, change, words):
+    change(broken)
+    expect_error(broken, *words)

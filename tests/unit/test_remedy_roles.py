@@ -76,7 +76,9 @@ CASES = {
     "torchvision-torch-without-pair": ("torchvision", X86, {"torch": {
         "torch": {**TORCH, "version": "2.16.0+cu132"}, "torchvision": NOT_INSTALLED}},
         "torch"),
-    "torch2trt-missing": ("torch2trt", ORIN, {"torch2trt": NOT_INSTALLED}, "torch2trt"),
+    "torch2trt-missing": ("torch2trt", ORIN, {"torch2trt": NOT_INSTALLED, "tensorrt": {
+        "files": [], "loaded": {"name": "libnvinfer.so.10", "version": "10.3.0"}}},
+        "torch2trt"),
     "tensorrt-bindings-missing": ("tensorrt-python", ORIN, {
         "tensorrt": {"files": [], "loaded": {"name": "libnvinfer.so.10", "version": "10.3.0"}},
         "tensorrt_bindings": {"imported": False,

@@ -6,21 +6,25 @@ probes, was most of the wall time. This action instead runs the command the doct
 gives in its payload file (targets.launch_command: the launcher under `python -c
 BOOTSTRAP`, as `doctor --host` runs it) through the host's connection, with the rest of
 the payload on stdin: become, the connection's settings and the task's timeout apply as
-to any task, and the interpreter is the one Ansible would give a module there
-(ansible_python_interpreter, interpreter_python, discovery). Returns rc, stdout and
+to any task, and the interpreter is the host's target Python: its jetson_facts_python, else the one
+Ansible would give a module there (ansible_python_interpreter, interpreter_python,
+discovery): jetson_env.target_python's rule, the playbook's too. Returns rc, stdout and
 stderr; the doctor reads them (an interpreter that does not run is its finding too).
 """
 
 import json
 import shlex
+import sys
+from pathlib import Path
 
 from ansible.errors import AnsibleActionFail
-from ansible.executor.interpreter_discovery import (
-    InterpreterDiscoveryRequiredError,
-    discover_interpreter,
-)
-from ansible.executor.module_common import _get_shebang
 from ansible.plugins.action import ActionBase
+
+# <root>/ansible_collections/jetson_env/jetson/plugins/action/probe.py: the jetson_env
+# package is at <root> (the wheel's site-packages, or the checkout).
+PACKAGE_ROOT = Path(__file__).resolve().parents[5]
+if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
+    sys.path.append(str(PACKAGE_ROOT))
 
 
 class ActionModule(ActionBase):
@@ -46,18 +50,8 @@ class ActionModule(ActionBase):
         return result
 
     def _interpreter(self, task_vars):
-        """The Python Ansible would run a module with on this host, and the discovery fact."""
-        remote_is_local = bool(getattr(self._connection, "_remote_is_local", False))
-        try:
-            _shebang, python = _get_shebang(
-                "/usr/bin/python", task_vars, self._templar, remote_is_local=remote_is_local
-            )
-            return python, {}
-        except InterpreterDiscoveryRequiredError as needed:
-            python = discover_interpreter(
-                action=self,
-                interpreter_name=needed.interpreter_name,
-                discovery_mode=needed.discovery_mode,
-                task_vars=task_vars,
-            )
-            return python, {f"discovered_interpreter_{needed.interpreter_name}": python}
+        """The host's target Python (jetson_env.target_python.for_host: its
+        jetson_facts_python, else the one Ansible runs modules with) and the discovery fact."""
+        from jetson_env import target_python
+
+        return target_python.for_host(self, task_vars)

@@ -19,9 +19,17 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 try:
-    from jetson_env import apt_repository, bundle, keeping, matrix, provisioning, wheels
+    from jetson_env import (
+        apt_repository,
+        bundle,
+        keeping,
+        matrix,
+        provisioning,
+        target_python,
+        wheels,
+    )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = provisioning = wheels = None
+    apt_repository = bundle = keeping = matrix = provisioning = target_python = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -142,12 +150,20 @@ def _require_package():
         raise AnsibleFilterError(MISSING)
 
 
+def pip_overrides_pep668(python):
+    """Whether pip installs into this Python (the facts module's jetson_env_python) need
+    --break-system-packages: jetson_env.target_python's rule, the doctor's too."""
+    _require_package()
+    return target_python.overrides_pep668(dict(python))
+
+
 class FilterModule:
     def filters(self):
         return {
             "apt_download_line": apt_download_line,
             "bundle_plan": bundle_plan,
             "matrix": matrix_mapping,
+            "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
             "plan": plan,
             "torch_source": torch_source,

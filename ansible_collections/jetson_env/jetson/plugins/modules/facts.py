@@ -23,20 +23,18 @@ options:
     choices: [platform, cuda, python]
     default: [platform, cuda, python]
   python:
-    description: The interpreter whose version and packages are reported.
+    description:
+      - The interpreter whose version and packages are reported (the target Python).
+        Empty means the one this module runs in, the interpreter Ansible runs modules
+        with (jetson_env.target_python's rule for a host without jetson_facts_python).
     type: path
-    default: /usr/bin/python3
+    default: ""
   l4t:
     description:
       - Report this L4T release (and a Jetson) instead of the detected one, for image
         builds, whose base image has no L4T files. Empty means detect.
     type: str
     default: ""
-  distributions:
-    description: Distribution names whose installed versions are reported (null when absent).
-    type: list
-    elements: str
-    default: []
 author: jetson-env
 """
 
@@ -50,20 +48,25 @@ ansible_facts:
 import json
 import os
 import subprocess
+import sys
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.jetson_env.jetson.plugins.module_utils.jetson_env_cuda import (
     collect as collect_cuda,
 )
+from ansible_collections.jetson_env.jetson.plugins.module_utils.jetson_env_packages import (
+    DISTRIBUTIONS,
+)
 from ansible_collections.jetson_env.jetson.plugins.module_utils.jetson_env_platform import (
     collect as collect_platform,
 )
 
 # Runs in the target interpreter (3.6+): importlib.metadata from 3.8, pkg_resources before.
+# argv[1]: the probes' table of distributions, [[module, [distribution, ...]], ...].
 PYTHON_INFO = r"""
 import json, os, platform, sys, sysconfig
-names = json.loads(sys.argv[1])
+table = json.loads(sys.argv[1])
 
 def glibc():
     # Python < 3.8's platform.libc_ver() scans the interpreter binary for the newest
@@ -90,15 +93,25 @@ except ImportError:
             return pkg_resources.get_distribution(name).version
         except pkg_resources.DistributionNotFound:
             return None
+def first_version(names):
+    for name in names:
+        found = version(name)
+        if found:
+            return found
+    return None
 tag = "cp%d%d" % sys.version_info[:2]
 print(json.dumps({
     "executable": sys.executable,
+    "in_venv": sys.prefix != getattr(sys, "base_prefix", sys.prefix),
+    # PEP 668's marker (the probe's field): whether pip honours it is target_python's rule.
+    "externally_managed": os.path.exists(
+        os.path.join(sysconfig.get_paths()["stdlib"], "EXTERNALLY-MANAGED")),
     "version": "%d.%d.%d" % sys.version_info[:3],
     "major_minor": "%d.%d" % sys.version_info[:2],
     "tag": tag,
     "include": sysconfig.get_paths()["include"],
     "libc": glibc(),
-    "packages": dict((name, version(name)) for name in names),
+    "packages": dict((module, first_version(names)) for module, names in table),
 }))
 """
 
@@ -120,10 +133,10 @@ def memory():
     }
 
 
-def python_info(module, python, distributions):
+def python_info(module, python):
     try:
         proc = subprocess.run(
-            [python, "-c", PYTHON_INFO, json.dumps(distributions)],
+            [python, "-c", PYTHON_INFO, json.dumps(DISTRIBUTIONS)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             universal_newlines=True,
@@ -147,8 +160,7 @@ def main():
                 "choices": ["platform", "cuda", "python"],
                 "default": ["platform", "cuda", "python"],
             },
-            "python": {"type": "path", "default": "/usr/bin/python3"},
-            "distributions": {"type": "list", "elements": "str", "default": []},
+            "python": {"type": "path", "default": ""},
             "l4t": {"type": "str", "default": ""},
         },
         supports_check_mode=True,
@@ -165,9 +177,7 @@ def main():
     if "cuda" in gather:
         facts["jetson_env_cuda"] = collect_cuda()
     if "python" in gather:
-        facts["jetson_env_python"] = python_info(
-            module, module.params["python"], module.params["distributions"]
-        )
+        facts["jetson_env_python"] = python_info(module, module.params["python"] or sys.executable)
     module.exit_json(changed=False, ansible_facts=facts)
 
 

@@ -1,0 +1,1 @@
+../../../../../jetson_env/probes/packages.py

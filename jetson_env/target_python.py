@@ -1,0 +1,107 @@
+"""The one rule for the target Python: the interpreter jetson-env checks and provisions.
+
+- This machine (doctor, info, provision and --fix without -i, images): `python3` on the
+  caller's PATH, or the `--python` given, resolved to the executable it runs as
+  (its `sys.executable`: a venv's own bin/python3, pyenv's real interpreter behind its
+  shim). The doctor probes it, and provision tells Ansible to use it
+  (`jetson_facts_python` and `ansible_python_interpreter`), so neither relies on
+  Ansible's discovery picking the same one (it may pick a broken pyenv shim).
+- A host of an inventory (doctor -i, bundle -i, provision -i): the host's
+  `jetson_facts_python`, else the interpreter Ansible runs modules with there
+  (`ansible_python_interpreter`, `interpreter_python`, discovery): `for_host()`, which
+  the collection's `facts` module and `probe` action call.
+
+And the one PEP 668 decision for pip (`overrides_pep668`), which the doctor's remedies
+and the roles' pip path (the pip_packages role, through a filter) both read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from typing import Any
+
+DEFAULT = "python3"
+# The Python that runs modules where Ansible must give one without discovery.
+MODULE_FALLBACK = "/usr/bin/python"
+_EXECUTABLE = "import sys; print(sys.executable)"
+
+
+class NoPython(Exception):
+    """The target Python cannot be found or does not run: nothing was changed."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
+
+
+def local(python: str | None = None, timeout: float = 30.0) -> str:
+    """The executable this machine's target Python runs as: `python` (default: `python3`
+    on PATH), started once to ask its sys.executable."""
+    given = python or DEFAULT
+    found = given if os.sep in given else shutil.which(given)
+    hint = "give the interpreter to provision with --python PATH (e.g. a venv's bin/python3)"
+    if found is None:
+        raise NoPython(f"no {given} on PATH", hint)
+    try:
+        proc = subprocess.run(
+            [found, "-c", _EXECUTABLE], capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NoPython(f"the Python {found} does not run: {exc}", hint) from None
+    executable = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
+    if not executable or not os.path.isabs(executable[0]):
+        why = proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}"
+        raise NoPython(f"the Python {found} does not run: {why.splitlines()[-1]}", hint)
+    return executable[0]
+
+
+def for_host(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """A host's target Python inside an Ansible action plugin: its `jetson_facts_python`,
+    else the one Ansible runs modules with; and the discovery fact when it discovered one."""
+    given = action._templar.template(task_vars.get("jetson_facts_python") or "")
+    if given:
+        return str(given), {}
+    return module_python(action, task_vars)
+
+
+def module_python(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """The interpreter Ansible would run a module with on this host (the inventory's,
+    ansible.cfg's, or discovered), and the discovery fact when it discovered one."""
+    from ansible.executor.interpreter_discovery import (
+        InterpreterDiscoveryRequiredError,
+        discover_interpreter,
+    )
+    from ansible.executor.module_common import _get_shebang
+
+    remote_is_local = bool(getattr(action._connection, "_remote_is_local", False))
+    try:
+        _shebang, python = _get_shebang(
+            MODULE_FALLBACK, task_vars, action._templar, remote_is_local=remote_is_local
+        )
+        return python, {}
+    except InterpreterDiscoveryRequiredError as needed:
+        python = discover_interpreter(
+            action=action,
+            interpreter_name=needed.interpreter_name,
+            discovery_mode=needed.discovery_mode,
+            task_vars=task_vars,
+        )
+        return python, {f"discovered_interpreter_{needed.interpreter_name}": python}
+
+
+def overrides_pep668(python: Mapping[str, Any]) -> bool:
+    """Whether pip must be told --break-system-packages for this interpreter: PEP 668's
+    marker applies to the interpreter itself, never inside a venv (pip's own rule).
+    `python`: the probe's or the facts module's record (externally_managed, in_venv)."""
+    return bool(python.get("externally_managed")) and not python.get("in_venv", False)
+
+
+def local_variables(executable: str) -> dict[str, str]:
+    """The playbook's variables for this machine's target Python `executable` (local()):
+    the roles install into it and Ansible runs its modules with it, so no discovery can
+    pick another (a pyenv shim for a version pyenv has not selected)."""
+    return {"jetson_facts_python": executable, "ansible_python_interpreter": executable}
