@@ -3,7 +3,7 @@
 Runs the playbook twice against a new container from the x86 test-host image (torch:
 the CPU wheel from /opt/wheels; TensorRT: the stand-in tarball; torchvision: the
 fixture source archive) and prints the wall time of the second run divided by the
-first, and the second run's changed count. Goal: changed=0 and a ratio <= 0.15.
+first, and the second run's changed count. Goal: changed=0 and a ratio <= 0.10 (issue 38).
 
     .venv/bin/python bench/playbook_idempotence.py [--oldest]
 """
@@ -24,6 +24,8 @@ from playbook_support import (  # noqa: E402
 )
 from support.ansible_envs import ANSIBLE_ENDS  # noqa: E402
 from support.standins import build_tensorrt_tarball  # noqa: E402
+
+GOAL = 0.10
 
 
 def main() -> int:
@@ -53,9 +55,9 @@ def main() -> int:
     changed = second.changed("x86")
     print(f"first run     {first.wall_s:7.1f} s  changed={first.changed('x86')}")
     print(f"second run    {second.wall_s:7.1f} s  changed={changed}")
-    print(f"ratio         {ratio:7.3f}  (goal <= 0.15, changed=0)")
+    print(f"ratio         {ratio:7.3f}  (goal <= {GOAL}, changed=0)")
     print(f"ansible-core  {ansible.core_version}")
-    return 0 if changed == 0 and ratio <= 0.15 else 1
+    return 0 if changed == 0 and ratio <= GOAL else 1
 
 
 if __name__ == "__main__":

@@ -46,6 +46,13 @@ def probe_data(stdout: str) -> dict[str, Any] | None:
     return None
 
 
+def probe_needed(installed_version: str | None, wanted_version: str) -> bool:
+    """Whether the probe (seconds: it imports torch) can change the decision: not where the
+    facts' installed version (the distribution's metadata) says there is no torch, or the
+    matrix's."""
+    return bool(installed_version) and installed_version != wanted_version
+
+
 def decide(
     matrix: Matrix,
     probe_stdout: str,
@@ -53,15 +60,24 @@ def decide(
     cuda: dict[str, Any],
     wanted_version: str,
     replace_working: bool = False,
+    installed_version: str | None = None,
 ) -> dict[str, Any]:
-    """{"keep": bool, "version": the installed version or None, "reason": one sentence}."""
-    data = probe_data(probe_stdout)
+    """{"keep": bool, "version": the installed version or None, "reason": one sentence};
+    `wanted_version` is the version the torch role would install (the matrix's, an
+    override's or its wheel file's).
+
+    With `installed_version` (the facts'), the probe's output is needed only where
+    probe_needed(); elsewhere that version decides."""
+    if installed_version is not None and not probe_needed(installed_version, wanted_version):
+        data = {PROBE: {"installed": bool(installed_version), "version": installed_version}}
+    else:
+        data = probe_data(probe_stdout)
     installed = (data or {}).get("torch") or {}
     version = installed.get("version")
     if not installed.get("installed"):
         return {"keep": False, "version": None, "reason": "no torch is installed"}
     if version == wanted_version:
-        return {"keep": True, "version": version, "reason": f"torch {version} is the matrix's"}
+        return {"keep": True, "version": version, "reason": f"torch {version} is the one asked for"}
     described = info.describe(platform, cuda, matrix)
     results = {
         "platform": ProbeResult("platform", platform, None, 0.0),
@@ -81,5 +97,5 @@ def decide(
         return {"keep": False, "version": version, "reason": reason}
     summary = findings[0].summary if findings else f"torch {version}"
     return {"keep": True, "version": version,
-            "reason": f"{summary}: kept (torch_replace_working=true installs the matrix's "
+            "reason": f"{summary}: kept (torch_replace_working=true installs "
                       f"{wanted_version})"}  # fmt: skip

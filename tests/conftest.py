@@ -5,6 +5,7 @@ import re
 import threading
 
 import pytest
+from support import slow_tier
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import HOSTS, JETSON_HOSTS, Host, HostPool, docker_engine_problem
 
@@ -72,19 +73,110 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return GroupScheduling(config, log)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest groups of tests first (for pytest-xdist, above).
+ANSIBLE_END_CHOICES = ("newest", "oldest", "both")
 
-    The `slow` tier (emulated aarch64 image builds, real torchvision builds) runs with
-    JETSON_ENV_SLOW=1 or -m slow."""
+
+def _ansible_end(item: pytest.Item) -> str | None:
+    """The Ansible end a test runs at (the `ansible` fixture's parameter), if any."""
+    return getattr(getattr(item, "callspec", None), "params", {}).get("ansible")
+
+
+def _at_its_ends(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """(kept, deselected) by each test's `ansible_ends` marker: a test the `ansible` fixture
+    runs at both ends must say which end matters and why (tests/README.md); at the other end
+    it is deselected, so its module's hosts are not even set up there."""
+    kept, deselected = [], []
+    for item in items:
+        end = _ansible_end(item)
+        if end is None:
+            kept.append(item)
+            continue
+        marker = item.get_closest_marker("ansible_ends")
+        which = marker.args[0] if marker and marker.args else None
+        if which not in ANSIBLE_END_CHOICES or not marker.kwargs.get("why"):
+            raise pytest.UsageError(
+                f"{item.nodeid} runs at an end of the Ansible range without saying which one "
+                "matters: mark it @pytest.mark.ansible_ends('newest'|'oldest'|'both', why=...)"
+                " (tests/README.md, 'Playbook tests')"
+            )
+        (kept if which in ("both", end) else deselected).append(item)
+    return kept, deselected
+
+
+_slow_key = pytest.StashKey[str]()
+
+
+def _mark_slow_tier(items: list[pytest.Item], run_all: bool) -> None:
+    """Skip the `slow` tier (unless `run_all`), except a slow test with `inputs` whose inputs
+    have no green run recorded on this machine: it runs, and with it every slow test of its
+    group (they share hosts); `kept(end)` returning False (what it left behind is gone)
+    counts as no record. Either way a keyed test that passes records its key."""
+    stale_groups = set()
+    last_run: dict[str, str] = {}
+    for item in items:
+        marker = item.get_closest_marker("slow")
+        if marker is None or "inputs" not in marker.kwargs:
+            continue
+        end = _ansible_end(item)
+        key = slow_tier.inputs_key(tuple(marker.kwargs["inputs"]), end)
+        item.stash[_slow_key] = key
+        green = slow_tier.last_green(item.nodeid, key)
+        kept = marker.kwargs.get("kept")
+        if green is None or (kept is not None and not kept(end)):
+            stale_groups.add(group_of(item.nodeid) or item.nodeid)
+        else:
+            last_run[item.nodeid] = green
+    for item in items:
+        if run_all or "slow" not in item.keywords:
+            continue
+        if (group_of(item.nodeid) or item.nodeid) in stale_groups:
+            continue
+        green = last_run.get(item.nodeid)
+        reason = f"slow tier, green here for these inputs {green}" if green else "slow tier"
+        item.add_marker(pytest.mark.skip(reason=f"{reason}: JETSON_ENV_SLOW=1 runs it"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test at the Ansible ends that matter for it; the longest groups of tests first
+    (for pytest-xdist, above).
+
+    The `slow` tier (emulated aarch64 image builds, real torchvision builds; tests/README.md)
+    runs with JETSON_ENV_SLOW=1 or -m slow, and a keyed slow test whenever its inputs change."""
+    kept, deselected = _at_its_ends(items)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
     rank = {group: index for index, group in enumerate(LONGEST_GROUPS)}
     items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable
-    if os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or ""):
+    run_all = os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or "")
+    _mark_slow_tier(items, run_all)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A keyed slow test that passed records its inputs' key (support/slow_tier.py)."""
+    report = yield
+    if report.when == "call" and report.passed and _slow_key in item.stash:
+        slow_tier.record_green(item.nodeid, item.stash[_slow_key])
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """Where the time went, per test module (per group for the integration tests): the sum of
+    pytest's own reports' durations (setup, call and teardown; from the workers under xdist),
+    longest first. scripts/test prints this, pytest's --durations and its phases every run."""
+    seconds: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport):
+                group = group_of(report.nodeid) or report.nodeid.partition("::")[0]
+                seconds[group] = seconds.get(group, 0.0) + report.duration
+    if not seconds:
         return
-    skip = pytest.mark.skip(reason="slow tier: run with JETSON_ENV_SLOW=1 (tests/README.md)")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    terminalreporter.write_sep("=", "time per test module (and Ansible end), summed")
+    for group, total in sorted(seconds.items(), key=lambda item: -item[1])[:30]:
+        terminalreporter.write_line(f"{total:8.1f}s  {group}")
+    terminalreporter.write_line(f"{sum(seconds.values()):8.1f}s  in all (over every worker)")
 
 
 def _hosts_needed_by(item: pytest.Item) -> set[str]:

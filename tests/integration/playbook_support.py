@@ -255,20 +255,28 @@ class PlayResult:
         return "\n".join(f"{task}: {message}" for task, message in self.failures())
 
 
-def newest_only(ansible: AnsibleEnd) -> None:
-    """Skip at the oldest end: it runs the core set (bad input, --check, the full run, the
-    second run) and what a JetPack 4 host (2.16 only) meets; other failure paths and extra
-    hosts run at the newest end only, to keep the test run short."""
-    if ansible.name != "newest":
-        pytest.skip("beyond the core set: runs with the newest ansible-core only")
-
-
-def oldest_only(ansible: AnsibleEnd) -> None:
-    """Skip at the newest end: what only a JetPack 4 host meets (its Python 3.6 is driven
-    by ansible-core 2.16 alone) runs at the oldest end, the only one a real one can use."""
-    if ansible.name != "oldest":
-        pytest.skip("JetPack 4 only: runs with the oldest ansible-core, the one that drives it")
-
+# Where a playbook test runs in the Ansible range (tests/conftest.py's `ansible_ends`, which
+# deselects it at the other end): the end matters for syntax, module arguments and JetPack
+# 4's Python 3.6, so those run at both ends (or the oldest); the rest at the newest only.
+MODULE_ARGUMENTS = pytest.mark.ansible_ends(
+    "both", why="module arguments: a full run, every task of its roles, at each end"
+)
+CHANGE_REPORTING = pytest.mark.ansible_ends(
+    "both", why="changed=0 is the modules' own change reporting, which each end has"
+)
+ENGINE = pytest.mark.ansible_ends(
+    "both", why="ansible-core's engine decides (argument specs, block/rescue), at each end"
+)
+JETPACK_4 = pytest.mark.ansible_ends(
+    "oldest", why="JetPack 4: its Python 3.6 is driven by ansible-core 2.16 alone"
+)
+ROLE_RULE = pytest.mark.ansible_ends(
+    "newest", why="the roles' own rule (a filter, a fail task): the same at every end"
+)
+CHECK_MODE = pytest.mark.ansible_ends(
+    "newest", why="--check: the roles' when/check_mode logic; the modules ran in a full run"
+)
+NO_PLAYBOOK = pytest.mark.ansible_ends("newest", why="no playbook runs: the end does not matter")
 
 # What no run may print: deprecations (they break on the next ansible-core), template
 # errors (a task name or message that does not render: "'torch_verified_version' is

@@ -31,9 +31,13 @@ from pathlib import Path
 import pytest
 import yaml
 from playbook_support import (
+    CHANGE_REPORTING,
+    CHECK_MODE,
+    MODULE_ARGUMENTS,
+    NO_PLAYBOOK,
     OFFLINE_VARS,
+    ROLE_RULE,
     TORCH_WHEEL_X86,
-    newest_only,
     paths_changed_since,
     pip_version,
     remove_host,
@@ -141,6 +145,7 @@ def bundle_vars(directory: Path, **more) -> dict:
     return {"jetson_env_bundle": str(directory), **more}
 
 
+@NO_PLAYBOOK
 def test_the_bundle_is_made_for_the_hosts_facts(bundle_dir: Path, x86: Host):
     manifest = json.loads((bundle_dir / "manifest.json").read_text())
     assert list(manifest["targets"]) == [X86_KEY]
@@ -170,6 +175,7 @@ def test_the_bundle_is_made_for_the_hosts_facts(bundle_dir: Path, x86: Host):
     assert mode == "none"
 
 
+@CHECK_MODE
 def test_check_with_the_bundle_writes_nothing_anywhere(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
@@ -188,6 +194,7 @@ def test_check_with_the_bundle_writes_nothing_anywhere(
     assert tree_state(work) == before  # no lock file, no cache, the bundle untouched
 
 
+@ROLE_RULE
 def test_a_corrupted_file_is_refused_before_any_change(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
@@ -209,10 +216,10 @@ def test_a_corrupted_file_is_refused_before_any_change(
     assert pip_version(x86, "termcolor") is None
 
 
+@ROLE_RULE
 def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
-    newest_only(ansible)
     missing = linked_copy(bundle_dir, work / "missing")
     (numpy,) = missing.glob("pip/numpy-*.whl")
     numpy.unlink()
@@ -239,6 +246,7 @@ def shadow_state(host: Host) -> str:
     return host.exec(["stat", "-c", "%a %s %Y", "/etc/shadow"]).stdout
 
 
+@ROLE_RULE
 def test_a_packages_file_that_names_a_file_outside_the_repository_is_refused(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
@@ -246,7 +254,6 @@ def test_a_packages_file_that_names_a_file_outside_the_repository_is_refused(
     root to the same place under the host's repository folder: /etc/shadow went from 0640 to
     0644 (the controller's file over the host's). The manifest's sha256 of Packages agrees,
     as an attacker's would."""
-    newest_only(ansible)
     hostile = linked_copy(bundle_dir, work / "climbing-packages")
     packages = hostile / APT_REPO / "Packages"
     climbing = "Filename: ./../../../../../../../etc/shadow"
@@ -267,13 +274,13 @@ def test_a_packages_file_that_names_a_file_outside_the_repository_is_refused(
     assert shadow_state(x86) == shadow
 
 
+@ROLE_RULE
 @pytest.mark.parametrize("how", ["climbing path", "symlink"])
 def test_a_manifest_that_points_out_of_the_bundle_is_refused(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path, how: str
 ):
     """Issue 37: `pip/../../etc/passwd` in the manifest, or a wheel that is a link to a file
     outside, were followed: checked, then copied to the hosts."""
-    newest_only(ansible)
     hostile = linked_copy(bundle_dir, work / f"pointing-out-{how.replace(' ', '-')}")
     manifest = json.loads((hostile / "manifest.json").read_text())
     outside = Path("/etc/passwd")
@@ -299,12 +306,12 @@ def test_a_manifest_that_points_out_of_the_bundle_is_refused(
     assert paths_changed_since(x86, MARKER) == set()
 
 
+@NO_PLAYBOOK
 def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     ansible: AnsibleEnd, bundle_dir: Path, x86: Host
 ):
     """Before provisioning, on the offline host: termcolor is missing and python_base, from
     the bundle, fixes it."""
-    newest_only(ansible)
     x86.install_project()
     x86.exec(["mkdir", "-p", "/tmp/bundle"])
     x86.copy_in(bundle_dir / "manifest.json", "/tmp/bundle/manifest.json")
@@ -322,6 +329,7 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     )
 
 
+@MODULE_ARGUMENTS
 def test_provision_from_the_bundle_with_no_network(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
@@ -348,6 +356,7 @@ def test_provision_from_the_bundle_with_no_network(
     assert not (work / "jetson-env.lock.yml").exists()
 
 
+@CHANGE_REPORTING
 def test_second_run_changes_nothing(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host
 ):
@@ -359,6 +368,7 @@ def test_second_run_changes_nothing(
     assert paths_changed_since(x86, MARKER) == set()
 
 
+@NO_PLAYBOOK
 def test_doctor_inside_the_offline_host_agrees(x86: Host):
     x86.install_project()
     report = doctor_json(x86, "termcolor", "--check", "torch")
@@ -367,6 +377,7 @@ def test_doctor_inside_the_offline_host_agrees(x86: Host):
     assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
 
 
+@pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")
 def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
     ansible: AnsibleEnd, bundle_dir: Path, x86: Host
 ):
@@ -374,7 +385,6 @@ def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
     its provision extra for the host's Python; installed into an empty venv with no index,
     it provisions the host from an unrelated folder with no variables and no --tags (the
     roles the bundle was made for, and those that need no download)."""
-    newest_only(ansible)
     proc = jetson_env("bundle", bundle_dir, "--x86", "--python", "3.11", "--glibc", "2.36",
                       "--distribution", "debian/bookworm", "--roles", "python_base",
                       "--controller-python", "3.11", "--json")  # fmt: skip
@@ -399,12 +409,12 @@ def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
 
 @pytest.fixture(scope="module")
 def orin(ansible: AnsibleEnd) -> Iterator[Host]:
-    newest_only(ansible)
     host = start_host("orin-r36.4.3", "bundle-orin", network="none")
     yield host
     remove_host(host)
 
 
+@ROLE_RULE
 @pytest.mark.slow  # emulated: minutes on 2 cores; JETSON_ENV_SLOW=1 runs it
 def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     ansible: AnsibleEnd, bundle_dir: Path, orin: Host, work: Path

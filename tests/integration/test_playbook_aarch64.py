@@ -18,21 +18,31 @@ build and the wheel cache), TensorRT from apt (the stand-in repository has none:
 bindings would have to import), pycuda's build
 (no CUDA driver) and torch2trt (no TensorRT). Tests run in file order and share the
 host `playbook-orin`; the unknown-release test has a container of its own.
+
+The real provisioning (the full run, the second run, --check after them) is keyed by its
+inputs (PROVISION_INPUTS and the Ansible end): once green on this machine it is the slow
+tier until one of them changes, and leaves the provisioned Orin as an image that the tests
+needing only a provisioned Orin start from (tests/README.md, "The slow tier").
 """
 
 import hashlib
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 from playbook_support import (
+    CHANGE_REPORTING,
+    CHECK_MODE,
+    JETPACK_4,
+    MODULE_ARGUMENTS,
+    NO_PLAYBOOK,
+    ROLE_RULE,
     declared,
     declared_tasks,
     downloaded_wheel,
-    newest_only,
-    oldest_only,
     paths_changed_since,
     pip_version,
     remove_host,
@@ -41,8 +51,9 @@ from playbook_support import (
     vars_for_test_hosts,
     write_inventory,
 )
+from support import slow_tier
 from support.ansible_envs import AnsibleEnd
-from support.hosts import VENV, Host
+from support.hosts import VENV, Host, image_exists
 from support.standin_apt import StandinApt, standin_apt, trust_in_host
 from support.standins import build_cusparselt_archive
 
@@ -63,6 +74,30 @@ MARKER = "/var/tmp/jetson-env-test-marker"
 OUR_SOURCE = roles.default("jetpack_apt", "source_file")
 OUR_KEYRING = roles.default("jetpack_apt", "keyring")
 JETPACK_SOURCE = roles.default("jetpack_apt", "existing_source")
+# What provisioning the emulated Orin depends on: the roles and what they import (jetson_env,
+# the matrix), this module's variables and stand-ins, the host images' recipe and fixtures.
+PROVISION_INPUTS = (
+    "ansible_collections/jetson_env/jetson",
+    "jetson_env",
+    "playbooks/jetson.yml",
+    "ansible.cfg",
+    "tests/integration/test_playbook_aarch64.py",
+    "tests/integration/playbook_support.py",
+    "tests/support",
+    "tests/fixtures/hosts",
+    "tests/fixtures/cusparselt",
+)
+
+
+def provisioned_image(end: str) -> str:
+    """The image of the Orin the keyed provisioning left (docker commit), per Ansible end."""
+    return f"jetson-env-provisioned:{ORIN}-{end}-{slow_tier.inputs_key(PROVISION_INPUTS, end)}"
+
+
+# The real provisioning: the slow tier while green for these inputs and its image is there.
+PROVISIONING = pytest.mark.slow(
+    inputs=PROVISION_INPUTS, kept=lambda end: image_exists(provisioned_image(end))
+)
 # What --check may change on a fresh host: it fetches apt's package lists (see python_base).
 CHECK_MODE_WRITES = ("/var/lib/apt/lists", "/var/cache/apt", "/var/log/apt")
 
@@ -142,6 +177,7 @@ def mark(host: Host) -> None:
     host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
 
 
+@ROLE_RULE
 def test_unknown_l4t_release_fails_before_any_change(
     ansible: AnsibleEnd, work: Path, common_vars: dict
 ):
@@ -189,6 +225,7 @@ def test_unknown_l4t_release_fails_before_any_change(
         remove_host(host)
 
 
+@CHECK_MODE
 def test_check_mode_on_a_fresh_orin(
     ansible: AnsibleEnd, inventory: Path, orin: Host, work: Path, tls_env: dict
 ):
@@ -211,6 +248,8 @@ def test_check_mode_on_a_fresh_orin(
     assert orin.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
 
 
+@MODULE_ARGUMENTS
+@PROVISIONING
 def test_provision_orin(
     ansible: AnsibleEnd,
     inventory: Path,
@@ -313,17 +352,27 @@ def test_provision_orin(
     assert pip_version(orin, "torchvision") is None  # off here (see the module docstring)
 
 
-def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, tls_env: dict):
+@CHANGE_REPORTING
+@PROVISIONING
+def test_second_run_changes_nothing(
+    ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
+):
     result = run_playbook(ansible, inventory, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") == 0, result.stats
+    # Provisioned and idempotent: kept for the tests that only need a provisioned Orin.
+    subprocess.run(
+        ["docker", "commit", orin.container, provisioned_image(ansible.name)],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
 
 
+@CHECK_MODE
+@PROVISIONING
 def test_check_mode_on_a_provisioned_orin(
     ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
 ):
-    newest_only(ansible)  # the core set's --check is the fresh host's
     mark(orin)
 
     result = run_playbook(ansible, inventory, check=True, env=tls_env)
@@ -334,7 +383,26 @@ def test_check_mode_on_a_provisioned_orin(
     assert paths_changed_since(orin, MARKER) == set()
 
 
-def test_doctor_inside_the_orin_agrees(inventory: Path, orin: Host):
+@pytest.fixture(scope="module")
+def provisioned_orin(
+    request: pytest.FixtureRequest, ansible: AnsibleEnd, work: Path
+) -> Iterator[Host]:
+    """The Orin provisioned above in this session, else a container of the image the last
+    green provisioning with these inputs left (no fresh Orin is started for it then)."""
+    if (work / "first_run_s").exists():
+        yield request.getfixturevalue("orin")
+        return
+    image = provisioned_image(ansible.name)
+    if not image_exists(image):
+        pytest.fail(f"neither provisioned here nor kept as {image}: see test_provision_orin")
+    host = start_host(ORIN, "playbook-orin-provisioned", image=image)
+    yield host
+    remove_host(host)
+
+
+@NO_PLAYBOOK
+def test_doctor_inside_the_orin_agrees(provisioned_orin: Host):
+    orin = provisioned_orin
     orin.install_project()
     result = orin.exec(
         [
@@ -395,13 +463,13 @@ JETPACK_APT_ONLY = {
 ALL_ROLES_OFF = {**JETPACK_APT_ONLY, "jetpack_apt_enabled": False}
 
 
+@ROLE_RULE
 def test_xavier_keeps_jetpacks_own_source_list(
     ansible: AnsibleEnd, work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict
 ):
     """JetPack 5 lists NVIDIA's repository itself: no second source (one left by an
     earlier run is removed), no key download. apt's cache looks fresh but never indexed
     that repository: the role updates it anyway; once indexed, a second run does not."""
-    newest_only(ansible)
     host = start_host("xavier-r35.4.1", "playbook-xavier")
     try:
         trust_in_host(host, apt_repo.tls)
@@ -461,6 +529,7 @@ def test_xavier_keeps_jetpacks_own_source_list(
 VERIFY_KEY = "Verify the key against its pinned sha256 and fingerprint"
 
 
+@ROLE_RULE
 @pytest.mark.parametrize(
     ("override", "task", "message"),
     [
@@ -543,9 +612,9 @@ NANO_ONLY_DOCKER = {
 CSV_DIR = roles.default("docker_runtime", "csv_dir")
 
 
+@JETPACK_4
 def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work: Path):
     """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
-    oldest_only(ansible)
     host = start_host("nano-r32.4.3", "playbook-nano")
     try:
         inventory = write_inventory(

@@ -17,11 +17,16 @@ from pathlib import Path
 import pytest
 import yaml
 from playbook_support import (
+    CHANGE_REPORTING,
+    CHECK_MODE,
+    ENGINE,
+    MODULE_ARGUMENTS,
+    NO_PLAYBOOK,
+    ROLE_RULE,
     TORCH_WHEEL_X86,
     TORCHVISION_FIXTURE,
     declared,
     declared_tasks,
-    newest_only,
     pip_version,
     remove_host,
     run_playbook,
@@ -85,6 +90,7 @@ def inventory(work: Path, x86_a: Host, common_vars: dict) -> Path:
     return write_inventory(work / "inventory.yml", hosts, common_vars)
 
 
+@ENGINE
 def test_wrong_variable_type_fails_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host
 ):
@@ -104,6 +110,7 @@ def test_wrong_variable_type_fails_before_any_change(
     assert pip_version(x86_a, "torch") is None
 
 
+@ROLE_RULE
 def test_http_torch_url_is_refused_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host
 ):
@@ -122,6 +129,7 @@ def test_http_torch_url_is_refused_before_any_change(
     ]  # fmt: skip
 
 
+@ROLE_RULE
 def test_http_torchvision_archive_is_refused_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host
 ):
@@ -145,6 +153,7 @@ def test_http_torchvision_archive_is_refused_before_any_change(
     ]  # fmt: skip
 
 
+@ROLE_RULE
 def test_checksum_mismatch_stops_before_any_change(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
 ):
@@ -162,6 +171,7 @@ def test_checksum_mismatch_stops_before_any_change(
     assert pip_version(x86_a, "torch") is None
 
 
+@CHECK_MODE
 def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
     lock = work / "jetson-env.lock.yml"
 
@@ -179,6 +189,7 @@ def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a:
     assert json.loads(x86_a.exec(["cat", DAEMON_JSON]).stdout) == PRE_EXISTING_DAEMON_JSON
 
 
+@MODULE_ARGUMENTS
 def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
     result = run_playbook(ansible, inventory)
     assert result.rc == 0, result.messages() or result.stderr
@@ -229,6 +240,7 @@ def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: 
         assert x86_a.exec(["test", "-e", path], check=False).returncode, path
 
 
+@CHANGE_REPORTING
 def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: Path):
     result = run_playbook(ansible, inventory)
 
@@ -237,6 +249,7 @@ def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: 
     assert result.task_hosts("Build the torchvision wheel") == set()
 
 
+@CHECK_MODE
 def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
     result = run_playbook(ansible, inventory, check=True)
 
@@ -244,6 +257,7 @@ def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
     assert result.changed("x86") == 0, result.stats
 
 
+@CHECK_MODE
 @pytest.mark.parametrize(
     ("extra", "plugins"),
     [
@@ -262,7 +276,6 @@ def test_torch2trt_plugins_follow_tensorrts_headers(
 ):
     """Both plugin kinds (the --plugins extension and the CMake library) where NvInfer.h is;
     --check, so nothing is built (the stand-in TensorRT could not back it)."""
-    newest_only(ansible)
     result = run_playbook(
         ansible, inventory, check=True, extra_vars={"torch2trt_enabled": True, **extra}
     )
@@ -272,6 +285,7 @@ def test_torch2trt_plugins_follow_tensorrts_headers(
     assert said == f"torch2trt plugins on x86: {plugins}"
 
 
+@NO_PLAYBOOK
 def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
     x86_a.install_project()
     checks = ["libnvinfer", "tensorrt-python", "termcolor"]
@@ -290,13 +304,13 @@ def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
     assert findings["termcolor"]["status"] == "ok"
 
 
+@ROLE_RULE
 def test_a_torchvision_with_a_local_label_that_pairs_is_kept(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host
 ):
     """torchvision 0.28.0+cpu beside torch 2.13.0+cpu (as PyPI's CUDA index serves
     0.26.0+cu130 beside 2.11.0+cu130) pairs by the one rule: the role keeps it and the doctor
     agrees. On main the role compared versions exactly and reinstalled 0.28.0 over it."""
-    newest_only(ansible)
     x86_a.copy_in(TORCHVISION_FIXTURE, "/tmp/torchvision-label")
     x86_a.exec(
         ["python3", "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
@@ -328,10 +342,10 @@ def fleet_inventory(work: Path, x86_a: Host, x86_b: Host, inventory: Path) -> Pa
     return write_inventory(work / "fleet.yml", hosts, common)
 
 
+@ROLE_RULE
 def test_fleet_second_host_installs_the_cached_wheel(
     ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host, work
 ):
-    newest_only(ansible)
     result = run_playbook(ansible, fleet_inventory)
 
     assert result.rc == 0, result.messages() or result.stderr
@@ -354,10 +368,10 @@ def test_fleet_second_host_installs_the_cached_wheel(
     assert out.stdout.strip() == "2.0"
 
 
+@ROLE_RULE
 def test_torch2trt_without_tensorrt_fails_cleanly(
     ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host
 ):
-    newest_only(ansible)
     result = run_playbook(
         ansible, fleet_inventory, "--limit", "x86-b", extra_vars={"torch2trt_enabled": True}
     )
@@ -374,6 +388,7 @@ def test_torch2trt_without_tensorrt_fails_cleanly(
     ).returncode
 
 
+@ENGINE
 def test_docker_restart_failure_restores_daemon_json(
     ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
 ):
@@ -403,11 +418,11 @@ def test_docker_restart_failure_restores_daemon_json(
     assert after == before
 
 
+@ROLE_RULE
 def test_torchvision_without_torch_says_what_to_do(
     ansible: AnsibleEnd, work: Path, common_vars: dict
 ):
     """torchvision is built for the installed torch: with none, the role stops and says how."""
-    newest_only(ansible)
     host = start_host("x86-debian12", "playbook-x86-notorch")
     try:
         only_torchvision = {

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playbook_support import newest_only, remove_host, run_playbook, start_host, write_inventory
+from playbook_support import ROLE_RULE, remove_host, run_playbook, start_host, write_inventory
 from support.ansible_envs import AnsibleEnd
 from support.hosts import Host
 from support.standins import build_tensorrt_pip_wheels
@@ -24,12 +24,12 @@ WHEELS_ON_HOST = "/tmp/tensorrt-wheels"
 
 @pytest.fixture(scope="module")
 def host(ansible: AnsibleEnd) -> Iterator[Host]:
-    newest_only(ansible)
     host = start_host("x86-debian12", "tensorrt-pip")
     yield host
     remove_host(host)
 
 
+@ROLE_RULE
 def test_pip_tensorrt_is_installed_registered_with_the_loader_and_idempotent(
     ansible: AnsibleEnd, host: Host, tmp_path: Path
 ):

@@ -731,3 +731,24 @@ def start_lived_in(image: LivedInImage, name: str) -> Host:
     if result.returncode != 0:
         raise HostSetupError(f"starting {spec.container} from {tag}: {result.stderr.strip()}")
     return Host(spec)
+
+
+def prepare_default_run() -> int:
+    """Build every test host's image and install both Ansible venvs, concurrently: what the
+    default run needs before its first host test. scripts/test runs this beside lint
+    (`python -m support.hosts`, tests/ on the path); pytest's HostPool then finds the images
+    built or waits on the same build locks. Exits 1 if anything failed (pytest reports it)."""
+    from support.ansible_envs import ANSIBLE_ENDS
+
+    jobs = [HostImage(spec).ensure for spec in HOSTS.values()]
+    jobs += [end.ensure for end in ANSIBLE_ENDS.values()]
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [pool.submit(job) for job in jobs]
+    failed = [future.exception() for future in futures if future.exception()]
+    for error in failed:
+        print(error, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(prepare_default_run())

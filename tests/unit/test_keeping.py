@@ -49,7 +49,7 @@ CUDA_BUILD = {"version": "2.11.0+cu130", "cuda_build": "13.0", "cuda_available":
         # A CPU build where there is no GPU works as well as anything can: kept.
         (probed(version="2.11.0+cpu", cuda_build=None), [], False, True, "kept"),
         (probed(version="9.9.0", cuda_build=None), [], False, False, "no torchvision"),
-        (probed(version=WANTED, cuda_build=None), [], True, True, "the matrix's"),
+        (probed(version=WANTED, cuda_build=None), [], True, True, "the one asked for"),
         (probed(importable=False, version="2.11.0", error="libcudnn.so.9: cannot open"), H100,
          False, False, "does not work"),
         ("", H100, False, False, "no torch"),
@@ -69,3 +69,25 @@ def test_the_probe_script_runs_as_the_role_runs_it():
                           text=True, timeout=120, check=True)  # fmt: skip
     data = keeping.probe_data(done.stdout)
     assert data is not None and "installed" in data["torch"]
+
+
+@pytest.mark.parametrize(
+    "installed, needed",
+    [("", False), (None, False), (WANTED, False), ("2.11.0+cu130", True), ("9.9.0", True)],
+)
+def test_the_probe_runs_only_where_the_facts_leave_the_answer_open(installed, needed):
+    assert keeping.probe_needed(installed, WANTED) is needed
+
+
+@pytest.mark.parametrize(
+    "installed, keep, reason",
+    [(WANTED, True, f"torch {WANTED} is the one asked for"), ("", False, "no torch is installed")],
+)
+def test_the_facts_version_decides_without_the_probe(installed, keep, reason):
+    """The role skips the probe there (keep.yml): no output, the facts' version decides as the
+    probe's would have."""
+    decided = keeping.decide(MATRIX, "", platform(H100), CUDA, WANTED, installed_version=installed)
+    assert (decided["keep"], decided["reason"]) == (keep, reason)
+    assert decided == keeping.decide(
+        MATRIX, probed(version=installed) if installed else "", platform(H100), CUDA, WANTED
+    )

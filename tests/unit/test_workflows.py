@@ -35,3 +35,12 @@ def test_actionlint_runs_first_from_a_sha256_pinned_archive():
     assert lint["run"].index("sha256sum") < lint["run"].index("tar -xzf")
     assert "--proto '=https'" in lint["run"]
     assert workflow["jobs"]["matrix"]["needs"] == "lint"
+
+
+def test_the_slow_tier_runs_weekly_and_before_a_release():
+    """tests/README.md, "The slow tier": the whole test command with JETSON_ENV_SLOW=1."""
+    workflow = yaml.safe_load((WORKFLOW_DIR / "slow.yml").read_text())
+    assert workflow["on"]["schedule"] and workflow["on"]["push"]["tags"] == ["v*"]
+    (run,) = [s for s in steps(workflow) if "run" in s]
+    assert run["env"]["JETSON_ENV_SLOW"] == "1"
+    assert run["run"].endswith("bash .ci/run")

@@ -88,11 +88,20 @@ def torch_probe(_name="torch"):
     return keeping.probe_script()
 
 
-def torch_keeping(probe_stdout, matrix_file, platform, cuda, wanted_version, replace_working=False):
+def torch_keeping(probe_stdout, matrix_file, platform, cuda, wanted_version, replace_working=False,
+                  installed_version=None):  # fmt: skip
     """Whether the installed torch is kept (jetson_env.keeping.decide, the doctor's own torch
-    check): {"keep", "version", "reason"}."""
+    check): {"keep", "version", "reason"}; `installed_version` is the facts' (decides alone
+    where the probe could not change the answer)."""
+    installed = None if installed_version is None else str(installed_version or "")
     return keeping.decide(_load(matrix_file), str(probe_stdout), platform, cuda,
-                          str(wanted_version), bool(replace_working))  # fmt: skip
+                          str(wanted_version), bool(replace_working), installed)  # fmt: skip
+
+
+def torch_probe_needed(installed_version, wanted_version):
+    """Whether the torch probe can change the keep decision (jetson_env.keeping.probe_needed)."""
+    _require_package()
+    return keeping.probe_needed(str(installed_version or ""), str(wanted_version))
 
 
 def pip_platforms(machine, glibc):
@@ -161,5 +170,6 @@ class FilterModule:
             "torchvision_tag": torchvision_tag,
             "torchvision_kept": torchvision_kept,
             "torch_keeping": torch_keeping,
+            "torch_probe_needed": torch_probe_needed,
             "torch_probe": torch_probe,
         }
