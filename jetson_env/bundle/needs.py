@@ -76,6 +76,14 @@ def github_archive(git_url: str, ref: str) -> str:
     return f"{base}/archive/{ref}.tar.gz"
 
 
+def archive_version(name: str) -> str:
+    """The torchvision version a source archive's name carries (vision-0.29.1.tar.gz,
+    Debian's pytorch-vision_0.21.0.orig.tar.gz), "" for none: the bundle records each
+    archive under it, and the torchvision role asks the bundle for its paired version's."""
+    named = re.search(r"(\d+\.\d+\.\d+)", name)
+    return named.group(1) if named else ""
+
+
 def needs_for(
     matrix: Matrix, target: Target, roles: Iterable[str], files: dict[str, Path]
 ) -> Needs:
@@ -158,8 +166,7 @@ def needs_for(
         if "torchvision" in files:
             # A release tarball of another version (Debian's pytorch-vision_0.21.0.orig.tar.gz):
             # the matrix's pin for the version its name carries.
-            named = re.search(r"(\d+\.\d+\.\d+)", files["torchvision"].name)
-            version = named.group(1) if named else torchvision
+            version = archive_version(files["torchvision"].name) or torchvision
             source = files["torchvision"].resolve().as_uri()
             filename = files["torchvision"].name
         else:

@@ -10,7 +10,7 @@ from jetson_env import apt_repository, wheels
 from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import artifact_problem, entry_roles
-from jetson_env.bundle.needs import ROLES
+from jetson_env.bundle.needs import ROLES, archive_version
 from jetson_env.bundle.pip_resolution import project_of
 from jetson_env.bundle.targets import Target, target_from_facts
 from jetson_env.bundle.untrusted import (
@@ -90,6 +90,10 @@ def host_plan(
                 f"`{add_line} --roles {role}`"
             )
     for item in manifest.get("manual", []):
+        # torchvision's archive is asked for by the torchvision role once it has paired a
+        # version with the torch the host keeps or gets (torchvision_archives below).
+        if item["role"] == "torchvision":
+            continue
         if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
             before = skipped.get(item["role"], "")
             skipped[item["role"]] = (before + "; " if before else "") + (
@@ -157,13 +161,25 @@ def host_plan(
     def sha256(path: str) -> str:
         return manifest["artifacts"][path]["sha256"] if path else ""
 
-    torchvision_archive = one("torchvision", (".tar.gz", ".zip"))
+    # Every torchvision source archive, by the version it carries: the role takes its
+    # pair's after deciding (and checks that file's sha256 and version.txt itself).
+    torchvision_archives = {
+        archive_version(Path(path).name): {"path": absolute(path), "sha256": sha256(path)}
+        for path in artifacts.get("torchvision", [])
+        if path.startswith("files/") and path.endswith((".tar.gz", ".zip"))
+    }
 
     torch_wheel = next(
         (p for p in artifacts.get("torch", []) if project_of(Path(p).name) == "torch"), ""
     )
     pip_files = [
-        {"path": p, "name": Path(p).name, "sha256": manifest["artifacts"][p]["sha256"]}
+        {
+            "path": p,
+            "name": Path(p).name,
+            "sha256": manifest["artifacts"][p]["sha256"],
+            # bundle_copy leaves out what only a role that installs nothing needs (a kept torch)
+            "roles": [role for role in entry_roles(manifest["artifacts"][p]) if role in wanted],
+        }
         for p in sorted(
             {p for paths in artifacts.values() for p in paths if p.startswith("pip/")}
             - {torch_wheel}
@@ -179,8 +195,8 @@ def host_plan(
         "torch_wheel": absolute(torch_wheel),
         "torch_sha256": sha256(torch_wheel),
         "cusparselt": absolute(one("torch", (".tar.xz",))),
-        "torchvision_archive": absolute(torchvision_archive),
-        "torchvision_sha256": sha256(torchvision_archive),
+        "torchvision_archives": torchvision_archives,
+        "add_line": add_line,
         "torch2trt_archive": absolute(one("torch2trt", (".tar.gz",))),
         "tensorrt_tarball": absolute(one("tensorrt", (".tar.gz", ".tar.zst"))),
         "apt": apt,

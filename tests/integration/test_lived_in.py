@@ -22,6 +22,7 @@ pip remedy the doctor prints, run as printed (it leaves stand-in wheels in the v
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -393,6 +394,96 @@ def test_pyenv_shims_first_on_path_provision_and_fix(lived_in: LivedIn):
                                   user=LIVED_IN_USER, check=False).stdout)  # fmt: skip
     assert report["platform"]["python"]["executable"] == selected
     assert worst(report)["termcolor"] == "ok"
+
+
+# sha256 of every file a distribution's RECORD lists, as installed (the pair stays byte for byte).
+RECORDED = """
+import hashlib, json, sys
+from importlib import metadata
+out = {}
+for name in sys.argv[1:]:
+    dist = metadata.distribution(name)
+    out[name] = {str(f): hashlib.sha256(dist.locate_file(f).read_bytes()).hexdigest()
+                 for f in dist.files if dist.locate_file(f).is_file() and f.suffix != ".pyc"}
+print(json.dumps(out))
+"""
+
+
+def recorded_files(host: Host, *names: str) -> dict[str, dict[str, str]]:
+    python = f"{LIVED_IN_VENV}/bin/python3"
+    return json.loads(host.exec([python, "-c", RECORDED, *names]).stdout)
+
+
+@pytest.fixture
+def paired_torchvision(lived_in: LivedIn) -> Iterator[None]:
+    """A stand-in torchvision 0.28.0+cpu in the venv, the pair of its torch 2.13.0+cpu; removed
+    afterwards (the pip remedies' test after this one expects the venv without it)."""
+    standin = build_standin_wheel("torchvision", "0.28.0+cpu", lived_in.work / "torchvision")
+    lived_in.host.copy_in(standin, f"/tmp/{standin.name}")
+    pip = f"{LIVED_IN_VENV}/bin/pip"
+    lived_in.host.exec([pip, "install", "-q", "--no-index", "--no-deps", f"/tmp/{standin.name}"])
+    yield
+    lived_in.host.exec([pip, "uninstall", "-y", "-q", "torchvision"])
+
+
+@pytest.mark.usefixtures("paired_torchvision")
+def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: LivedIn):
+    """Issue 34's case: a bundle made with `jetson-env bundle B` and no flags but where the
+    host's facts come from (-i: its Python and glibc) holds the matrix's torch (2.14.1) and
+    names torchvision 0.29.1's archive (GitHub is out of reach here) and TensorRT's and
+    torch2trt's as files to supply by hand. The host keeps its working torch and the
+    torchvision paired with it, so nothing of theirs is needed: `provision --bundle B`
+    (the roles the bundle was made for) must not refuse for them. python_base and cuda_env
+    converge, pycuda is skipped and named (the host's CUDA root has no headers: no toolkit
+    to build against), the second run changes nothing, the doctor agrees, and the torch and
+    torchvision files are the same bytes as before."""
+    host, work = lived_in.host, lived_in.work
+    break_termcolor(host)
+    before = recorded_files(host, "torch", "torchvision")
+    assert before["torch"] and before["torchvision"]
+    inventory = write_inventory(work / "bundle-inventory.yml", {HOST: {
+        "ansible_host": host.container, "ansible_user": LIVED_IN_USER, "ansible_become": True,
+        "ansible_python_interpreter": f"{LIVED_IN_VENV}/bin/python"}}, {})  # fmt: skip
+    bundle_dir = work / "default-bundle"
+
+    def jetson_env(*args: object) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "jetson_env.cli", "--no-color", *map(str, args)]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False,
+                              cwd=work)  # fmt: skip
+
+    made = jetson_env("bundle", bundle_dir, "-i", inventory)
+    assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
+    manifest = json.loads((bundle_dir / "manifest.json").read_text())
+    (target,) = manifest["targets"].values()
+    assert set(target["roles"]) >= {"python_base", "torch", "torchvision", "pycuda"}
+    torch_version = matrix.load().x86.torch.version
+    assert any(Path(p).name.startswith(f"torch-{torch_version}") for p in manifest["artifacts"])
+
+    for changed in (r"[1-9]\d*", "0"):  # the second run changes nothing
+        run = jetson_env("provision", "--bundle", bundle_dir, "-i", inventory)
+        said = run.stdout + run.stderr
+        assert run.returncode == 0, said[-6000:]
+        assert re.search(rf"{HOST}\s*: ok=\d+\s+changed={changed}\s+unreachable=0\s+failed=0",
+                         run.stdout), said[-6000:]  # fmt: skip
+        assert "torch 2.13.0+cpu" in said and "kept" in said.lower(), said[-6000:]
+        assert "/include/cuda.h is missing), so no pycuda" in said, said[-6000:]
+        assert "vision-0.29.1" not in said, said[-6000:]
+
+    assert recorded_files(host, "torch", "torchvision") == before
+    proc = doctor(host, "--json", "--check", "termcolor", "--check", "torch", "--check",
+                  "torchvision", "--check", "pycuda", "--no-smoke")  # fmt: skip
+    report = json.loads(proc.stdout)
+    statuses = worst(report)
+    assert statuses["termcolor"] == "ok", report
+    assert statuses["torch"] in ("ok", "warn"), report  # a CPU torch where there is no GPU
+    # Kept and paired; the stand-in has no C++ ops, so the doctor's nms may fail on it.
+    (vision,) = [f for f in report["findings"] if f["check"] == "torchvision"]
+    assert vision["summary"].startswith("torchvision 0.28.0+cpu"), vision
+    assert "does not pair" not in vision["summary"] and "not installed" not in vision["summary"]
+    # pycuda was skipped (no headers to build against), and the doctor says it is missing.
+    (pycuda,) = [f for f in report["findings"] if f["check"] == "pycuda"]
+    assert pycuda["status"] == "warn" and "pycuda is not installed" in pycuda["summary"], pycuda
+    assert python_has(host, f"{LIVED_IN_VENV}/bin/python3", "termcolor")
 
 
 def pip_remedies(report: dict) -> list[str]:

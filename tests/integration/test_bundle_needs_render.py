@@ -1,0 +1,172 @@
+"""The bundle's needs against the roles' own rendering (issue 34): for every matrix row and
+the x86 profile, ansible-playbook (ansible-core's own templating, on this machine, no host)
+loads each role's defaults/main.yml and vars/main.yml with that row's facts and renders what
+the role installs: python_base's pip requirements and apt packages, torch's source and
+cuSPARSELt, torchvision's version (paired with the torch the bundle brings) and apt packages,
+pycuda's version, torch2trt's ref and apt packages, TensorRT's apt packages on a Jetson and
+its pip requirement on x86.
+jetson_env.bundle.needs_for must fetch exactly those. No Docker: about 20 s.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from jetson_env import matrix
+from jetson_env.bundle import targets as bundle_targets
+from jetson_env.bundle.needs import archive_version, needs_for
+
+REPO = Path(__file__).resolve().parents[2]
+ROLES = REPO / "ansible_collections" / "jetson_env" / "jetson" / "roles"
+ROLE_FILES = [
+    f"{ROLES}/{role}/{kind}/main.yml"
+    for role in ("python_base", "torch", "torchvision", "pycuda", "torch2trt", "tensorrt")
+    for kind in ("defaults", "vars")
+    if (ROLES / role / kind / "main.yml").exists()
+]
+# What each role installs, as its own variables say (rendered by Ansible on the row's facts).
+RENDERED = {
+    "python_base_pip": "{{ _python_base_requirements }}",
+    "python_base_apt": "{{ _python_base_apt }}",
+    "torch_source": "{{ _torch_source }}",
+    "cusparselt": "{{ _torch_cusparselt }}",
+    "cusparselt_apt": "{{ torch_cusparselt_apt_packages }}",
+    "torchvision": "{{ _torchvision_version }}",
+    "torchvision_apt": "{{ torchvision_apt_packages }}",
+    "pycuda": "{{ _pycuda_version }}",
+    "torch2trt": "{{ torch2trt_version }}",
+    "torch2trt_git": "{{ torch2trt_git_url }}",
+    "torch2trt_apt": "{{ torch2trt_cmake_apt_packages }}",
+    "tensorrt_apt": "{{ tensorrt_apt_packages if tensorrt_from_apt else [] }}",
+    "tensorrt_pip": "{{ tensorrt_pip_package }}",
+}
+PLAYBOOK = [
+    {
+        "name": "Render what each role installs for a row",
+        "hosts": "all",
+        "gather_facts": False,
+        "tasks": [
+            {
+                "name": "The row (jetson_facts' own filter)",
+                "ansible.builtin.set_fact": {
+                    "_plan": "{{ '' | jetson_env.jetson.plan(row_platform, row_python,"
+                    " inventory_hostname) }}",
+                    "jetson_facts_matrix": "{{ '' | jetson_env.jetson.matrix }}",
+                },
+            },
+            {
+                "name": "jetson_facts' facts",
+                "ansible.builtin.set_fact": {
+                    "jetson_facts_matrix_file": "",
+                    "jetson_facts_row": "{{ _plan.row }}",
+                    "jetson_facts_pycuda_version": "{{ _plan.pycuda }}",
+                    "jetson_facts_platform_key": "{{ _plan.platform_key }}",
+                    "jetson_facts_compute_capability": "{{ _plan.compute_capability }}",
+                    "jetson_facts_arch": "{{ row_platform.machine }}",
+                    "jetson_facts_cuda_root": "/usr/local/cuda",
+                },
+            },
+            {
+                "name": "The torch the bundle brings (no torch is kept: no host to keep one)",
+                "ansible.builtin.set_fact": {
+                    "torch_kept": {"keep": False},
+                    "torch_verified_version": "{{ jetson_facts_row.torch.version }}",
+                },
+            },
+            {
+                "name": "Each role's defaults and vars",
+                "ansible.builtin.include_vars": {"file": "{{ item }}"},
+                "loop": ROLE_FILES,
+            },
+            {
+                "name": "Write the rendering",
+                "ansible.builtin.copy": {
+                    "content": "{{ _rendered | to_json }}",
+                    "dest": "{{ out }}/{{ inventory_hostname }}.json",
+                    "mode": "0644",
+                },
+                "vars": {"_rendered": RENDERED},
+            },
+        ],
+    }
+]
+
+
+def targets() -> dict[str, bundle_targets.Target]:
+    m = matrix.load()
+    rows = bundle_targets.targets_from_args(m, [f"R{key}" for key in m.releases], False, None, None)
+    x86 = bundle_targets.targets_from_args(m, [], True, "3.12", "2.39")
+    return {target.key.replace(".", "_"): target for target in [*rows, *x86]}
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    work = tmp_path_factory.mktemp("render")
+    out = work / "out"
+    out.mkdir()
+    hosts = {}
+    for name, target in targets().items():
+        platform = {"machine": target.machine, "is_jetson": bool(target.l4t), "l4t": target.l4t}
+        python = {"version": f"{target.python}.0", "major_minor": target.python,
+                  "tag": target.abi, "libc": target.glibc, "packages": {}}  # fmt: skip
+        # The facts the jetson_env facts module reports for such a host (no host: this row's).
+        hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "row_platform": platform, "row_python": python}  # fmt: skip
+    inventory = work / "inventory.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    playbook = work / "render.yml"
+    playbook.write_text(yaml.safe_dump(PLAYBOOK, sort_keys=False))
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO)}
+    playbook_bin = Path(sys.executable).with_name("ansible-playbook")
+    proc = subprocess.run([str(playbook_bin), "-i", str(inventory), str(playbook),
+                           "-e", json.dumps({"out": str(out)})], env=env, capture_output=True,
+                          text=True, timeout=600, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[:4000] + proc.stderr[-2000:]
+    return {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
+
+
+ALL_ROLES = ("python_base", "torch", "torchvision", "pycuda", "tensorrt", "torch2trt")
+
+
+@pytest.mark.parametrize("name", sorted(targets()))
+def test_the_bundle_fetches_what_the_roles_render(rendered: dict[str, dict], name: str):
+    target = targets()[name]
+    roles = rendered[name]
+    needs = needs_for(matrix.load(), target, ALL_ROLES, {})
+    pip = {pip_set.role: pip_set for pip_set in needs.pip}
+    urls = {(url.role, url.what): url for url in needs.urls}
+
+    assert pip["python_base"].requirements == roles["python_base_pip"]
+    assert needs.apt.get("python_base", []) == roles["python_base_apt"]
+    assert needs.sdists == [("pycuda", f"pycuda=={roles['pycuda']}")]
+
+    source = roles["torch_source"]
+    if source["kind"] == "url":
+        torch = urls[("torch", "torch wheel")]
+        assert (torch.url, torch.filename, torch.sha256 or "") == (
+            source["url"], source["filename"], source["matrix_sha256"] or "")  # fmt: skip
+    else:
+        assert pip["torch"].requirements == [f"torch=={source['version']}"]
+        assert (pip["torch"].index or "") == (source["index"] or "")
+    cusparselt = urls.get(("torch", "cuSPARSELt archive"))
+    assert (cusparselt.url if cusparselt else None) == (roles["cusparselt"] or {}).get("url")
+    assert needs.apt.get("torch", []) == (roles["cusparselt_apt"] if cusparselt else [])
+
+    archive = urls[("torchvision", "torchvision source archive")]
+    assert archive_version(archive.filename) == roles["torchvision"]
+    assert needs.apt["torchvision"] == roles["torchvision_apt"]
+
+    (torch2trt,) = [u for (role, _), u in urls.items() if role == "torch2trt"]
+    assert torch2trt.url == (
+        f"{roles['torch2trt_git'].removesuffix('.git')}/archive/{roles['torch2trt']}.tar.gz"
+    )
+    assert needs.apt["torch2trt"] == roles["torch2trt_apt"]
+    if target.l4t:
+        assert needs.apt["tensorrt"] == roles["tensorrt_apt"]
+    else:
+        assert pip["tensorrt"].requirements == [roles["tensorrt_pip"]]
