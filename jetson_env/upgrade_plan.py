@@ -308,29 +308,12 @@ def _engine_parts(engines: dict[str, Any], change: Change) -> list[Part]:
         after = f"TensorRT {trt_after}"
         if built:
             now = f"TensorRT {built} ({engine.get('source')})"
-            if _minor(str(built)) == _minor(trt_after):
-                parts.append(
-                    Part(
-                        "engine",
-                        path,
-                        now,
-                        after,
-                        "survives",
-                        f"built with TensorRT {built}; {change.to} has {trt_after}",
-                    )
-                )
-            else:
-                parts.append(
-                    Part(
-                        "engine",
-                        path,
-                        now,
-                        after,
-                        "rebuild",
-                        f"built with TensorRT {built}; {change.to} has {trt_after}: an "
-                        "engine loads only on the TensorRT version that built it",
-                    )
-                )
+            same = _minor(str(built)) == _minor(trt_after)
+            reason = f"built with TensorRT {built}; {change.to} has {trt_after}"
+            if not same:
+                reason += ": an engine loads only on the TensorRT version that built it"
+            verdict = "survives" if same else "rebuild"
+            parts.append(Part("engine", path, now, after, verdict, reason))
             continue
         why = engine.get("unknown") or "not read"
         if _minor(change.current.tensorrt) != _minor(trt_after):
