@@ -17,6 +17,7 @@ from jetson_env import bundle
 from jetson_env import matrix as matrix_mod
 from jetson_env.bundle import fetching, pip_resolution, targets
 from jetson_env.bundle.manifest import entry_roles
+from jetson_env.bundle.needs import needs_for
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 X86_KEY = f"x86_64-x86-cp{PY.replace('.', '')}"
@@ -438,8 +439,8 @@ def test_x86_tensorrt_is_the_matrix_pin_from_pip_or_named_as_supply_by_hand(tmp_
     only as an sdist and none of its -libs wheels: pip resolves wheels only, so the manifest
     names the wheels as supplied by hand and where they come from; the bundle is still made."""
     matrix = matrix_mod.load()
-    target = bundle.Target("x86_64", "3.12", "2.39")
-    (pip_set,) = bundle.needs_for(matrix, target, ["tensorrt"], {}).pip
+    target = targets.Target("x86_64", "3.12", "2.39")
+    (pip_set,) = needs_for(matrix, target, ["tensorrt"], {}).pip
     assert pip_set.requirements == ["tensorrt-cu13==10.16.1.11"]
     result = bundle.make(tmp_path / "b", matrix, [target], ["tensorrt"], workers=2)
     (manual,) = result.manifest["manual"]

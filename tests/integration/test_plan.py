@@ -135,7 +135,7 @@ def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged(ori
     assert found["torch"][0] == "reinstall"
     assert "2.14.1" in found["torch"][1] and "SBSA" in found["torch"][1]
     assert "CUDA 12.6 -> 13.0" in found["torch"][1]
-    assert found["torchvision"][0] == "rebuild" and "0.29.0" in found["torchvision"][1]
+    assert found["torchvision"][0] == "rebuild" and "0.29.1" in found["torchvision"][1]
     assert found[f"{ENGINES}/a.engine"][0] == "rebuild"
     assert "TensorRT 10.3 -> 10.16" in found[f"{ENGINES}/a.engine"][1]
     assert found[f"{ENGINES}/yolo/b.plan"][0] == "survives"
