@@ -47,6 +47,12 @@ class UrlFile:
     sha256: str | None
     folder: str = "files"
 
+    @classmethod
+    def local(cls, role: str, what: str, path: Path, sha256: str | None = None,
+              folder: str = "files") -> UrlFile:  # fmt: skip
+        """A file given with --file KIND=PATH."""
+        return cls(role, what, path.resolve().as_uri(), path.name, sha256, folder)
+
 
 @dataclass
 class Manual:
@@ -113,16 +119,7 @@ def needs_for(
         needs.apt["python_base"] = list(row["apt_prerequisites"])
     if "torch" in roles:
         if "torch" in files:
-            needs.urls.append(
-                UrlFile(
-                    "torch",
-                    "torch wheel",
-                    files["torch"].resolve().as_uri(),
-                    files["torch"].name,
-                    None,
-                    "pip",
-                )
-            )
+            needs.urls.append(UrlFile.local("torch", "torch wheel", files["torch"], folder="pip"))
         elif torch.url:
             needs.urls.append(
                 UrlFile(
@@ -142,12 +139,8 @@ def needs_for(
         if cusparselt is not None:
             if "cusparselt" in files:
                 needs.urls.append(
-                    UrlFile(
-                        "torch",
-                        "cuSPARSELt archive",
-                        files["cusparselt"].resolve().as_uri(),
-                        files["cusparselt"].name,
-                        cusparselt.sha256,
+                    UrlFile.local(
+                        "torch", "cuSPARSELt archive", files["cusparselt"], cusparselt.sha256
                     )
                 )
             else:
@@ -216,15 +209,7 @@ def needs_for(
         if target.l4t:
             needs.apt["tensorrt"] = role_defaults.default("tensorrt", "apt_packages")
         elif "tensorrt" in files:
-            needs.urls.append(
-                UrlFile(
-                    "tensorrt",
-                    "TensorRT tarball",
-                    files["tensorrt"].resolve().as_uri(),
-                    files["tensorrt"].name,
-                    None,
-                )
-            )
+            needs.urls.append(UrlFile.local("tensorrt", "TensorRT tarball", files["tensorrt"]))
         else:
             # x86's TensorRT from pip (the matrix's pin): PyPI has tensorrt-cuXX only as an
             # sdist and no tensorrt-cuXX-libs wheels; NVIDIA's own pip index has the wheels.
