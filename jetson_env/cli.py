@@ -289,6 +289,9 @@ def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.list:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
         return EXIT_OK
+    if args.trust and args.fix is None:
+        term.error("--trust checks the bundle that --fix installs from: give --fix --bundle DIR")
+        return EXIT_USAGE
     if args.inventory is not None:
         return fleet_doctor(args, term, matrix, checks)
     if args.limit or args.forks or args.report:
@@ -340,8 +343,11 @@ def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, che
     """--fix on this machine or --host: fixing.fix_one's flow (docs/doctor.md, --fix)."""
     from jetson_env import fixing
 
+    from_bundle = checked_bundle(args, term)
+    if isinstance(from_bundle, int):
+        return from_bundle
     try:
-        setup = fixing.setup(args.fix, args.playbook_vars)
+        setup = fixing.setup(args.fix, args.playbook_vars, from_bundle)
     except fixing.FixError as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
@@ -381,8 +387,11 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
         if args.json:
             term.error("--inventory --fix has no --json: run --fix --json for one host with --host")
             return EXIT_USAGE
+        from_bundle = checked_bundle(args, term)
+        if isinstance(from_bundle, int):
+            return from_bundle
         try:
-            setup = fixing.setup(args.fix, args.playbook_vars)
+            setup = fixing.setup(args.fix, args.playbook_vars, from_bundle)
         except fixing.FixError as exc:
             term.error(str(exc), hint=exc.hint)
             return EXIT_USAGE
@@ -444,9 +453,9 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
                 str(exc), hint=f"fix the inventory ({hint}), or leave out -i for this machine"
             )
             return EXIT_USAGE
-    if args.trust and not args.bundle:
-        term.error("--trust checks a bundle's signature: give the bundle with --bundle DIR")
-        return EXIT_USAGE
+    from_bundle = checked_bundle(args, term)
+    if isinstance(from_bundle, int):
+        return from_bundle
     extra_vars = []
     if args.inventory is None:
         try:
@@ -460,23 +469,13 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
             variables["ansible_become"] = False
         extra_vars.append(json.dumps(variables))
     extra_vars += args.extra_vars
-    if args.bundle:
-        from jetson_env import bundle
-
-        directory = Path(args.bundle).expanduser().resolve()
-        try:
-            roles = bundle.check_before_provision(
-                directory, Path(args.trust) if args.trust else None
-            )
-        except bundle.BundleError as exc:
-            term.error(str(exc), hint=exc.hint)
-            return exc.exit_code
+    if from_bundle is not None:
         if not args.tags:
-            args.tags = ",".join(roles)
+            args.tags = ",".join(from_bundle.roles)
             term.note(
                 f"--tags {args.tags}: what the bundle was made for, and what needs no download"
             )
-        extra_vars.append(json.dumps({"jetson_env_bundle": str(directory)}))
+        extra_vars.append(json.dumps(from_bundle.variables))
     cmd = collection.provision_command(
         ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,
         extra_vars=extra_vars, check=args.check, diff=args.diff,
@@ -487,6 +486,24 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
     sys.stderr.flush()
     env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
     os.execve(ansible_playbook, cmd, env)
+
+
+def checked_bundle(args: argparse.Namespace, term: Terminal):
+    """--bundle DIR [--trust KEY.pub] of `provision` and `doctor --fix`, checked before any
+    host is touched (bundle.check_before_provision): the bundle's Provisioning, None without
+    --bundle, or an exit code."""
+    if args.trust and not args.bundle:
+        term.error("--trust checks a bundle's signature: give the bundle with --bundle DIR")
+        return EXIT_USAGE
+    if not args.bundle:
+        return None
+    from jetson_env import bundle
+
+    try:
+        return bundle.check_before_provision(args.bundle, Path(args.trust) if args.trust else None)
+    except bundle.BundleError as exc:
+        term.error(str(exc), hint=exc.hint)
+        return exc.exit_code
 
 
 def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -704,7 +721,9 @@ def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Rep
     if getattr(args, "bundle", None):
         from jetson_env import bundle
 
-        data["bundle"] = bundle.doctor_fixes(args.bundle, data)
+        target = [*(["--host", args.host] if args.host else []),
+                  *(["--identity", args.identity] if args.identity else [])]  # fmt: skip
+        data["bundle"] = bundle.doctor_fixes(args.bundle, data, target)
     if args.json:
         term.json(data)
         return
@@ -871,7 +890,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument(
         "--bundle", metavar="DIR",
-        help="say which fixes this `jetson-env bundle` folder can apply with no network",
+        help="say which fixes this `jetson-env bundle` folder can apply with no network; with "
+        "--fix, apply them from it as `provision --bundle DIR` does",
+    )  # fmt: skip
+    doctor.add_argument(
+        "--trust", metavar="KEY.pub",
+        help="--fix --bundle: refuse the bundle unless its maker signed it with this OpenSSH "
+        "key's private half",
     )  # fmt: skip
     doctor.add_argument(
         "--fix",

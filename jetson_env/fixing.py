@@ -35,6 +35,7 @@ from jetson_env.exit_codes import EXIT_FAILED, EXIT_USAGE
 from jetson_env.findings import CRASH, FAIL, SEVERITY, WARN, Finding
 
 if TYPE_CHECKING:
+    from jetson_env.bundle.preflight import Provisioning
     from jetson_env.terminal import Terminal
 
 RESULTS_CALLBACK = f"{collection.FQCN}.results"
@@ -61,10 +62,11 @@ class Setup:
     known_roles: list[str]
     only: list[str] | None  # the roles given to --fix, if any
     ansible_playbook: str
-    variables: dict[str, Any]  # --playbook-vars
+    variables: dict[str, Any]  # --playbook-vars, then --bundle's
+    bundle: Provisioning | None = None  # --bundle: only the roles it serves run
 
 
-def setup(fix: list[str], playbook_vars: str | None) -> Setup:
+def setup(fix: list[str], playbook_vars: str | None, bundle: Provisioning | None = None) -> Setup:
     known = collection.provision_roles()
     only = [role for part in fix for role in part.split(",") if role] or None
     unknown = sorted(set(only or ()) - set(known))
@@ -82,7 +84,9 @@ def setup(fix: list[str], playbook_vars: str | None) -> Setup:
     except collection.AnsibleMissing as exc:
         hint = f"{exc.hint}; nothing was changed"
         raise FixError(f"--fix needs Ansible: {exc}", hint=hint) from None
-    return Setup(known, only, ansible_playbook, variables)
+    if bundle is not None:  # as `provision --bundle`: its variable comes last and wins
+        variables = {**variables, **bundle.variables}
+    return Setup(known, only, ansible_playbook, variables, bundle)
 
 
 @dataclass
@@ -91,13 +95,22 @@ class Plan:
     variables: dict[str, Any] = field(default_factory=dict)
     fixed_by: dict[str, list[str]] = field(default_factory=dict)  # role -> checks
     manual: list[Finding] = field(default_factory=list)  # no role fixes these
-    left_out: list[Finding] = field(default_factory=list)  # a role fixes it, not one given
+    left_out: list[Finding] = field(default_factory=list)  # a role fixes it, not one to run
     only: list[str] | None = None  # the roles given to --fix, if any
+    bundle: Provisioning | None = None  # --bundle: the roles it serves
+
+    def why_left_out(self, role: str) -> str:
+        if self.bundle is not None and (self.only is None or role in self.only):
+            return (f"the bundle {self.bundle.directory} does not serve role {role} (it "
+                    f"serves {','.join(self.bundle.roles)})")  # fmt: skip
+        return f"--fix {','.join(self.only or [])} leaves out role {role}"
 
 
-def plan(report: Report, known_roles: list[str], only: list[str] | None = None) -> Plan:
-    """The roles that fix the report's findings, in the playbook's order, and what is left."""
-    result = Plan(only=only)
+def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
+         bundle: Provisioning | None = None) -> Plan:  # fmt: skip
+    """The roles that fix the report's findings, in the playbook's order, and what is left
+    (a role the user's --fix ROLES or the --bundle leaves out)."""
+    result = Plan(only=only, bundle=bundle)
     for finding in report.findings:
         remedy = finding.remedy
         if remedy is None:
@@ -105,7 +118,9 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None) 
         if remedy.role is None:
             result.manual.append(finding)
             continue
-        if only is not None and remedy.role not in only:
+        if (only is not None and remedy.role not in only) or (
+            bundle is not None and remedy.role not in bundle.roles
+        ):
             result.left_out.append(finding)
             continue
         result.fixed_by.setdefault(remedy.role, [])
@@ -334,8 +349,8 @@ def fix_host(
         say(f"no automatic fix for {finding.check} on {host}: {finding.summary}"
             f" ({finding.remedy.why})")  # fmt: skip
     for finding in the_plan.left_out:
-        say(f"left out for {finding.check} on {host} (--fix {','.join(the_plan.only or [])}): "
-            f"role {finding.remedy.role} fixes it")  # fmt: skip
+        say(f"left out for {finding.check} on {host}: role {finding.remedy.role} fixes it; "
+            f"{the_plan.why_left_out(finding.remedy.role)}")  # fmt: skip
     if not the_plan.roles:
         say(f"--fix: nothing to do on {host} (no finding that a role of the playbook fixes)")
         return HostFix("nothing")
@@ -431,7 +446,7 @@ def verdicts(
             row["verdict"], row["why"] = NO_AUTOMATIC_FIX, remedy.why
         elif id(finding) in left_out:
             row["verdict"] = LEFT_OUT
-            row["why"] = f"--fix {','.join(the_plan.only or [])} leaves out role {remedy.role}"
+            row["why"] = the_plan.why_left_out(remedy.role)
         elif run is not None and run.plan_error:
             row["verdict"], row["why"] = FAILED, f"the plan of role {remedy.role}: {run.plan_error}"
         elif run is None or not run.applied:
@@ -537,7 +552,7 @@ def fix_one(
         term.findings(before.as_dict())
     if not before.reached:
         return finish(before.exit_code)
-    the_plan = outcome.plan = plan(before, setup.known_roles, setup.only)
+    the_plan = outcome.plan = plan(before, setup.known_roles, setup.only, setup.bundle)
     platform = before.results.get("platform")
     as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
     variables = host_variables(before, python, the_plan, setup, connection_is_root=as_root,

@@ -353,7 +353,7 @@ def fix(
         if not report.reached:
             term.line(f"--fix: {host} was not reached, nothing to fix there")
             continue
-        the_plan = fixing.plan(report, setup.known_roles, setup.only)
+        the_plan = fixing.plan(report, setup.known_roles, setup.only, setup.bundle)
         variables = fixing.host_variables(report, "python3", the_plan, setup)
         connection = fixing.InventoryHost(before.inventory, host)
         fixed = fixing.fix_host(term, term.line, setup, connection, the_plan, variables, host,

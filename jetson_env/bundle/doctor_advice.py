@@ -3,6 +3,7 @@ that host with no network, and the line that does it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,13 @@ from jetson_env.checks.context import shell_word
 APT_ROLES = ("jetpack_apt", "docker_runtime")
 
 
-def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any]:
+def doctor_fixes(
+    directory: str | Path, report: dict[str, Any], target: Sequence[str] = ()
+) -> dict[str, Any]:
     """For a doctor report (its JSON form): which of its fixes the bundle can apply on that
-    host with no network, and the `jetson-env provision --bundle` line that does it."""
+    host with no network, and the `jetson-env doctor --fix ROLES --bundle DIR` line that
+    applies them (as `provision --bundle DIR` would) to the Python the doctor checked on the
+    same target (`target`: the doctor's --host and --identity words)."""
     directory = Path(directory).expanduser().resolve()
     platform = report.get("platform") or {}
     version = str((platform.get("python") or {}).get("version") or "")
@@ -43,11 +48,7 @@ def doctor_fixes(directory: str | Path, report: dict[str, Any]) -> dict[str, Any
     roles = list(dict.fromkeys(f["role"] for f in fixes if f["applies"]))
     # The Python the doctor checked is the one to provision (jetson_env.target_python).
     probed = (platform.get("python") or {}).get("executable")
-    command = (
-        f"jetson-env provision --bundle {shell_word(str(directory))} "
-        f"--tags {shell_word(','.join(roles))}"
-        + (f" --python {shell_word(probed)}" if probed else "")
-        if roles
-        else None
-    )
+    words = ["jetson-env", "doctor", *target, *(["--python", probed] if probed else []),
+             "--fix", ",".join(roles), "--bundle", str(directory)]  # fmt: skip
+    command = " ".join(shell_word(word) for word in words) if roles else None
     return {"directory": str(directory), "fixes": fixes, "roles": roles, "command": command}

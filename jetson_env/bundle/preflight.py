@@ -3,6 +3,7 @@ every file the host's roles need before any change, and says where each one is."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,25 @@ from jetson_env.collection import provision_roles
 OFFLINE_ROLES = ("cuda_env",)
 
 
-def check_before_provision(directory: Path, trusted_key: Path | None) -> list[str]:
-    """`provision --bundle DIR [--trust KEY.pub]` before any host is touched: DIR is a
-    bundle whose manifest passes the untrusted-input rules, signed by that key when one is
-    given (each host's preflight then checks every file it gets). Returns the roles to run
-    without --tags: those the bundle was made for and those that need no download, in the
-    playbook's order."""
+@dataclass(frozen=True)
+class Provisioning:
+    """A bundle checked for a playbook run from it (`provision --bundle`, `doctor --fix
+    --bundle`): the roles to run when none are named (those it was made for, and those that
+    need no download, in the playbook's order) and the variable that points them at it."""
+
+    directory: Path
+    roles: list[str]
+
+    @property
+    def variables(self) -> dict[str, str]:
+        return {"jetson_env_bundle": str(self.directory)}
+
+
+def check_before_provision(directory: str | Path, trusted_key: Path | None) -> Provisioning:
+    """`provision --bundle DIR [--trust KEY.pub]` (and `doctor --fix --bundle`) before any
+    host is touched: DIR is a bundle whose manifest passes the untrusted-input rules, signed
+    by that key when one is given (each host's preflight then checks every file it gets)."""
+    directory = Path(directory).expanduser().resolve()
     manifest = read_manifest(directory)
     if manifest is None:
         raise BundleError(
@@ -43,7 +57,8 @@ def check_before_provision(directory: Path, trusted_key: Path | None) -> list[st
     if trusted_key is not None:
         signing.check(directory, trusted_key)
     made_for = {role for entry in manifest["targets"].values() for role in entry["roles"]}
-    return [r for r in provision_roles() if r in made_for or r in OFFLINE_ROLES]
+    roles = [r for r in provision_roles() if r in made_for or r in OFFLINE_ROLES]
+    return Provisioning(directory, roles)
 
 
 def host_plan(

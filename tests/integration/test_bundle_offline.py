@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -377,14 +378,11 @@ def test_doctor_inside_the_offline_host_agrees(x86: Host):
     assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
 
 
-@pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")
-def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
-    ansible: AnsibleEnd, bundle_dir: Path, x86: Host
-):
+@pytest.fixture(scope="module")
+def offline_controller(bundle_dir: Path, x86: Host) -> str:
     """Issue 34: the offline host is its own controller. The bundle carries jetson-env with
-    its provision extra for the host's Python; installed into an empty venv with no index,
-    it provisions the host from an unrelated folder with no variables and no --tags (the
-    roles the bundle was made for, and those that need no download)."""
+    its provision extra for the host's Python, installed here into an empty venv with no
+    index: that venv's jetson-env."""
     proc = jetson_env("bundle", bundle_dir, "--x86", "--python", "3.11", "--glibc", "2.36",
                       "--distribution", "debian/bookworm", "--roles", "python_base",
                       "--controller-python", "3.11", "--json")  # fmt: skip
@@ -396,15 +394,63 @@ def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
     install = line.replace(str(bundle_dir), "/srv/bundle").split()[1:]
     x86.exec(["/opt/offline-controller/bin/pip", "--isolated", "--quiet", *install[:-1],
               "jetson-env[provision]"])  # fmt: skip
-    controller = "/opt/offline-controller/bin/jetson-env"
-    provision = ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
-                 f"{controller} provision --bundle /srv/bundle"]  # fmt: skip
+    return "/opt/offline-controller/bin/jetson-env"
+
+
+def from_an_unrelated_folder(*argv: str) -> list[str]:
+    return ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
+            + shlex.join(argv)]  # fmt: skip
+
+
+@pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")
+def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
+    offline_controller: str, x86: Host
+):
+    """It provisions the host from an unrelated folder with no variables and no --tags (the
+    roles the bundle was made for, and those that need no download)."""
+    provision = from_an_unrelated_folder(offline_controller, "provision", "--bundle", "/srv/bundle")
     for changed in (r"\d+", "0"):  # the second run changes nothing
         run = x86.exec(provision, check=False)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
         assert "--tags cuda_env,python_base,torch" in run.stderr
         recap = rf"localhost\s*: ok=\d+\s+changed={changed}\s+unreachable=0\s+failed=0"
         assert re.search(recap, run.stdout), run.stdout[-3000:]
+
+
+@pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")
+def test_doctor_fix_with_the_bundle_repairs_the_offline_host(offline_controller: str, x86: Host):
+    """Issue 33's promise on the offline host: what the roles manage broken (termcolor
+    removed), `jetson-env doctor --fix --yes --bundle B` from an unrelated folder applies the
+    roles from the bundle as `provision --bundle B` does (its check, the roles it serves, no
+    --playbook-vars): termcolor is fixed, each role the bundle does not serve is left out
+    and says so, and the doctor after agrees."""
+    x86.exec(["python3", "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
+              "termcolor"], check=False)  # fmt: skip
+    fix = x86.exec(from_an_unrelated_folder(offline_controller, "--no-color", "doctor", "--fix",
+                                            "--yes", "--no-smoke", "--json", "--bundle",
+                                            "/srv/bundle"), check=False, timeout=900)  # fmt: skip
+
+    said = fix.stdout + fix.stderr
+    document = json.loads(fix.stdout)
+    rows = {row["check"]: row for row in document["findings"]}
+    assert rows["termcolor"]["role"] == "python_base", rows
+    assert rows["termcolor"]["verdict"] == "fixed", said[-6000:]
+    served = ("cuda_env", "python_base", "torch")  # the bundle's roles, as provision's --tags
+    assert document["plan"]["roles"] and set(document["plan"]["roles"]) <= set(served), document
+    for row in rows.values():
+        if row["role"] and row["role"] not in served:
+            assert row["verdict"] == "left out", row
+            assert row["why"].startswith(
+                f"the bundle /srv/bundle does not serve role {row['role']}"
+            )
+    assert {"check": "termcolor", "before": "fail", "after": "ok"} in document["moved"]
+    for forbidden in ("template error", "deprecat"):
+        assert forbidden not in said.lower(), said[-4000:]
+    again = x86.exec(from_an_unrelated_folder(offline_controller, "doctor", "--json",
+                                              "--no-smoke", "--check", "termcolor"),
+                     check=False)  # fmt: skip
+    after = json.loads(again.stdout)
+    assert [f["status"] for f in after["findings"]] == ["ok"], after
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,8 @@ needing only a provisioned Orin start from (tests/README.md, "The slow tier").
 
 import hashlib
 import json
+import re
+import shlex
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,7 +55,7 @@ from playbook_support import (
 )
 from support import slow_tier
 from support.ansible_envs import AnsibleEnd
-from support.hosts import VENV, Host, image_exists
+from support.hosts import VENV, Host, image_exists, project_wheel
 from support.standin_apt import StandinApt, standin_apt, trust_in_host
 from support.standins import build_cusparselt_archive
 
@@ -461,6 +463,101 @@ JETPACK_APT_ONLY = {
     "docker_runtime_enabled": False,
 }
 ALL_ROLES_OFF = {**JETPACK_APT_ONLY, "jetpack_apt_enabled": False}
+
+
+# The roles a user of this emulated Orin turns off, each for a reason of the stand-in: NVIDIA's
+# Jetson apt repository and its torch wheel are not reachable (the image's repository was the
+# session's stand-in, its torch PyPI's CPU build), no TensorRT, no CUDA driver to build
+# against, no Docker engine in a container; pip's bytecode compiling is most of an install
+# under qemu.
+PROMISE_VARS = {
+    **{f"{role}_enabled": False
+       for role in ("jetpack_apt", "torch", "torchvision", "tensorrt", "pycuda", "torch2trt")},
+    "docker_runtime_install_packages": False,
+    "docker_runtime_container_build": True,
+    "python_base_pip_args": ["--no-compile"],
+}  # fmt: skip
+PROMISE_ROLES = ("cuda_env", "python_base", "docker_runtime")  # what those leave on
+USER_VENV = "/root/jetson-env"
+
+
+def as_the_user(*argv: str) -> list[str]:
+    """From an unrelated folder, the user's own environment (docker exec's: python3 on PATH is
+    the system Python, no ansible.cfg, no inventory)."""
+    return ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
+            + shlex.join(argv)]  # fmt: skip
+
+
+@pytest.fixture
+def orin_of_a_user(ansible: AnsibleEnd) -> Iterator[Host]:
+    """A container of the provisioned Orin's image (this session's, or the last green one for
+    these inputs), jetson-env installed as the README says: the working tree's wheel with its
+    provision extra into a venv, its dependencies' aarch64 wheels from the index the host's
+    pip.conf names."""
+    host = start_host(ORIN, "playbook-orin-promise", image=provisioned_image(ansible.name))
+    try:
+        wheel = project_wheel()
+        host.copy_in(wheel, f"/tmp/{wheel.name}")
+        host.exec(["sh", "-c", f"python3 -m venv {USER_VENV} && {USER_VENV}/bin/pip install -q "
+                   f"'/tmp/{wheel.name}[provision]'"], timeout=1800)  # fmt: skip
+        yield host
+    finally:
+        remove_host(host)
+
+
+@pytest.mark.ansible_ends(
+    "newest", why="the Orin's own ansible-core (the provision extra's) runs it; the newest "
+    "end's provisioned image"
+)  # fmt: skip
+@PROVISIONING
+def test_the_promise_on_the_emulated_orin(orin_of_a_user: Host):
+    """Issue 33's promise on the emulated Orin, on the host itself as its user runs it:
+    `jetson-env provision` (no -i: this machine, local connection), then `jetson-env doctor`
+    with its defaults agrees for what the roles manage; termcolor removed, `jetson-env doctor
+    --fix ROLES --yes` (the roles it provisions) makes it green again. No run prints a
+    template error or a deprecation. Keyed with the provisioning: under qemu its image's
+    provisioning takes most of an hour on 2 cores, and this test 10-20 minutes more."""
+    orin = orin_of_a_user
+    jetson_env = f"{USER_VENV}/bin/jetson-env"
+    off = json.dumps(PROMISE_VARS)
+
+    run = orin.exec(as_the_user(jetson_env, "--no-color", "provision", "-e", off), check=False,
+                    timeout=1800)  # fmt: skip
+
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said[-6000:]
+    assert re.search(r"localhost\s*: ok=\d+\s+changed=0\s+unreachable=0\s+failed=0", run.stdout), (
+        said[-6000:]
+    )
+    assert "(/usr/bin/python3: the Python provisioned)" in said, said[-6000:]
+
+    def doctor(*args: str) -> tuple[dict, str]:
+        proc = orin.exec(as_the_user(jetson_env, "--no-color", "doctor", "--json", "--no-smoke",
+                                     *args), check=False, timeout=1800)  # fmt: skip
+        return json.loads(proc.stdout), proc.stderr
+
+    report, _ = doctor()
+    assert report["platform"]["python"]["executable"] == "/usr/bin/python3"
+    managed = [f for f in report["findings"]
+               if (f.get("playbook") or {}).get("role") in PROMISE_ROLES]  # fmt: skip
+    assert {f["check"] for f in managed} >= {"termcolor", "cuda"}, report["findings"]
+    for finding in managed:
+        assert finding["status"] in ("ok", "skip"), finding
+
+    orin.exec(["python3", "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
+               "termcolor"])  # fmt: skip
+    # --fix with the roles the user's provisioning runs (the others are off: see PROMISE_VARS).
+    fixed = orin.exec(as_the_user(jetson_env, "--no-color", "doctor", "--fix",
+                                  ",".join(PROMISE_ROLES), "--yes", "--no-smoke",
+                                  "--playbook-vars", off),
+                      check=False, timeout=1800)  # fmt: skip
+    fix_said = fixed.stdout + fixed.stderr
+    assert "termcolor: fixed (python_base)" in fix_said, fix_said[-6000:]
+    after, _ = doctor("--check", "termcolor")
+    assert [f["status"] for f in after["findings"]] == ["ok"], after
+    for output in (said, fix_said):
+        for forbidden in ("template error", "deprecat"):
+            assert forbidden not in output.lower(), output[-4000:]
 
 
 @ROLE_RULE
