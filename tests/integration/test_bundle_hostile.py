@@ -259,10 +259,12 @@ def test_a_signed_bundle_is_trusted_and_anything_else_refused(bundle: Path, tmp_
     team, other = ssh_key(keys, "team"), ssh_key(keys, "other")
     pub = f"{team}.pub"
 
-    unsigned = jetson_env("provision", "--bundle", bundle, "--trust", pub, "--check")
-    no_traceback(unsigned)
-    assert unsigned.returncode == 2 and "is not signed" in unsigned.stderr, unsigned.stderr
-    assert "running:" not in unsigned.stderr
+    # provision and doctor --fix: one check of the bundle, before any probe or change.
+    for command in (("provision", "--check"), ("doctor", "--fix", "--yes", "--no-smoke")):
+        unsigned = jetson_env(*command, "--bundle", bundle, "--trust", pub)
+        no_traceback(unsigned)
+        assert unsigned.returncode == 2 and "is not signed" in unsigned.stderr, unsigned.stderr
+        assert "running:" not in unsigned.stderr
 
     assert jetson_env("bundle", bundle, "--sign", team).returncode == 0
     assert "BEGIN SSH SIGNATURE" in json.loads((bundle / "manifest.json").read_text())["signature"]
@@ -272,8 +274,10 @@ def test_a_signed_bundle_is_trusted_and_anything_else_refused(bundle: Path, tmp_
     proc = jetson_env("bundle", "--verify", bundle, "--trust", f"{other}.pub")
     no_traceback(proc)
     assert proc.returncode == 2 and "is not signed by" in proc.stderr, proc.stderr
-    proc = jetson_env("provision", "--bundle", bundle, "--trust", f"{other}.pub", "--check")
-    assert proc.returncode == 2 and "running:" not in proc.stderr, proc.stderr
+    for command in (("provision", "--check"), ("doctor", "--fix", "--yes", "--no-smoke")):
+        proc = jetson_env(*command, "--bundle", bundle, "--trust", f"{other}.pub")
+        assert proc.returncode == 2 and "running:" not in proc.stderr, proc.stderr
+        assert "is not signed by" in proc.stderr, proc.stderr
 
     # A file swapped after signing, its manifest entry changed to match: the signature no
     # longer covers it.

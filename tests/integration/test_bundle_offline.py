@@ -323,10 +323,10 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     fixes = {f["check"]: f for f in report["bundle"]["fixes"]}
     assert fixes["termcolor"]["applies"] is True, fixes
     assert fixes["termcolor"]["why"] == f"from the bundle (target {X86_KEY})"
-    # The Python the doctor checked is the one the command provisions (issue 33's case 6).
-    assert (
-        report["bundle"]["command"]
-        == "jetson-env provision --bundle /tmp/bundle --tags python_base --python /usr/bin/python3"
+    # The Python the doctor checked is the one the command provisions (issue 33's case 6),
+    # with the bundle's roles as `provision --bundle` runs them (doctor --fix --bundle).
+    assert report["bundle"]["command"] == (
+        "jetson-env doctor --python /usr/bin/python3 --fix python_base --bundle /tmp/bundle"
     )
 
 

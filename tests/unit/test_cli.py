@@ -271,3 +271,10 @@ def test_fix_without_ansible_says_how_to_install_it(tmp_path):
     assert "needs Ansible" in proc.stderr
     assert "pip install 'jetson-env[provision]'" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_doctor_trust_goes_with_fix_and_a_bundle():
+    """--trust checks the bundle --fix installs from: alone it is bad input, before any probe."""
+    proc = jetson_env("doctor", "--no-smoke", "--trust", "team.pub")
+    assert proc.returncode == 2
+    assert "--fix --bundle DIR" in proc.stderr and "termcolor" not in proc.stdout

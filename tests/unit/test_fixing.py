@@ -4,8 +4,10 @@ plan per role and the summary per finding, without Ansible."""
 
 import json
 import stat
+from pathlib import Path
 
 from jetson_env import collection, fixing
+from jetson_env.bundle.preflight import Provisioning
 from jetson_env.doctor import Report
 from jetson_env.findings import FAIL, OK, Finding, Remedy
 from jetson_env.probing import ProbeResult
@@ -97,6 +99,31 @@ def test_a_role_that_ran_but_did_not_fix_says_what_is_left():
     assert rows["cuda"]["why"] == "still fail after role cuda_env: cuda is fail"
     assert rows["termcolor"]["verdict"] == fixing.LEFT_OUT
     assert rows["termcolor"]["why"] == "--fix cuda_env leaves out role python_base"
+
+
+def test_a_bundle_runs_only_the_roles_it_serves_and_its_variable_wins():
+    """`doctor --fix --bundle B`: the roles `provision --bundle B` runs (bundle's Provisioning),
+    the others left out with the bundle named; B's variable over --playbook-vars', as the
+    last -e of provision."""
+    bundle = Provisioning(Path("/srv/b"), ["cuda_env", "python_base"])
+    before = report(finding("termcolor", role="python_base"), finding("pycuda", role="pycuda"),
+                    finding("tensorrt-python"))  # fmt: skip
+    plan = fixing.plan(before, ROLES, bundle=bundle)
+    assert plan.roles == ["python_base"]
+    assert [f.check for f in plan.left_out] == ["pycuda"]
+    runs = [fixing.RoleRun("python_base", applied=True, changed=1)]
+    rows = {r["check"]: r for r in fixing.verdicts(before, plan, fixing.HostFix("applied", runs),
+                                                   report())}  # fmt: skip
+    assert rows["termcolor"]["verdict"] == fixing.FIXED
+    assert rows["pycuda"]["verdict"] == fixing.LEFT_OUT
+    assert rows["pycuda"]["why"] == (
+        "the bundle /srv/b does not serve role pycuda (it serves cuda_env,python_base)"
+    )
+    # The user's role filter is named first where it is what leaves a role out.
+    only = fixing.plan(before, ROLES, only=["python_base"], bundle=bundle)
+    assert only.why_left_out("pycuda") == "--fix python_base leaves out role pycuda"
+    setup = fixing.setup([], '{"jetson_env_bundle": "/elsewhere", "x": 1}', bundle)
+    assert setup.variables == {"jetson_env_bundle": "/srv/b", "x": 1} and setup.bundle is bundle
 
 
 def test_the_roles_install_into_the_probed_python_not_ansibles():
