@@ -61,6 +61,9 @@ RUN_ENV = "JETSON_ENV_PROBE_RUN"
 WATCHDOG_ENV = "JETSON_ENV_WATCHDOG"
 # "none": BOOTSTRAP keeps no lifeline on stdin (Ansible closes it after the payload).
 LIFELINE_ENV = "JETSON_ENV_LIFELINE"
+# launch_command's mark (":GROUP:") on everything it starts, so that what left its process
+# group (a wrapper's `setsid` child) is still found and ended with it.
+LAUNCH_ENV = "JETSON_ENV_LAUNCH"
 
 BOOTSTRAP = (
     """\
@@ -119,28 +122,48 @@ def launch_command(python: str, budget: float, startup: float, lifeline: bool = 
     """The shell command that runs `python -c BOOTSTRAP` on a remote shell (SSH, Ansible).
 
     It runs in a process group of its own (`setsid` where the shell does not lead one: an
-    Ansible local connection), ended whole (`kill -KILL 0`) when the interpreter exits, and
-    by two watchdogs: one ends an interpreter that has not reached BOOTSTRAP within
-    `startup` seconds (STARTUP_EXPIRED on stderr), the other the whole run after `budget`.
+    Ansible local connection), ended whole when the interpreter exits, and by two
+    watchdogs: one ends an interpreter that has not reached BOOTSTRAP within `startup`
+    seconds (STARTUP_EXPIRED on stderr), the other the whole run after `budget`. Ending
+    it (`k`) kills first every process marked with LAUNCH_ENV that left the group (a
+    wrapper script's `setsid` or daemonised child), then the group (`kill -KILL 0`).
     With `lifeline`, stdin reaches the interpreter through `cat`: when it closes (the
-    doctor ended, the connection dropped) the group is killed, even an interpreter (a
+    doctor ended, the connection dropped) the run is ended, even an interpreter (a
     wrapper script) that never reached BOOTSTRAP. Without (Ansible closes stdin once the
-    payload is sent) the launcher's heartbeat on stdout finds a dropped connection. How
-    the interpreter ended is EXIT_RECORD on stderr (a signal N as 128+N), since a
-    channel's own exit status is the shell's."""
+    payload is sent) the startup watchdog writes an empty line a second on stdout until
+    BOOTSTRAP ends it, and the launcher's heartbeat does after: a write that fails (the
+    connection dropped, the doctor was interrupted) ends the run. SIGPIPE is ignored only
+    where the command itself writes, so that a closed stream never skips `k`. How the
+    interpreter ended is EXIT_RECORD on stderr (a signal N as 128+N), since a channel's
+    own exit status is the shell's."""
     run = shlex.join([python, "-c", BOOTSTRAP])
     if not lifeline:
         run = f"{LIFELINE_ENV}=none {run}"
+    beat = "" if lifeline else "echo 2>/dev/null || break; "
 
-    def countdown(seconds: float) -> str:  # 1 s steps: killed, it leaves no long sleep
-        return f"n={max(1, math.ceil(seconds))}; while [ $n -gt 0 ]; do sleep 1; n=$((n-1)); done"
+    def countdown(seconds: float, step: str = "") -> str:  # 1 s steps: killed, no long sleep
+        n = max(1, math.ceil(seconds))
+        return f"n={n}; while [ $n -gt 0 ]; do sleep 1; {step}n=$((n-1)); done"
 
-    end = f'echo "{EXIT_RECORD} $?" >&2; $K'
+    end = f"""s=$?; trap '' PIPE; echo "{EXIT_RECORD} $s" >&2; k"""
     script = (
-        f"{{ {countdown(startup)}; echo '{STARTUP_EXPIRED}' >&2; $K; }} &\n"
+        "k() {\n"
+        '  if [ "$K" != : ]; then\n'
+        "    for _ in 1 2; do\n"
+        f'      for f in $(grep -lsF "{LAUNCH_ENV}=:$$:" /proc/[0-9]*/environ); do\n'
+        "        p=${f#/proc/}; p=${p%/environ}; pg=\n"
+        '        read -r _ _ _ _ pg _ </proc/"$p"/stat\n'
+        '        [ "$pg" = "$$" ] || kill -KILL "$p"\n'
+        "      done\n"
+        "    done\n"
+        "  fi\n"
+        "  $K\n"
+        "} 2>/dev/null\n"
+        f"{LAUNCH_ENV}=:$$:; export {LAUNCH_ENV}\n"
+        f"{{ trap '' PIPE; {countdown(startup, beat)}; echo '{STARTUP_EXPIRED}' >&2; k; }} &\n"
         f"{WATCHDOG_ENV}=$!; export {WATCHDOG_ENV}\n"
-        f"{{ {countdown(budget)}; $K; }} &\n"
-        + (f"{{ cat; $K; }} | {{ {run}; {end}; }}\n" if lifeline else f"{run}\n{end}\n")
+        f"{{ {countdown(budget)}; k; }} &\n"
+        + (f"{{ cat; k; }} | {{ {run}; {end}; }}\n" if lifeline else f"{run}\n{end}\n")
     )
     own_group = (
         "g=; read -r _ _ _ _ g _ </proc/$$/stat 2>/dev/null; K='kill -KILL 0'; export K\n"

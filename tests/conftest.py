@@ -38,6 +38,7 @@ LONGEST_GROUPS = (
     "test_provisioning_as_users_run_it.py",
     "test_playbook_aarch64.py[oldest]",
     "test_playbook_x86.py[newest]",
+    "test_lived_in.py",
     "test_bundle_offline.py[newest]",
     "test_playbook_x86.py[oldest]",
     "test_torchvision_upstream.py",

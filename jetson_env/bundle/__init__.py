@@ -27,7 +27,7 @@ from jetson_env.bundle.fetching import CACHE
 from jetson_env.bundle.making import make
 from jetson_env.bundle.manifest import MANIFEST, SCHEMA, load_manifest, verify
 from jetson_env.bundle.needs import ROLES
-from jetson_env.bundle.preflight import check_before_provision, host_plan
+from jetson_env.bundle.preflight import check_before_provision, check_role, host_plan
 from jetson_env.bundle.signing import check as check_signature
 from jetson_env.bundle.signing import sign
 from jetson_env.bundle.targets import target_from_facts, targets_from_args
@@ -39,6 +39,7 @@ __all__ = [
     "SCHEMA",
     "BundleError",
     "check_before_provision",
+    "check_role",
     "check_signature",
     "doctor_fixes",
     "host_plan",

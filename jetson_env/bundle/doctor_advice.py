@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env.bundle.needs import ROLES
-from jetson_env.bundle.preflight import OFFLINE_ROLES, host_plan
+from jetson_env.bundle.preflight import OFFLINE_ROLES, check_role, host_plan
 from jetson_env.checks.context import shell_word
 
 # Roles that install system packages with apt, which a bundle does not carry.
@@ -42,6 +42,8 @@ def doctor_fixes(
         else:
             plan = host_plan(directory, platform, python, {role: True})
             why = plan["error"] or plan["skipped"].get(role)
+            if why is None:  # the role's files, as the playbook checks them before using them
+                why = check_role(plan, role)["error"]
             applies = why is None
             why = why or f"from the bundle (target {plan['target']})"
         fixes.append({"check": finding["check"], "role": role, "applies": applies, "why": why})

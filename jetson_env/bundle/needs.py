@@ -184,7 +184,9 @@ def needs_for(
                 "torchvision", "torchvision source archive", source, filename, pins.get(version)
             )
         )
-        needs.pip.append(PipSet("torchvision", ["pillow", row["numpy"], "setuptools", "wheel"]))
+        # The role's build requirements (its defaults) with the row's numpy pin first.
+        build = role_defaults.default("torchvision", "build_pip_packages")
+        needs.pip.append(PipSet("torchvision", [row["numpy"], *build]))
         needs.apt["torchvision"] = role_defaults.default("torchvision", "apt_packages")
     if "pycuda" in roles:
         needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
@@ -203,7 +205,8 @@ def needs_for(
                 None,
             )
         )
-        needs.pip.append(PipSet("torch2trt", ["packaging", "setuptools", "wheel"]))
+        build = role_defaults.default("torch2trt", "build_pip_packages")
+        needs.pip.append(PipSet("torch2trt", list(build)))
         needs.apt["torch2trt"] = role_defaults.default("torch2trt", "cmake_apt_packages")
     if "tensorrt" in roles:
         if target.l4t:

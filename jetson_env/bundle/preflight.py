@@ -66,12 +66,13 @@ def host_plan(
     platform: dict[str, Any],
     python: dict[str, Any],
     roles: dict[str, bool],
-    lock_sha256: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """What a host with these facts installs from the bundle, for the roles that are on:
-    {"error": None | why (naming the `jetson-env bundle` line that fixes it), "target",
-    "skipped": {role: why the bundle cannot serve it}, "artifacts": {role: [paths]},
-    "pip": [paths to copy], "apt": ...}."""
+    """What a host with these facts can install from the bundle, for the roles that are on
+    (`*_enabled`; --tags is Ansible's own): {"error": None | why (naming the `jetson-env
+    bundle` line that fixes it), "target", "skipped": {role: why the bundle cannot serve it},
+    "artifacts": {role: [paths]}, "pip": [paths to copy], "apt": ...}. The apt repository's
+    files are checked here; a role's own files by check_role, once the role has decided what
+    it installs (a kept torch needs none of torch's)."""
     directory = Path(directory).expanduser()
     if not directory.is_absolute():
         directory = directory.resolve()
@@ -136,32 +137,17 @@ def host_plan(
         except BundleError as exc:
             problems.append(str(exc))
     for path, entry in sorted(manifest["artifacts"].items()):
-        needed_by = [role for role in entry_roles(entry) if role in wanted]
-        in_repo = bool(apt_repo) and path.startswith(apt_repo + "/")
-        if in_repo and (key not in entry["targets"] or not needed_by):
+        if apt_repo and path.startswith(apt_repo + "/"):
             problem = artifact_problem(directory, path, entry)
             if problem:
                 problems.append(f"{path}: {problem}")
-        if key not in entry["targets"] or not needed_by:
+        if key not in entry["targets"]:
             continue
-        for role in needed_by:
-            artifacts.setdefault(role, []).append(path)
-        problem = artifact_problem(directory, path, entry)
-        if problem:
-            problems.append(f"{path}: {problem}")
-        locked = (lock_sha256 or {}).get(Path(path).name)
-        if locked and locked != entry["sha256"]:
-            problems.append(
-                f"{path}: the lock file pins sha256 {locked}, the bundle has {entry['sha256']}"
-            )
+        for role in entry_roles(entry):
+            if role in wanted:
+                artifacts.setdefault(role, []).append(path)
     if problems:
-        return {
-            "error": f"the bundle {directory} cannot provision {key}: "
-            + "; ".join(problems)
-            + f". Fix it with `{add_line} --roles {','.join(wanted)}` "
-            "(after deleting a corrupted file), "
-            f"then `jetson-env bundle --verify {shell_word(str(directory))}`. Nothing was changed."
-        }
+        return {"error": _cannot_provision(directory, key, problems, add_line, wanted)}
 
     def one(role: str, suffix: tuple[str, ...]) -> str:
         """The role's file under files/ (a relative path), "" when it has none."""
@@ -188,13 +174,7 @@ def host_plan(
         (p for p in artifacts.get("torch", []) if project_of(Path(p).name) == "torch"), ""
     )
     pip_files = [
-        {
-            "path": p,
-            "name": Path(p).name,
-            "sha256": manifest["artifacts"][p]["sha256"],
-            # bundle_copy leaves out what only a role that installs nothing needs (a kept torch)
-            "roles": [role for role in entry_roles(manifest["artifacts"][p]) if role in wanted],
-        }
+        {"path": p, "name": Path(p).name, "sha256": manifest["artifacts"][p]["sha256"]}
         for p in sorted(
             {p for paths in artifacts.values() for p in paths if p.startswith("pip/")}
             - {torch_wheel}
@@ -223,6 +203,49 @@ def host_plan(
             for role, paths in artifacts.items()
         },
     }
+
+
+def check_role(
+    plan: dict[str, Any], role: str, lock_sha256: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The files of `plan` (host_plan's) that `role` is about to use, each against the
+    manifest's sha256 and the lock file's: {"error": None | why, "checked": [paths]}. The
+    playbook asks once the role has decided (after torch's keep decision; torchvision's
+    fetch checks the archive of its pair itself), in a step tagged as the role is."""
+    directory = Path(plan["directory"])
+    manifest = read_manifest(directory)
+    archives = {archive["path"] for archive in plan["torchvision_archives"].values()}
+    problems, checked = [], []
+    for path in plan["artifacts"].get(role, []):
+        if str(directory / path) in archives or path.startswith("apt/"):
+            continue  # the torchvision role's own check; the apt repository's, host_plan's
+        entry = manifest["artifacts"][path]
+        problem = artifact_problem(directory, path, entry)
+        locked = (lock_sha256 or {}).get(Path(path).name)
+        if problem:
+            problems.append(f"{path}: {problem}")
+        elif locked and locked != entry["sha256"]:
+            problems.append(
+                f"{path}: the lock file pins sha256 {locked}, the bundle has {entry['sha256']}"
+            )
+        else:
+            checked.append(path)
+    if problems:
+        error = _cannot_provision(directory, plan["target"], problems, plan["add_line"], [role])
+        return {"error": error, "checked": []}
+    return {"error": None, "checked": checked}
+
+
+def _cannot_provision(
+    directory: Path, key: str, problems: list[str], add_line: str, roles: list[str]
+) -> str:
+    return (
+        f"the bundle {directory} cannot provision {key}: "
+        + "; ".join(problems)
+        + f". Fix it with `{add_line} --roles {','.join(roles)}` "
+        "(after deleting a corrupted file), "
+        f"then `jetson-env bundle --verify {shell_word(str(directory))}`. Nothing was changed."
+    )
 
 
 def _apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:

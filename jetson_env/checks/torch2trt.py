@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 
+from jetson_env import roles
 from jetson_env.checks import Check, libnvinfer
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
@@ -16,8 +17,6 @@ from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 # What the role passes to CMake: torch2trt's CMakeLists.txt asks for CMake 3.0, which CMake 4
 # refuses ("Compatibility with CMake < 3.5 has been removed").
 CMAKE_POLICY = "-DCMAKE_POLICY_VERSION_MINIMUM=3.5"
-# torch2trt imports `packaging` without declaring it; setup.py needs setuptools and wheel.
-BUILD_REQUIREMENTS = ("packaging", "setuptools", "wheel")
 
 
 def tensorrt_layout(facts: Facts) -> tuple[str | None, str | None, str | None]:
@@ -59,7 +58,7 @@ def install_remedy(facts: Facts) -> Remedy:
     source = facts.matrix.torch2trt
     _, include, lib = tensorrt_layout(facts)
     steps = [
-        facts.pip_install(*BUILD_REQUIREMENTS),
+        facts.pip_install(*roles.default("torch2trt", "build_pip_packages")),
         f"git clone {source['git']} torch2trt-src",
         "cd torch2trt-src",
         f"git checkout {source['ref']}",

@@ -10,9 +10,11 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -21,7 +23,16 @@ from pathlib import Path
 import pytest
 import yaml
 from support.ansible_envs import AnsibleEnd
-from support.hosts import HOSTS, REPO_ROOT, Host, HostImage, HostSpec, _file_lock
+from support.hosts import (
+    DEVICE_TREE_DIR,
+    FIXTURES,
+    HOSTS,
+    REPO_ROOT,
+    Host,
+    HostImage,
+    HostSpec,
+    _file_lock,
+)
 
 from jetson_env import collection
 
@@ -65,6 +76,19 @@ def start_host(
         check=True, capture_output=True,
     )  # fmt: skip
     return Host(spec)
+
+
+def start_x86_with_files_of(jetson: str, name: str) -> Host:
+    """An x86 test host with the release files of the Jetson `jetson` (tests/fixtures/hosts/)
+    and its device tree: a Jetson to the probes and the roles, without qemu's 5-20x, for a
+    test whose subject is no aarch64 binary (tests/README.md, "Test hosts")."""
+    host = start_host("x86-debian12", name, env={"JETSON_ENV_DEVICE_TREE": DEVICE_TREE_DIR})
+    with tempfile.TemporaryDirectory(prefix="jetson-env-files-") as folder:
+        tree = Path(folder) / jetson
+        shutil.copytree(FIXTURES / jetson, tree, symlinks=True,
+                        ignore=shutil.ignore_patterns(".gitkeep"))  # fmt: skip
+        host.copy_in(f"{tree}/.", "/")
+    return host
 
 
 def remove_host(host: Host) -> None:

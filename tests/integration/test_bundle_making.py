@@ -306,10 +306,12 @@ def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
     assert plan["error"] is None and plan["artifacts"]["python_base"]
     assert "not made with torch" in plan["skipped"]["torch"]
     assert "--roles torch" in plan["skipped"]["torch"]
-    # The lock file pins another sha256 for a file of the bundle.
+    # A role's files are checked when it asks (check_role): the lock file pins another
+    # sha256 for a file of the bundle.
     termcolor = next(Path(p).name for p in plan_files(directory) if "termcolor" in p)
-    plan = bundle.host_plan(directory, *ORIN_FACTS, {"python_base": True}, {termcolor: "f" * 64})
-    assert f"the lock file pins sha256 {'f' * 64}" in plan["error"]
+    assert bundle.check_role(plan, "python_base")["error"] is None
+    check = bundle.check_role(plan, "python_base", {termcolor: "f" * 64})
+    assert f"the lock file pins sha256 {'f' * 64}" in check["error"], check
 
 
 def plan_files(directory: Path) -> list[str]:

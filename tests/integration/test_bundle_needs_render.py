@@ -4,7 +4,9 @@ loads each role's defaults/main.yml and vars/main.yml with that row's facts and 
 the role installs: python_base's pip requirements and apt packages, torch's source and
 cuSPARSELt, torchvision's version (paired with the torch the bundle brings) and apt packages,
 pycuda's version, torch2trt's ref and apt packages, TensorRT's apt packages on a Jetson and
-its pip requirement on x86.
+its pip requirement on x86, the pip sets torchvision's and torch2trt's builds install, and
+the torchvision paired with a torch the host keeps (2.11.0+cu130, the offline GPU server's),
+which a bundle brings with --file torch=<that wheel>.
 jetson_env.bundle.needs_for must fetch exactly those. No Docker: about 20 s.
 """
 
@@ -29,6 +31,7 @@ ROLE_FILES = [
     for kind in ("defaults", "vars")
     if (ROLES / role / kind / "main.yml").exists()
 ]
+KEPT_TORCH = "2.11.0+cu130"
 # What each role installs, as its own variables say (rendered by Ansible on the row's facts).
 RENDERED = {
     "python_base_pip": "{{ _python_base_requirements }}",
@@ -42,6 +45,8 @@ RENDERED = {
     "torch2trt": "{{ torch2trt_version }}",
     "torch2trt_git": "{{ torch2trt_git_url }}",
     "torch2trt_apt": "{{ torch2trt_cmake_apt_packages }}",
+    "torch2trt_build": "{{ torch2trt_build_pip_packages }}",
+    "torchvision_build": "{{ _torchvision_build_requirements }}",
     "tensorrt_apt": "{{ tensorrt_apt_packages if tensorrt_from_apt else [] }}",
     "tensorrt_pip": "{{ tensorrt_pip_package }}",
 }
@@ -92,6 +97,21 @@ PLAYBOOK = [
                 },
                 "vars": {"_rendered": RENDERED},
             },
+            {
+                "name": "A torch the host keeps (the facts module's packages)",
+                "ansible.builtin.set_fact": {
+                    "torch_kept": {"keep": True},
+                    "ansible_facts": {"jetson_env_python": {"packages": {"torch": KEPT_TORCH}}},
+                },
+            },
+            {
+                "name": "Write the torchvision the role pairs with the kept torch",
+                "ansible.builtin.copy": {
+                    "content": "{{ {'torchvision': _torchvision_version} | to_json }}",
+                    "dest": "{{ out }}/{{ inventory_hostname }}.kept.json",
+                    "mode": "0644",
+                },
+            },
         ],
     }
 ]
@@ -127,7 +147,8 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
                            "-e", json.dumps({"out": str(out)})], env=env, capture_output=True,
                           text=True, timeout=600, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stdout[:4000] + proc.stderr[-2000:]
-    return {path.stem: json.loads(path.read_text()) for path in out.glob("*.json")}
+    return {path.name.removesuffix(".json"): json.loads(path.read_text())
+            for path in out.glob("*.json")}  # fmt: skip
 
 
 ALL_ROLES = ("python_base", "torch", "torchvision", "pycuda", "tensorrt", "torch2trt")
@@ -170,3 +191,19 @@ def test_the_bundle_fetches_what_the_roles_render(rendered: dict[str, dict], nam
         assert needs.apt["tensorrt"] == roles["tensorrt_apt"]
     else:
         assert pip["tensorrt"].requirements == [roles["tensorrt_pip"]]
+
+    # What the builds install with pip first: the same sets, in the same order.
+    assert pip["torchvision"].requirements == roles["torchvision_build"]
+    assert pip["torch2trt"].requirements == roles["torch2trt_build"]
+
+
+@pytest.mark.parametrize("name", sorted(targets()))
+def test_the_bundle_brings_the_torchvision_a_kept_torch_pairs_with(
+    rendered: dict[str, dict], name: str
+):
+    """A bundle made with --file torch=<the kept torch's wheel> fetches the archive of the
+    torchvision the role pairs with that torch on the host (the pairing filter)."""
+    wheel = Path(f"torch-{KEPT_TORCH}-cp312-cp312-manylinux_2_28_x86_64.whl")
+    needs = needs_for(matrix.load(), targets()[name], ["torchvision"], {"torch": wheel})
+    (archive,) = [url for url in needs.urls if url.role == "torchvision"]
+    assert archive_version(archive.filename) == rendered[f"{name}.kept"]["torchvision"]

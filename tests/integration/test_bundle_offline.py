@@ -49,6 +49,8 @@ from playbook_support import (
 from support.ansible_envs import AnsibleEnd
 from support.hosts import VENV, Host
 
+from jetson_env.bundle.manifest import entry_roles
+
 pytestmark = pytest.mark.hosts
 
 MARKER = "/var/tmp/jetson-env-bundle-marker"
@@ -221,16 +223,17 @@ def test_a_corrupted_file_is_refused_before_any_change(
 def test_a_missing_file_or_a_disagreeing_lock_file_is_refused(
     ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
 ):
-    missing = linked_copy(bundle_dir, work / "missing")
-    (numpy,) = missing.glob("pip/numpy-*.whl")
-    numpy.unlink()
-    (deb,) = missing.glob(f"{APT_REPO}/python3-pip_*.deb")
-    deb.unlink()
+    """A missing wheel, .deb or torch wheel (the host has no torch: the torch role will use
+    it), each refused before any change."""
     mark(x86)
-    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(missing))
-    assert result.rc != 0
-    assert f"pip/{numpy.name}: missing" in result.messages()
-    assert f"{APT_REPO}/{deb.name}: missing" in result.messages()
+    for glob in ("pip/numpy-*.whl", f"{APT_REPO}/python3-pip_*.deb", "pip/torch-*.whl"):
+        missing = linked_copy(bundle_dir, work / f"missing-{glob.split('/')[-1][:5]}")
+        (gone,) = missing.glob(glob)
+        gone.unlink()
+        result = run_playbook(ansible, inventory, extra_vars=bundle_vars(missing))
+        assert result.rc != 0
+        assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
+        assert f"{gone.relative_to(missing)}: missing" in result.messages()
 
     lock = work / "disagreeing.lock.yml"
     lock.write_text(yaml.safe_dump({"sha256": {TORCH_WHEEL_X86.name: "0" * 64}}))
@@ -367,6 +370,31 @@ def test_second_run_changes_nothing(
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0, result.changed_tasks("x86")
     assert paths_changed_since(x86, MARKER) == set()
+
+
+@ROLE_RULE
+def test_a_kept_torch_needs_none_of_torchs_files(
+    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+):
+    """Issue 34: the host now has the bundle's torch, which the torch role keeps; the same
+    bundle without torch's files (its wheel and the dependencies only torch needs) still
+    provisions it, with no change. (Before, the preflight checked torch's files before the
+    keep decision: 'pip/torch-2.13.0+cpu-...whl: missing'.)"""
+    without = linked_copy(bundle_dir, work / "without-torch")
+    artifacts = json.loads((without / "manifest.json").read_text())["artifacts"]
+    torch_only = [path for path, entry in artifacts.items() if entry_roles(entry) == ["torch"]]
+    assert f"pip/{TORCH_WHEEL_X86.name}" in torch_only and len(torch_only) > 3, torch_only
+    for path in torch_only:
+        (without / path).unlink()
+    mark(x86)
+    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(without))
+
+    assert result.rc == 0, result.messages() or result.stderr
+    assert result.changed("x86") == 0, result.changed_tasks("x86")
+    said = result.task_result("Say what happens to the installed torch", "x86")["msg"]
+    assert said == "x86: torch 2.13.0+cpu is the one asked for", said
+    assert paths_changed_since(x86, MARKER) == set()
+    assert pip_version(x86, "torch") == "2.13.0+cpu"
 
 
 @NO_PLAYBOOK

@@ -263,33 +263,66 @@ def remote_processes(pattern: str) -> list[str]:
     return [line for line in found.splitlines() if "pgrep" not in line]
 
 
+def inventory_for(home: Path, sshd: SSHHost, python: str) -> Path:
+    """An inventory that reaches the sshd with OpenSSH (Ansible's ssh connection), the
+    host key checked against the test's known_hosts (ssh reads ~ from the passwd entry,
+    not HOME, so it is named), `python` as the host's interpreter."""
+    ssh = home / ".ssh"
+    host = {
+        "ansible_host": "127.0.0.1",
+        "ansible_port": sshd.port,
+        "ansible_user": "root",
+        "ansible_python_interpreter": python,
+        "ansible_ssh_private_key_file": str(ssh / "id_ed25519"),
+        "ansible_ssh_common_args": f"-o UserKnownHostsFile={ssh / 'known_hosts'}",
+    }
+    path = home / "inventory.json"
+    path.write_text(json.dumps({"all": {"hosts": {"sshd": host}}}))
+    return path
+
+
+@pytest.mark.parametrize("via", ["host", "inventory"])
 @pytest.mark.parametrize("how", ["timeout", "sigterm", "ctrl-c"])
-def test_a_remote_interpreter_that_never_starts_leaves_nothing(known: Path, sshd: SSHHost, how):
-    """A wrapper that hangs before Python starts (it never reads the probes): after the
-    startup timeout or SIGTERM its whole tree is ended on the host (through the remote
-    command's own lifeline), not left to the run's budget."""
+def test_a_remote_interpreter_that_never_starts_leaves_nothing(
+    known: Path, sshd: SSHHost, how: str, via: str
+):
+    """A wrapper that hangs before Python starts (it never reads the probes) and starts a
+    child that leaves its process group and session (`setsid`): after the startup
+    timeout, SIGTERM or Ctrl-C, both are ended on the host within seconds, with
+    `--host` (the remote command's stdin lifeline) and with `-i` (Ansible closes stdin:
+    the startup watchdog's heartbeat on stdout finds the closed connection). Before, the
+    setsid child stayed for its whole sleep, and through Ansible the run's whole tree
+    stayed until the budget watchdog (its STARTUP_EXPIRED write died of SIGPIPE)."""
+    docker("exec", CONTAINER, "sh", "-c", "pkill -KILL -f '^sleep 613' || true")  # an earlier run's
     docker("exec", CONTAINER, "sh", "-c",
-           f"printf '#!/bin/sh\\nsleep 613\\nexec python3 \"$@\"\\n' > {HANGING_PYTHON} && "
-           f"chmod +x {HANGING_PYTHON}")  # fmt: skip
-    args = ["--host", sshd.address, "--python", HANGING_PYTHON, "--check", "platform"]
+           f"printf '#!/bin/sh\\nsetsid sleep 613 &\\nsleep 613\\nexec python3 \"$@\"\\n' "
+           f"> {HANGING_PYTHON} && chmod +x {HANGING_PYTHON}")  # fmt: skip
+    if via == "host":
+        args = ["--host", sshd.address, "--python", HANGING_PYTHON, "--check", "platform"]
+    else:
+        args = ["-i", str(inventory_for(known, sshd, HANGING_PYTHON)), "--check", "platform"]
     if how == "timeout":
         proc = doctor(known, *args, "--timeout", "3")
-        (finding,) = json.loads(proc.stdout)["findings"]
+        report = json.loads(proc.stdout)
+        if via == "inventory":
+            (host,) = report["hosts"]
+            report = host["report"]
+        (finding,) = report["findings"]
         assert finding["summary"] == f"{HANGING_PYTHON} did not start within 3s"
         assert proc.returncode == 3
     else:
         run = subprocess.Popen(
             [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=known,
             env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
             preexec_fn=sigint_as_in_a_terminal,
         )  # fmt: skip
         deadline = time.monotonic() + 30
-        while not remote_processes("sleep 613"):
+        while len(remote_processes("sleep 613")) < 2:
             assert time.monotonic() < deadline, "the wrapper never started"
             time.sleep(0.2)
         run.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
-        _, stderr = run.communicate(timeout=10)
+        _, stderr = run.communicate(timeout=15)
         assert run.returncode == (143 if how == "sigterm" else 130) and "Traceback" not in stderr
     deadline = time.monotonic() + 10
     while remote_processes("sleep 613|import os, sys") and time.monotonic() < deadline:

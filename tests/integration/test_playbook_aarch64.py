@@ -17,12 +17,18 @@ torchvision (its fixture build takes over 3 minutes under qemu; the x86 tests co
 build and the wheel cache), TensorRT from apt (the stand-in repository has none: its
 bindings would have to import), pycuda's build
 (no CUDA driver) and torch2trt (no TensorRT). Tests run in file order and share the
-host `playbook-orin`; the unknown-release test has a container of its own.
+host `playbook-orin`.
 
-The real provisioning (the full run, the second run, --check after them) is keyed by its
-inputs (PROVISION_INPUTS and the Ansible end): once green on this machine it is the slow
-tier until one of them changes, and leaves the provisioned Orin as an image that the tests
-needing only a provisioned Orin start from (tests/README.md, "The slow tier").
+The tests whose subject is a role's rule on a Jetson's release files, not an aarch64 binary
+(the unknown release, the Xavier's own source list, the unverified repository, JetPack 4's
+CSV gate), run on x86 hosts with that Jetson's release files and device tree
+(`start_x86_with_files_of`), each a container of its own: under qemu they took 20-100 s each.
+
+The real provisioning (--check before it, the full run, the second run, --check after
+them) is keyed by its inputs (PROVISION_INPUTS and the Ansible end): once green on this
+machine it is the slow tier until one of them changes, and leaves the provisioned Orin as an
+image that the tests needing only a provisioned Orin start from (tests/README.md, "The slow
+tier").
 """
 
 import hashlib
@@ -50,6 +56,7 @@ from playbook_support import (
     remove_host,
     run_playbook,
     start_host,
+    start_x86_with_files_of,
     vars_for_test_hosts,
     write_inventory,
 )
@@ -117,8 +124,14 @@ def torch_wheel() -> Path:
 
 @pytest.fixture(scope="module")
 def apt_repo() -> Iterator[StandinApt]:
-    m = matrix_mod.load()
-    with standin_apt([m.release("36.4.3"), m.release("35.4.1")]) as repo:
+    with standin_apt([matrix_mod.load().release("36.4.3")]) as repo:
+        yield repo
+
+
+@pytest.fixture(scope="module")
+def apt_repo_x86() -> Iterator[StandinApt]:
+    """The repository for the x86 hosts that stand in for a Xavier (same key and CA)."""
+    with standin_apt([matrix_mod.load().release("35.4.1")], arch="amd64") as repo:
         yield repo
 
 
@@ -183,7 +196,7 @@ def mark(host: Host) -> None:
 def test_unknown_l4t_release_fails_before_any_change(
     ansible: AnsibleEnd, work: Path, common_vars: dict
 ):
-    host = start_host(ORIN, "playbook-orin-unknown")
+    host = start_x86_with_files_of(ORIN, "playbook-orin-unknown")
     try:
         host.exec(["sed", "-i", "s/REVISION: 4.3,/REVISION: 9.1,/", "/etc/nv_tegra_release"])
         lock = work / "unknown.lock.yml"
@@ -228,6 +241,7 @@ def test_unknown_l4t_release_fails_before_any_change(
 
 
 @CHECK_MODE
+@PROVISIONING
 def test_check_mode_on_a_fresh_orin(
     ansible: AnsibleEnd, inventory: Path, orin: Host, work: Path, tls_env: dict
 ):
@@ -562,34 +576,39 @@ def test_the_promise_on_the_emulated_orin(orin_of_a_user: Host):
 
 @ROLE_RULE
 def test_xavier_keeps_jetpacks_own_source_list(
-    ansible: AnsibleEnd, work: Path, common_vars: dict, apt_repo: StandinApt, tls_env: dict
+    ansible: AnsibleEnd, work: Path, common_vars: dict, apt_repo_x86: StandinApt, tls_env: dict
 ):
     """JetPack 5 lists NVIDIA's repository itself: no second source (one left by an
     earlier run is removed), no key download. apt's cache looks fresh but never indexed
     that repository: the role updates it anyway; once indexed, a second run does not."""
-    host = start_host("xavier-r35.4.1", "playbook-xavier")
+    host = start_x86_with_files_of("xavier-r35.4.1", "playbook-xavier")
     try:
-        trust_in_host(host, apt_repo.tls)
+        trust_in_host(host, apt_repo_x86.tls)
         keyring = work / "jetpack-key.asc"
-        keyring.write_bytes(apt_repo.key.armored)
+        keyring.write_bytes(apt_repo_x86.key.armored)
         host.copy_in(keyring, "/etc/apt/trusted.gpg.d/jetson-ota-public.asc")
         jetpack_list = work / Path(JETPACK_SOURCE).name
-        jetpack_list.write_text(f"deb {apt_repo.url} r35.4 main\n")
+        jetpack_list.write_text(f"deb {apt_repo_x86.url} r35.4 main\n")
         host.copy_in(jetpack_list, JETPACK_SOURCE)
         host.exec(["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-11.4"])
         # A list an earlier run added before JetPack's own appeared: it must go.
-        host.exec(["sh", "-c", f"echo 'deb {apt_repo.url} r35.4 main' > {OUR_SOURCE}"])
+        host.exec(["sh", "-c", f"echo 'deb {apt_repo_x86.url} r35.4 main' > {OUR_SOURCE}"])
         cache = work / "xavier-apt-keys"
         inventory = write_inventory(
             work / "xavier.yml",
             {"xavier": {"ansible_host": host.container}},
-            {**common_vars, **JETPACK_APT_ONLY, "jetpack_apt_controller_cache": str(cache)},
+            {
+                **common_vars,
+                **apt_repo_x86.playbook_vars(),
+                **JETPACK_APT_ONLY,
+                "jetpack_apt_controller_cache": str(cache),
+            },
         )
 
         host.exec(["mkdir", "-p", "/var/lib/apt/periodic"])
         host.exec(["touch", "/var/lib/apt/lists", "/var/lib/apt/periodic/update-success-stamp"])
 
-        apt_repo.requests.clear()
+        apt_repo_x86.requests.clear()
 
         result = run_playbook(ansible, inventory, env=tls_env)
 
@@ -598,7 +617,7 @@ def test_xavier_keeps_jetpacks_own_source_list(
         assert index["indexed"] is False, index
         # apt fetched the suite's index (the stamp apt's age test reads did not move: Debian
         # has no hook that writes it, so the module's cache_updated cannot tell).
-        assert "/dists/r35.4/InRelease" in apt_repo.requests, apt_repo.requests
+        assert "/dists/r35.4/InRelease" in apt_repo_x86.requests, apt_repo_x86.requests
         assert result.task_hosts("Download the repository's key") == set()
         assert not cache.exists()
         assert host.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
@@ -609,7 +628,7 @@ def test_xavier_keeps_jetpacks_own_source_list(
         version = json.loads(host.exec(["cat", "/usr/local/cuda/version.json"]).stdout)
         assert version["cuda"]["version"] == "11.4.19"
 
-        apt_repo.requests.clear()
+        apt_repo_x86.requests.clear()
 
         again = run_playbook(ansible, inventory, env=tls_env)
 
@@ -617,7 +636,7 @@ def test_xavier_keeps_jetpacks_own_source_list(
         index = again.task_result("Check that apt has indexed", "xavier")
         lists = host.exec(["ls", "--full-time", "/var/lib/apt/lists"]).stdout
         assert index["indexed"] is True, (index, lists)
-        assert apt_repo.requests == []  # indexed and fresh: no update
+        assert apt_repo_x86.requests == []  # indexed and fresh: no update
         assert again.changed("xavier") == 0, again.changed_tasks("xavier")
     finally:
         remove_host(host)
@@ -658,7 +677,7 @@ def test_an_unverified_repository_stops_the_play_before_any_change(
     task,
     message,
 ):
-    host = start_host(ORIN, "playbook-orin-badkey")
+    host = start_x86_with_files_of(ORIN, "playbook-orin-badkey")
     try:
         cache = work / "badkey-apt-keys"
         inventory = write_inventory(
@@ -712,7 +731,7 @@ CSV_DIR = roles.default("docker_runtime", "csv_dir")
 @JETPACK_4
 def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work: Path):
     """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
-    host = start_host("nano-r32.4.3", "playbook-nano")
+    host = start_x86_with_files_of("nano-r32.4.3", "playbook-nano")
     try:
         inventory = write_inventory(
             work / "nano.yml", {"nano": {"ansible_host": host.container}}, NANO_ONLY_DOCKER

@@ -38,11 +38,12 @@ from playbook_support import (
     remove_host,
     run_playbook,
     source_archive,
+    start_x86_with_files_of,
     write_inventory,
 )
 from playbook_support import start_host as start_playbook_host
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import FIXTURES, REPO_ROOT, VENV, Host, project_wheel
+from support.hosts import REPO_ROOT, VENV, Host, project_wheel
 from support.pythons import pyenv_version
 from support.standins import build_tensorrt_tarball
 
@@ -274,21 +275,14 @@ def test_newcomer_provisions_an_x86_host_over_ssh_from_the_readme_alone(
 
 
 @pytest.fixture
-def jetpack4_host(tmp_path: Path) -> Iterator[Host]:
+def jetpack4_host() -> Iterator[Host]:
     """x86 stand-in for a JetPack 4 device: a Nano's release files, a real Python 3.6."""
     if not (PYTHON36 / "bin" / "python3.6").exists():
         pytest.skip(f"no CPython 3.6 at {PYTHON36} (this machine kind has pyenv's build)")
-    nano = FIXTURES / "nano-r32.4.3"
-    host = start_playbook_host(
-        "x86-debian12", "jetpack4-py36",
-        env={"JETSON_ENV_DEVICE_TREE": "/etc/jetson-env-fixture/device-tree"},
-    )  # fmt: skip
+    host = start_x86_with_files_of("nano-r32.4.3", "jetpack4-py36")
     try:
         host.exec(["mkdir", "-p", str(PYTHON36.parent)])
         host.copy_in(PYTHON36, str(PYTHON36))
-        tree = tmp_path / "nano-files"
-        shutil.copytree(nano, tree, symlinks=True, ignore=shutil.ignore_patterns(".gitkeep"))
-        host.copy_in(f"{tree}/.", "/")
         yield host
     finally:
         remove_host(host)

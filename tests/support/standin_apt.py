@@ -319,13 +319,14 @@ def suites_for(releases: Iterable) -> dict[str, list[tuple[str, str]]]:
 
 
 @contextmanager
-def standin_apt(releases: Iterable) -> Iterator[StandinApt]:
-    """The repository with the packages of these matrix releases, served while in use."""
+def standin_apt(releases: Iterable, arch: str = "arm64") -> Iterator[StandinApt]:
+    """The repository with the packages of these matrix releases, for Debian architecture
+    `arch` (amd64 for an x86 host standing in for a Jetson), served while in use."""
     tls, key = tls_files(), signing_key()
     with tempfile.TemporaryDirectory(prefix="jetson-env-standin-apt-") as folder:
         repo = Path(folder)
         os.chmod(repo, 0o755)
-        build_repository(repo, suites_for(releases), key)
+        build_repository(repo, suites_for(releases), key, arch)
         requests: list[str] = []
         with serve(repo, tls, requests) as url:
             yield StandinApt(url, f"{url}/jetson-ota-standin.asc", key, tls, requests)

@@ -110,19 +110,24 @@ def pip_platforms(machine, glibc):
     return wheels.pip_platform_args(str(machine), str(glibc) if glibc else None)
 
 
-def bundle_plan(directory, platform, python, roles, lock_sha256=None):
-    """What a host installs from the bundle in `directory` for the enabled `roles`, every
-    file checked against the manifest's sha256 and the lock file's (jetson_env.bundle.host_plan):
-    {"error": None | why, with the `jetson-env bundle` line that fixes it, "target", "pip",
-    "torch_wheel", ...}."""
+def bundle_plan(directory, platform, python, roles):
+    """What a host can install from the bundle in `directory` for the enabled `roles`
+    (jetson_env.bundle.host_plan): {"error": None | why, with the `jetson-env bundle` line
+    that fixes it, "target", "skipped", "pip", "torch_wheel", ...}."""
     _require_package()
     return bundle.host_plan(
         str(directory),
         dict(platform),
         dict(python),
         {str(k): _truthy(v) for k, v in dict(roles).items()},
-        dict(lock_sha256 or {}),
     )
+
+
+def bundle_check(plan, role, lock_sha256=None):
+    """The files of bundle_plan's `plan` that `role` is about to use, against the manifest's
+    sha256 and the lock file's (jetson_env.bundle.check_role): {"error", "checked"}."""
+    _require_package()
+    return bundle.check_role(dict(plan), str(role), dict(lock_sha256 or {}))
 
 
 def apt_download_line(packages):
@@ -161,6 +166,7 @@ class FilterModule:
     def filters(self):
         return {
             "apt_download_line": apt_download_line,
+            "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
             "matrix": matrix_mapping,
             "pip_overrides_pep668": pip_overrides_pep668,
