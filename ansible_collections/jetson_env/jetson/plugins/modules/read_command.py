@@ -8,10 +8,10 @@ module: read_command
 short_description: A read-only command run through the connection, without a module
 description:
   - Runs I(argv), each word quoted with shlex, through the host's connection, like
-    C(raw): no Python module is started on the host for it, which is most of what a
-    short command costs as C(ansible.builtin.command). For looks that change nothing;
-    it reports C(changed=false) and runs in --check too.
-  - A nonzero exit code is reported in C(rc), never a failure: the task decides.
+    C(raw), without starting a Python module on the host for it (most of what a short
+    command costs as C(ansible.builtin.command)). For looks that change nothing, so it
+    reports C(changed=false) and runs in --check too.
+  - A nonzero exit code is reported in C(rc), never as a failure; the task decides.
 options:
   argv:
     description: The command and its arguments.
