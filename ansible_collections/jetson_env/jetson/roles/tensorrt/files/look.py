@@ -1,5 +1,6 @@
-# The unpacked tarball's bindings' wheels and the role's files, in one run of the target
-# Python (read-only, stdlib, Python 3.6+): argv[1] is the wheels' glob, the rest are files.
+# The bindings' wheels of an unpacked tarball and the role's files, in one run of the target
+# Python (read-only, stdlib, Python 3.6+): argv[1] is the wheels' glob ("" for none), the
+# rest are files.
 # A file's state is what ansible.builtin.copy would set; the role copies only where it differs.
 import glob
 import hashlib
