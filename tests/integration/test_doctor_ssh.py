@@ -9,9 +9,11 @@ in the container, so a report about it can only have come over SSH.
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -73,8 +75,11 @@ def sshd(x86_host: Host) -> Iterator[SSHHost]:
 
 
 @pytest.fixture
-def home(tmp_path: Path, sshd: SSHHost) -> Path:
-    """A HOME with a fresh key that the sshd container authorises, and no known_hosts."""
+def home(sshd: SSHHost) -> Iterator[Path]:
+    """A HOME with a fresh key that the sshd container authorises, and no known_hosts.
+    Short, as a user's is: Ansible's ssh ControlPath (~/.ansible/cp/...) must fit a Unix
+    socket's 108 bytes, which pytest's tmp_path under xdist (popen-gwN/<test name>) does not."""
+    tmp_path = Path(tempfile.mkdtemp(prefix="je-home-"))
     ssh_dir = tmp_path / ".ssh"
     ssh_dir.mkdir(mode=0o700)
     subprocess.run(
@@ -83,7 +88,8 @@ def home(tmp_path: Path, sshd: SSHHost) -> Path:
     )
     public = (ssh_dir / "id_ed25519.pub").read_text()
     docker("exec", CONTAINER, "sh", "-c", f"echo '{public.strip()}' > /root/.ssh/authorized_keys")
-    return tmp_path
+    yield tmp_path
+    shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 def doctor(home: Path, *args: str) -> subprocess.CompletedProcess:

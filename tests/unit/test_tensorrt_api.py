@@ -103,7 +103,8 @@ def resolve(requirement: str) -> dict | None:
     cached = CACHE / "resolve" / f"{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
-    report = CACHE / "resolve" / f"{key}.report"
+    # One report per process: both xdist workers may resolve the same requirement at once.
+    report = CACHE / "resolve" / f"{key}.{os.getpid()}.report"
     report.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
@@ -124,7 +125,9 @@ def resolve(requirement: str) -> dict | None:
     elif "No matching distribution" not in proc.stderr:
         pytest.fail(f"pip could not resolve {requirement}: {proc.stderr.strip()[-600:]}")
     report.unlink(missing_ok=True)
-    cached.write_text(json.dumps(found))
+    partial = cached.with_suffix(f".{os.getpid()}.partial")
+    partial.write_text(json.dumps(found))
+    partial.replace(cached)
     return found
 
 
