@@ -89,6 +89,10 @@ def stable_tar_gz(source: Path, dest: Path) -> None:
             if "__pycache__" in member.name:
                 continue
             member.mtime = 0
+            # A PAX source keeps each file's own time in its extended header too.
+            member.pax_headers = {
+                k: v for k, v in member.pax_headers.items() if k not in ("mtime", "atime", "ctime")
+            }
             out.addfile(member, src.extractfile(member) if member.isfile() else None)
 
 
