@@ -139,10 +139,14 @@ def unpacked(wheel: dict) -> Path:
     with urllib.request.urlopen(wheel["url"], timeout=300) as response:
         data = response.read()
     assert hashlib.sha256(data).hexdigest() == wheel["sha256"], wheel["url"]
-    partial = target.with_suffix(".partial")
+    # One folder per process: both xdist workers may unpack the same wheel at once.
+    partial = target.with_suffix(f".{os.getpid()}.partial")
     shutil.rmtree(partial, ignore_errors=True)
     zipfile.ZipFile(io.BytesIO(data)).extractall(partial)
-    partial.rename(target)
+    try:
+        partial.rename(target)
+    except OSError:  # the other worker's copy is there: the same files
+        shutil.rmtree(partial, ignore_errors=True)
     return target
 
 
