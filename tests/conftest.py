@@ -109,21 +109,19 @@ _slow_key = pytest.StashKey[str]()
 
 def _mark_slow_tier(items: list[pytest.Item], run_all: bool) -> None:
     """Skip the `slow` tier (unless `run_all`), except a slow test with `inputs` whose inputs
-    have no green run recorded on this machine: it runs, and with it every slow test of its
-    group (they share hosts); `kept(end)` returning False (what it left behind is gone)
-    counts as no record. Either way a keyed test that passes records its key."""
+    have no green run in the record (tests/slow-tier-green.json): it runs, and with it every
+    slow test of its group (they share hosts). Either way a keyed test that passes records its
+    key."""
     stale_groups = set()
     last_run: dict[str, str] = {}
     for item in items:
         marker = item.get_closest_marker("slow")
         if marker is None or "inputs" not in marker.kwargs:
             continue
-        end = _ansible_end(item)
-        key = slow_tier.inputs_key(tuple(marker.kwargs["inputs"]), end)
+        key = slow_tier.inputs_key(tuple(marker.kwargs["inputs"]), _ansible_end(item))
         item.stash[_slow_key] = key
         green = slow_tier.last_green(item.nodeid, key)
-        kept = marker.kwargs.get("kept")
-        if green is None or (kept is not None and not kept(end)):
+        if green is None:
             stale_groups.add(group_of(item.nodeid) or item.nodeid)
         else:
             last_run[item.nodeid] = green
@@ -133,7 +131,7 @@ def _mark_slow_tier(items: list[pytest.Item], run_all: bool) -> None:
         if (group_of(item.nodeid) or item.nodeid) in stale_groups:
             continue
         green = last_run.get(item.nodeid)
-        reason = f"slow tier, green here for these inputs {green}" if green else "slow tier"
+        reason = f"slow tier, green for these inputs on {green}" if green else "slow tier"
         item.add_marker(pytest.mark.skip(reason=f"{reason}: JETSON_ENV_SLOW=1 runs it"))
 
 

@@ -75,6 +75,17 @@ class AnsibleEnd:
         return self
 
     @cached_property
+    def versions(self) -> str:
+        """What the venv runs, e.g. 'ansible 9.13.0, ansible_core 2.16.19, Python 3.11': the
+        same on every machine that installed the same releases (the slow tier's keys)."""
+        installed = sorted(
+            path.name.removesuffix(".dist-info").replace("-", " ")
+            for path in self.venv.glob("lib/python*/site-packages/ansible*.dist-info")
+        )
+        python = ".".join(map(str, _python_version(self.python)))
+        return ", ".join([*installed, f"Python {python}"])
+
+    @cached_property
     def core_version(self) -> str:
         out = subprocess.run(
             [self.bin("ansible"), "--version"], capture_output=True, text=True, check=True

@@ -1,43 +1,81 @@
 """The slow tier's keys (tests/support/slow_tier.py) and the Ansible ends each playbook test
 runs at (tests/conftest.py), as pytest collects them."""
 
+import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from support import slow_tier
+from support.ansible_envs import ANSIBLE_ENDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def git_checkout(path: Path) -> Path:
+    (path / "roles" / "a").mkdir(parents=True)
+    (path / "roles" / "a" / "main.yml").write_text("one\n")
+    (path / "matrix.yml").write_text("rows\n")
+    (path / ".gitignore").write_text("__pycache__/\n")
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "add", "roles"], check=True)
+    return path
+
+
 def test_the_key_follows_the_inputs_contents_and_nothing_else(tmp_path: Path):
-    (tmp_path / "roles" / "a").mkdir(parents=True)
-    (tmp_path / "roles" / "a" / "main.yml").write_text("one\n")
-    (tmp_path / "matrix.yml").write_text("rows\n")
-    key = slow_tier.inputs_key(("roles", "matrix.yml"), checkout=tmp_path)
+    checkout = git_checkout(tmp_path / "one")
+    key = slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout)
 
-    (tmp_path / "roles" / "__pycache__").mkdir()
-    (tmp_path / "roles" / "__pycache__" / "x.pyc").write_bytes(b"\0")
-    (tmp_path / "elsewhere.txt").write_text("not an input\n")
+    (checkout / "roles" / "__pycache__").mkdir()
+    (checkout / "roles" / "__pycache__" / "x.pyc").write_bytes(b"\0")  # ignored by git
+    (checkout / "elsewhere.txt").write_text("not an input\n")
     slow_tier.inputs_key.cache_clear()
-    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=tmp_path) == key
+    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout) == key
 
-    (tmp_path / "roles" / "a" / "main.yml").write_text("two\n")
+    # Another clone's path, times and index state: the same key.
+    other = tmp_path / "two"
+    shutil.copytree(checkout, other)
+    for path in other.rglob("*"):
+        os.utime(path, (1, 1))
+    subprocess.run(["git", "-C", str(other), "add", "-A"], check=True)
+    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=other) == key
+
+    (checkout / "roles" / "a" / "main.yml").write_text("two\n")
     slow_tier.inputs_key.cache_clear()
-    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=tmp_path) != key
+    changed = slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout)
+    assert changed != key
+    (checkout / "roles" / "b.yml").write_text("new, not yet added\n")
+    slow_tier.inputs_key.cache_clear()
+    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout) not in (key, changed)
 
     with pytest.raises(FileNotFoundError, match="slow-tier input nowhere does not exist"):
-        slow_tier.inputs_key(("nowhere",), checkout=tmp_path)
+        slow_tier.inputs_key(("nowhere",), checkout=checkout)
 
 
-def test_a_green_run_is_recorded_per_test_and_key(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(slow_tier, "STAMPS", tmp_path / "stamps")
-    assert slow_tier.last_green("tests/x.py::t", "abc") is None
-    slow_tier.record_green("tests/x.py::t", "abc")
-    assert slow_tier.last_green("tests/x.py::t", "abc").startswith("20")
-    assert slow_tier.last_green("tests/x.py::t", "abd") is None
-    assert slow_tier.last_green("tests/x.py::u", "abc") is None
+@pytest.mark.parametrize("end", ["newest", "oldest"])
+def test_an_ansible_end_is_keyed_by_its_releases_not_by_this_machine(end: str):
+    """Not the venv's folder (this machine's Python path, the week it was made): a fresh
+    clone elsewhere that installed the same releases computes the same key."""
+    versions = ANSIBLE_ENDS[end].ensure().versions
+    assert re.fullmatch(r"ansible \d+\.\d+\.\d+, ansible_core 2\.\d+\.\d+, Python 3\.\d+", versions)
+
+
+def test_a_green_run_is_recorded_per_test_and_key(tmp_path: Path):
+    record = tmp_path / "green.json"
+    assert slow_tier.last_green("tests/x.py::t", "abc", record) is None
+    slow_tier.record_green("tests/x.py::t", "abc", record)
+    slow_tier.record_green("tests/x.py::u", "abd", record)
+    assert slow_tier.last_green("tests/x.py::t", "abc", record).startswith("20")
+    assert slow_tier.last_green("tests/x.py::t", "abd", record) is None
+    assert slow_tier.last_green("tests/x.py::u", "abc", record) is None
+    # A test's new key replaces its old one: the record holds what passed last.
+    slow_tier.record_green("tests/x.py::t", "abe", record)
+    assert slow_tier.last_green("tests/x.py::t", "abc", record) is None
+    assert set(json.loads(record.read_text())) == {"tests/x.py::t", "tests/x.py::u"}
 
 
 def collected(*args: str) -> list[str]:
