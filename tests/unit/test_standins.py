@@ -14,9 +14,7 @@ from support.standins import build_tensorrt_tarball
 
 def regular_files(tarball: Path) -> dict[str, bytes]:
     with tarfile.open(tarball) as archive:
-        return {
-            m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()
-        }
+        return {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()}
 
 
 def test_tensorrt_tarball_files_are_the_same_bytes_on_a_later_build(tmp_path: Path):
