@@ -67,32 +67,11 @@ STANDIN = True
 
 
 def build_bindings_wheel(version: str, python_tag: str, dest: Path) -> Path:
-    """A wheel named like NVIDIA's (tensorrt-8.6.1-cp311-none-linux_x86_64.whl)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    machine = "x86_64"
-    wheel = dest / f"tensorrt-{version}-{python_tag}-none-linux_{machine}.whl"
-    dist_info = f"tensorrt-{version}.dist-info"
-    files = {
-        "tensorrt/__init__.py": BINDINGS_INIT.format(major=version.split(".")[0], version=version),
-        f"{dist_info}/METADATA": (
-            f"Metadata-Version: 2.1\nName: tensorrt\nVersion: {version}\n"
-            "Summary: STAND-IN for NVIDIA TensorRT Python bindings (jetson-env tests)\n"
-        ),
-        f"{dist_info}/WHEEL": (
-            f"Wheel-Version: 1.0\nGenerator: jetson-env-tests\nRoot-Is-Purelib: false\n"
-            f"Tag: {python_tag}-none-linux_{machine}\n"
-        ),
-    }
-    record = []
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, text in files.items():
-            data = text.encode()
-            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
-            record.append(f"{name},sha256={digest.decode()},{len(data)}")
-            archive.writestr(name, data)
-        record.append(f"{dist_info}/RECORD,,")
-        archive.writestr(f"{dist_info}/RECORD", "\n".join(record) + "\n")
-    return wheel
+    """A wheel named like NVIDIA's (tensorrt-8.6.1-cp311-none-linux_x86_64.whl), the same
+    bytes on every call (it goes into the tarball images/inputs/ stages for Docker's cache)."""
+    init = BINDINGS_INIT.format(major=version.split(".")[0], version=version)
+    return _wheel(dest, "tensorrt", version, f"{python_tag}-none-linux_x86_64",
+                  {"tensorrt/__init__.py": init.encode()})  # fmt: skip
 
 
 def _wheel(
