@@ -427,7 +427,9 @@ class SSHTarget:
     def _open(self, transport, command: str, data: bytes, deadline: Deadline):
         """A session channel running `command`, `data` sent on its stdin: every step
         (opening, the exec request, the window for the data) within `deadline` and
-        cancellable; a server that stalls is a ConnectError, not the interpreter's fault."""
+        cancellable; a server that stalls is a ConnectError, not the interpreter's fault.
+        A command that exits before reading its stdin (a login shell of /bin/false) closes the
+        channel under sendall: that channel is returned, its exit status and output the answer."""
         opened: list = []
         failed: list[BaseException] = []
         step = ["open a session"]
@@ -457,6 +459,8 @@ class SSHTarget:
                     remedy=self._retry(),
                 )
             worker.join(POLL_SECONDS * 5)
+        if failed and step[0] == "take the probes on stdin" and opened[0].exit_status_ready():
+            return opened[0]  # the command ended before reading them: what it said decides
         if failed:
             for channel in opened:
                 channel.close()

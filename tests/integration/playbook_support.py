@@ -353,7 +353,7 @@ def run_playbook(
     _log_slowest_tasks(report, wall)
     for forbidden in FORBIDDEN_STDERR:
         assert forbidden.lower() not in result.stderr.lower(), (
-            f"ansible-core {ansible.core_version} printed {forbidden!r}:\n{result.stderr}"
+            f"{ansible.versions} printed {forbidden!r}:\n{result.stderr}"
         )
     return PlayResult(result.returncode, report, result.stderr, wall)
 

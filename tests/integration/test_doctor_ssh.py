@@ -23,6 +23,10 @@ import pytest
 from support.hosts import CONTAINER_PREFIX, VENV, Host, free_port, wait_for_port
 from support.signals import sigint_as_in_a_terminal
 
+from jetson_env.probing import not_started
+from jetson_env.remote import SSHTarget, parse_address
+from jetson_env.targets import Deadline
+
 pytestmark = pytest.mark.hosts
 
 CONTAINER = CONTAINER_PREFIX + "sshd"
@@ -236,11 +240,16 @@ def test_a_missing_remote_python_is_one_interpreter_finding(known: Path, sshd: S
     assert "--python" in finding["remedy"]
 
 
-def test_a_login_shell_that_refuses_commands_is_named(known: Path, sshd: SSHHost):
+def add_nologin_user() -> None:
+    """nologin-user, whose login shell is /bin/false, with root's authorized key."""
     docker("exec", CONTAINER, "sh", "-c",
            "id nologin-user >/dev/null 2>&1 || useradd --create-home --shell /bin/false "
            "nologin-user; mkdir -p ~nologin-user/.ssh && cp /root/.ssh/authorized_keys "
            "~nologin-user/.ssh/ && chown -R nologin-user ~nologin-user/.ssh")  # fmt: skip
+
+
+def test_a_login_shell_that_refuses_commands_is_named(known: Path, sshd: SSHHost):
+    add_nologin_user()
     proc = doctor(known, "--host", f"nologin-user@127.0.0.1:{sshd.port}", "--check", "platform")
     assert proc.returncode == 3
     (finding,) = json.loads(proc.stdout)["findings"]
@@ -248,6 +257,24 @@ def test_a_login_shell_that_refuses_commands_is_named(known: Path, sshd: SSHHost
     assert "the login shell of nologin-user" in finding["summary"]
     assert "refuses commands" in finding["summary"]
     assert finding["remedy"].endswith("sudo usermod --shell /bin/bash nologin-user")
+
+
+def test_a_shell_that_exits_before_taking_the_probes_is_still_named(known: Path, sshd: SSHHost):
+    """The race behind a flake under load: /bin/false exits and sshd closes the channel
+    while the probes are still being sent. A script larger than the SSH window (2 MiB)
+    makes it certain: what the shell said decides the finding, not the closed channel."""
+    add_nologin_user()
+    target = SSHTarget(parse_address(f"nologin-user@127.0.0.1:{sshd.port}"), "python3",
+                       identity=str(known / ".ssh" / "id_ed25519"),
+                       known_hosts=known / ".ssh" / "known_hosts")  # fmt: skip
+    target.connect()
+    try:
+        done = target.run_python("#" * (3 << 20), Deadline(60), lambda line: None, 60)
+    finally:
+        target.close()
+
+    assert done.returncode == 1
+    assert "refuses commands" in not_started(target, done).args[0]
 
 
 def test_quick_over_ssh_imports_no_framework(known: Path, sshd: SSHHost, remote_torch):

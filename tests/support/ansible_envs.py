@@ -10,7 +10,6 @@ its requirement and, for `newest`, the ISO week, so new releases are picked up.
 """
 
 import datetime
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -84,13 +83,6 @@ class AnsibleEnd:
         )
         python = ".".join(map(str, _python_version(self.python)))
         return ", ".join([*installed, f"Python {python}"])
-
-    @cached_property
-    def core_version(self) -> str:
-        out = subprocess.run(
-            [self.bin("ansible"), "--version"], capture_output=True, text=True, check=True
-        ).stdout
-        return re.search(r"core ([\d.]+)", out).group(1)
 
 
 ANSIBLE_ENDS = {
