@@ -101,7 +101,7 @@ def main() -> int:
     print(f"bundle, warm (cache)       {warm_s:7.1f} s")
     print(f"offline provisioning       {first.wall_s:7.1f} s  changed={first.changed('x86')}")
     print(f"offline second run         {second.wall_s:7.1f} s  changed={second.changed('x86')}")
-    print(f"ansible-core               {ansible.core_version}")
+    print(f"ansible                    {ansible.versions}")
     shutil.rmtree(work, ignore_errors=True)
     return 0 if second.changed("x86") == 0 else 1
 
