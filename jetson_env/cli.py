@@ -440,10 +440,6 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
             hint=f"roles: {', '.join(collection.provision_roles())}",
         )
         return EXIT_USAGE
-    if args.inventory and args.python:
-        term.error("--python goes without -i: set jetson_facts_python for the inventory's hosts",
-                   hint="e.g. `-e jetson_facts_python=/opt/venv/bin/python3`")  # fmt: skip
-        return EXIT_USAGE
     if args.inventory:
         try:
             collection.inventory_hosts(args.inventory)
@@ -456,18 +452,23 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
     from_bundle = checked_bundle(args, term)
     if isinstance(from_bundle, int):
         return from_bundle
-    extra_vars = []
-    if args.inventory is None:
-        try:
+    extra_vars = []  # what jetson-env adds is data (collection.Data): Ansible never templates it
+    try:
+        if args.inventory is None:
             python = target_python.local(args.python)
-        except target_python.NoPython as exc:
-            term.error(f"{exc}; nothing was changed", hint=exc.hint)
-            return EXIT_USAGE
-        term.note(f"the Python to provision: {python}")
-        variables = target_python.local_variables(python)
-        if os.geteuid() == 0:  # root needs no sudo (which a container may lack), as --fix
+            variables = target_python.local_variables(python)
+        elif args.python:  # the inventory's hosts' Python for this run, a path there
+            python = target_python.checked(args.python)
+            variables = {"jetson_facts_python": collection.Data(python)}
+    except target_python.NoPython as exc:
+        term.error(f"{exc}; nothing was changed", hint=exc.hint)
+        return EXIT_USAGE
+    if args.inventory is None or args.python:
+        where = "" if args.inventory is None else " (on the inventory's hosts)"
+        term.note(f"the Python to provision{where}: {python}")
+        if args.inventory is None and os.geteuid() == 0:  # root needs no sudo, as --fix
             variables["ansible_become"] = False
-        extra_vars.append(json.dumps(variables))
+        extra_vars.append(collection.extra_vars(variables))
     extra_vars += args.extra_vars
     if from_bundle is not None:
         if not args.tags:
@@ -475,7 +476,7 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
             term.note(
                 f"--tags {args.tags}: what the bundle was made for, and what needs no download"
             )
-        extra_vars.append(json.dumps(from_bundle.variables))
+        extra_vars.append(collection.extra_vars(collection.data(from_bundle.variables)))
     cmd = collection.provision_command(
         ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,
         extra_vars=extra_vars, check=args.check, diff=args.diff,
@@ -664,7 +665,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
             "-i",
             args.inventory,
             "-e",
-            json.dumps({"jetson_env_bundle_facts_dir": tmp}),
+            collection.extra_vars(collection.data({"jetson_env_bundle_facts_dir": tmp})),
         ]
         if args.limit:
             cmd += ["--limit", args.limit]
@@ -940,7 +941,8 @@ def build_parser() -> argparse.ArgumentParser:
     provision.add_argument(
         "--python",
         metavar="PATH",
-        help="without -i: the Python to provision (default: python3 on PATH)",
+        help="the Python to provision (default: python3 on PATH); with -i, its path on the "
+        "inventory's hosts (their jetson_facts_python for this run)",
     )
     provision.add_argument("--check", action="store_true", help="change nothing; say what would")
     provision.add_argument(

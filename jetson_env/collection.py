@@ -19,6 +19,7 @@ import sys
 import sysconfig
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -52,6 +53,40 @@ def playbook_vars(text: str | None) -> dict:
 
 def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
+
+
+class Data(str):
+    """A text for Ansible that is data, never a template: what a target, an inventory or a
+    bundle said (a probed Python's path, a remedy's values). Written as `!unsafe`, which
+    every supported ansible-core (2.16 to 2.21) reads as plain text it never evaluates."""
+
+
+def data(value: Any) -> Any:
+    """`value` with every text in it (dict values, list items) marked as Data."""
+    if isinstance(value, str):
+        return Data(value)
+    if isinstance(value, dict):
+        return {key: data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [data(item) for item in value]
+    return value
+
+
+class _VarsDumper(yaml.SafeDumper):
+    pass
+
+
+_VarsDumper.add_representer(
+    Data, lambda dumper, text: dumper.represent_scalar("!unsafe", str(text), style='"')
+)
+
+
+def extra_vars(variables: dict[str, Any]) -> str:
+    """Playbook variables for `ansible-playbook -e` (as they are, or in an `@FILE`): YAML in
+    one line (it starts with "{", so Ansible reads it as YAML, not key=value), Data tagged
+    `!unsafe`; the rest (the user's own --playbook-vars and -e) stays as given."""
+    return yaml.dump(variables, Dumper=_VarsDumper, default_flow_style=True, width=2**31 - 1,
+                     allow_unicode=True, sort_keys=False).strip()  # fmt: skip
 
 
 class AnsibleMissing(Exception):

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from jetson_env import collection, target_python
 from jetson_env.doctor import SCHEMA, Report
-from jetson_env.exit_codes import EXIT_FAILED, EXIT_USAGE
+from jetson_env.exit_codes import EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE
 from jetson_env.findings import CRASH, FAIL, SEVERITY, WARN, Finding
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Setup:
     known_roles: list[str]
     only: list[str] | None  # the roles given to --fix, if any
     ansible_playbook: str
-    variables: dict[str, Any]  # --playbook-vars, then --bundle's
+    variables: dict[str, Any]  # --playbook-vars: the user's own, which Ansible may template
     bundle: Provisioning | None = None  # --bundle: only the roles it serves run
 
 
@@ -84,8 +84,6 @@ def setup(fix: list[str], playbook_vars: str | None, bundle: Provisioning | None
     except collection.AnsibleMissing as exc:
         hint = f"{exc.hint}; nothing was changed"
         raise FixError(f"--fix needs Ansible: {exc}", hint=hint) from None
-    if bundle is not None:  # as `provision --bundle`: its variable comes last and wins
-        variables = {**variables, **bundle.variables}
     return Setup(known, only, ansible_playbook, variables, bundle)
 
 
@@ -148,17 +146,26 @@ def host_variables(report: Report, python: str, the_plan: Plan, setup: Setup,
                    connection_is_root: bool | None = None,
                    local: bool = False) -> dict[str, Any]:  # fmt: skip
     """The playbook's variables for one host: the Python to provision (the probed one), no
-    sudo for a root login, the roles' variables, then the user's (--playbook-vars), which win.
-    This machine (`local`): Ansible runs its modules with that Python too, as `jetson-env
-    provision` does (jetson_env.target_python); elsewhere Ansible's own (discovered, or the
-    inventory's) runs the modules and apt's tasks."""
+    sudo for a root login, the roles' variables, then the user's (--playbook-vars), which win,
+    and --bundle's. This machine (`local`): Ansible runs its modules with that Python too, as
+    `jetson-env provision` does (jetson_env.target_python); elsewhere Ansible's own
+    (discovered, or the inventory's) runs the modules and apt's tasks.
+
+    What the target said (its Python's path, the remedies' values) and the bundle's folder
+    are data (collection.Data), which Ansible never templates; the Python's path is checked
+    as a path first (NoPython)."""
     probed = probed_python(report, python)
     variables: dict[str, Any] = (
-        target_python.local_variables(probed) if local else {"jetson_facts_python": probed}
-    )
+        target_python.local_variables(probed) if local
+        else {"jetson_facts_python": target_python.checked(probed)}
+    )  # fmt: skip
     if connection_is_root:
         variables["ansible_become"] = False
-    return {**variables, **the_plan.variables, **setup.variables}
+    found = collection.data(the_plan.variables)
+    if "jetson_facts_python" in found:
+        target_python.checked(found["jetson_facts_python"])
+    bundle = collection.data(setup.bundle.variables) if setup.bundle else {}
+    return {**collection.data(variables), **found, **setup.variables, **bundle}
 
 
 @dataclass(frozen=True)
@@ -236,12 +243,12 @@ def command(
 
 @contextlib.contextmanager
 def variables_file(variables: dict[str, Any]) -> Iterator[Path]:
-    """The playbook's variables as a JSON file only this user can read (mode 0600, as
-    mkstemp makes it), removed afterwards."""
-    fd, name = tempfile.mkstemp(prefix="jetson-env-fix-", suffix=".json")
+    """The playbook's variables as a YAML file only this user can read (mode 0600, as
+    mkstemp makes it), removed afterwards; collection.Data in it tagged `!unsafe`."""
+    fd, name = tempfile.mkstemp(prefix="jetson-env-fix-", suffix=".yml")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(variables, handle)
+            handle.write(collection.extra_vars(variables) + "\n")
         yield Path(name)
     finally:
         with contextlib.suppress(OSError):
@@ -555,8 +562,12 @@ def fix_one(
     the_plan = outcome.plan = plan(before, setup.known_roles, setup.only, setup.bundle)
     platform = before.results.get("platform")
     as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
-    variables = host_variables(before, python, the_plan, setup, connection_is_root=as_root,
-                               local=host is None)  # fmt: skip
+    try:
+        variables = host_variables(before, python, the_plan, setup, connection_is_root=as_root,
+                                   local=host is None)  # fmt: skip
+    except target_python.NoPython as exc:
+        term.error(f"--fix on {outcome.host}: {exc}; nothing was changed", hint=exc.hint)
+        return finish(EXIT_UNREACHABLE)
     fixed = outcome.fixed = fix_host(
         term, say, setup, Connection(host, identity, password), the_plan, variables,
         outcome.host, yes=yes, ask_become_pass=not as_root and sys.stdin.isatty(),

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection, fixing
+from jetson_env import collection, fixing, target_python
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.exit_codes import EXIT_USAGE
@@ -354,7 +354,13 @@ def fix(
             term.line(f"--fix: {host} was not reached, nothing to fix there")
             continue
         the_plan = fixing.plan(report, setup.known_roles, setup.only, setup.bundle)
-        variables = fixing.host_variables(report, "python3", the_plan, setup)
+        try:
+            variables = fixing.host_variables(report, "python3", the_plan, setup)
+        except target_python.NoPython as exc:
+            term.error(f"--fix on {host}: {exc}; nothing was changed there",
+                       hint=f"set jetson_facts_python for {host} in the inventory to its "
+                       "Python's absolute path; the other hosts still run")  # fmt: skip
+            continue
         connection = fixing.InventoryHost(before.inventory, host)
         fixed = fixing.fix_host(term, term.line, setup, connection, the_plan, variables, host,
                                 yes=yes)  # fmt: skip

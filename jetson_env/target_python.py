@@ -17,16 +17,27 @@ and the roles' pip path (the pip_packages role, through a filter) both read.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping
 from typing import Any
 
+from jetson_env.collection import Data
+
 DEFAULT = "python3"
 # The Python that runs modules where Ansible must give one without discovery.
 MODULE_FALLBACK = "/usr/bin/python"
-_EXECUTABLE = "import sys; print(sys.executable)"
+# JSON: a path with a newline stays one line (and is then refused by checked()).
+_EXECUTABLE = "import json, sys; print(json.dumps(sys.executable))"
+# C0 and C1 control characters and DEL: no path of an interpreter has them (a newline in
+# one would start another line of whatever reads it).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# What Ansible can run modules with: it puts ansible_python_interpreter into a shell
+# command line unquoted (ansible-core 2.16) and templates it, so only plain path characters.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+@%,:=~-]+")
 
 
 class NoPython(Exception):
@@ -35,6 +46,30 @@ class NoPython(Exception):
     def __init__(self, message: str, hint: str):
         super().__init__(message)
         self.hint = hint
+
+
+def checked(path: object, what: str = "the target Python") -> str:
+    """`path`, a Python's path that a target, an inventory or the user named, when it is a
+    path: absolute, no control characters; else NoPython, before Ansible sees it."""
+    hint = "give the interpreter with --python PATH (an absolute path, e.g. a venv's bin/python3)"
+    text = path if isinstance(path, str) else ""
+    if not text or not os.path.isabs(text) or _CONTROL.search(text):
+        raise NoPython(f"{what} {path!r} is not an absolute path without control characters",
+                       hint)  # fmt: skip
+    return text
+
+
+def checked_interpreter(path: object, what: str = "the target Python") -> str:
+    """`path` checked (checked()) for Ansible to run its modules with: plain path characters
+    only, as Ansible puts it into a shell command line and templates it."""
+    text = checked(path, what)
+    if not _PLAIN_PATH.fullmatch(text):
+        raise NoPython(
+            f"{what} {text!r} has characters Ansible cannot run modules with (spaces, quotes, "
+            "shell or template characters)",
+            "give --python a path without them (a symlink to it, e.g. /opt/py/bin/python3)",
+        )
+    return text
 
 
 def local(python: str | None = None, timeout: float = 30.0) -> str:
@@ -53,18 +88,24 @@ def local(python: str | None = None, timeout: float = 30.0) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NoPython(f"the Python {found} does not run: {exc}", hint) from None
     executable = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
-    if not executable or not os.path.isabs(executable[0]):
+    try:
+        executable = [json.loads(executable[0])] if executable else []
+    except ValueError:
+        executable = []
+    if not executable or not isinstance(executable[0], str) or not os.path.isabs(executable[0]):
         why = proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}"
         raise NoPython(f"the Python {found} does not run: {why.splitlines()[-1]}", hint)
-    return executable[0]
+    return checked(executable[0], f"the Python {found} runs as")
 
 
 def for_host(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
     """A host's target Python inside an Ansible action plugin: its `jetson_facts_python`,
-    else the one Ansible runs modules with; and the discovery fact when it discovered one."""
-    given = action._templar.template(task_vars.get("jetson_facts_python") or "")
+    else the one Ansible runs modules with; and the discovery fact when it discovered one.
+    jetson_facts_python is a path, never templated here (jetson-env passes a probed one as
+    data; templating what a target said would run it): NoPython when it is no path."""
+    given = task_vars.get("jetson_facts_python")
     if given:
-        return str(given), {}
+        return checked(str(given), "jetson_facts_python"), {}
     return module_python(action, task_vars)
 
 
@@ -103,5 +144,7 @@ def overrides_pep668(python: Mapping[str, Any]) -> bool:
 def local_variables(executable: str) -> dict[str, str]:
     """The playbook's variables for this machine's target Python `executable` (local()):
     the roles install into it and Ansible runs its modules with it, so no discovery can
-    pick another (a pyenv shim for a version pyenv has not selected)."""
+    pick another (a pyenv shim for a version pyenv has not selected). Checked
+    (checked_interpreter) and marked as data, which Ansible never templates."""
+    executable = Data(checked_interpreter(executable))
     return {"jetson_facts_python": executable, "ansible_python_interpreter": executable}

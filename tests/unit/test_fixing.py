@@ -2,9 +2,10 @@
 file only the user can read (a become password never on argv, so never echoed either); the
 plan per role and the summary per finding, without Ansible."""
 
-import json
 import stat
 from pathlib import Path
+
+import yaml
 
 from jetson_env import collection, fixing
 from jetson_env.bundle.preflight import Provisioning
@@ -38,7 +39,7 @@ def test_variables_go_in_a_file_only_the_user_reads():
         cmd = fixing.command("ansible-playbook", fixing.Connection("u@10.0.0.7"), the_plan, path,
                              check=True, ask_become_pass=False)  # fmt: skip
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        assert json.loads(path.read_text()) == secret
+        assert yaml.safe_load(path.read_text()) == secret
         assert cmd[cmd.index("-e") + 1] == f"@{path}"
         assert not any("s3cret-pass" in arg for arg in cmd)
     assert not path.exists()
@@ -123,7 +124,9 @@ def test_a_bundle_runs_only_the_roles_it_serves_and_its_variable_wins():
     only = fixing.plan(before, ROLES, only=["python_base"], bundle=bundle)
     assert only.why_left_out("pycuda") == "--fix python_base leaves out role pycuda"
     setup = fixing.setup([], '{"jetson_env_bundle": "/elsewhere", "x": 1}', bundle)
-    assert setup.variables == {"jetson_env_bundle": "/srv/b", "x": 1} and setup.bundle is bundle
+    assert setup.variables == {"jetson_env_bundle": "/elsewhere", "x": 1} and setup.bundle is bundle
+    variables = fixing.host_variables(before, "/usr/bin/python3", plan, setup)
+    assert variables["jetson_env_bundle"] == "/srv/b" and variables["x"] == 1  # the bundle's wins
 
 
 def test_the_roles_install_into_the_probed_python_not_ansibles():

@@ -64,7 +64,8 @@ def test_pep668_is_overridden_only_for_an_externally_managed_system_python(pytho
 
 def test_provision_refuses_a_python_that_does_not_run_before_ansible_starts(tmp_path):
     """`jetson-env provision --python` (and python3 on PATH) goes through the rule: one that
-    does not run is a usage error naming it, with nothing run; --python goes without -i."""
+    does not run is a usage error naming it, with nothing run; with -i, --python is the hosts'
+    Python, which must be an absolute path."""
     missing = tmp_path / "no-such-python"
     proc = subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "provision", "--check", "--python", str(missing)],
@@ -73,8 +74,10 @@ def test_provision_refuses_a_python_that_does_not_run_before_ansible_starts(tmp_
     assert proc.returncode == 2, proc.stderr
     assert f"the Python {missing} does not run" in proc.stderr
     assert "nothing was changed" in proc.stderr and "running:" not in proc.stderr
+    (tmp_path / "fleet.yml").write_text("all:\n  hosts:\n    h1:\n")
     proc = subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "provision", "-i", "fleet.yml", "--python", "x"],
         capture_output=True, text=True, cwd=tmp_path, check=False,
     )  # fmt: skip
-    assert proc.returncode == 2 and "jetson_facts_python" in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert "'x' is not an absolute path" in proc.stderr and "running:" not in proc.stderr

@@ -54,4 +54,7 @@ class ActionModule(ActionBase):
         jetson_facts_python, else the one Ansible runs modules with) and the discovery fact."""
         from jetson_env import target_python
 
-        return target_python.for_host(self, task_vars)
+        try:
+            return target_python.for_host(self, task_vars)
+        except target_python.NoPython as exc:
+            raise AnsibleActionFail(f"{exc} ({exc.hint})") from None
