@@ -23,7 +23,7 @@ from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 from jetson_env.findings import CRASH, FAIL, SKIP, STATUSES, UNHEALTHY, Finding, Remedy, worst
 from jetson_env.matrix import Matrix
 from jetson_env.probing import BY_NAME as PROBES
-from jetson_env.probing import ProbeResult, Unusable, probe_all
+from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wrong_shape
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
@@ -187,10 +187,8 @@ def run(
         cuda = results["cuda"].data if results["cuda"].ok else {}
         try:
             platform = info.describe(results["platform"].data, cuda, matrix)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            error = (
-                f"probe 'platform' printed facts of the wrong shape ({type(exc).__name__}: {exc})"
-            )
+        except WRONG_SHAPE as exc:
+            error = wrong_shape(exc, "platform")
             results["platform"] = ProbeResult("platform", None, error, results["platform"].seconds)
     facts = Facts(results, matrix, platform)
     return Report(target.description, platform, run_checks(checks, facts), results)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from jetson_env.fleet_page import fence, md_text
+from jetson_env.fleet_page import fence, md_text, neutral
 
 COLOURS = {"survives": "#c8e6c9", "unknown": "#eeeeee", "reinstall": "#fff59d",
            "rebuild": "#ffcc80", "blocked": "#ef9a9a", "refused": "#e57373",
@@ -37,6 +37,7 @@ def summary(plan: dict[str, Any]) -> str:
 
 
 def render(plan: dict[str, Any], suffix: str) -> str:
+    plan = neutral(plan)  # the doctor's fleet page's rule: a host's control characters escaped
     return html_page(plan) if suffix.lower() == ".html" else markdown(plan)
 
 

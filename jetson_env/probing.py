@@ -257,12 +257,26 @@ class _Launch:
 
 
 _UNREADABLE = object()
+# What facts of another shape than a reader expects raise where they are read (a list for a
+# dict, a number for a text): the doctor and the plan guard their readers with these, and
+# say it with wrong_shape(), so one host's odd facts stop only that host.
+WRONG_SHAPE = (KeyError, TypeError, AttributeError, ValueError, IndexError)
+
+
+def wrong_shape(exc: Exception, probe: str | None = None) -> str:
+    who = f"probe '{probe}'" if probe else "a probe"
+    return f"{who} printed facts of the wrong shape ({type(exc).__name__}: {exc})"
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def parse(payload: str) -> Any:
-    """A record's JSON; _UNREADABLE for what is not JSON or nests past the parser's depth."""
+    """A record's JSON; _UNREADABLE for what is not JSON (NaN and Infinity included: no
+    reader expects them) or nests past the parser's depth."""
     try:
-        return json.loads(payload)
+        return json.loads(payload, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         return _UNREADABLE
 

@@ -12,6 +12,7 @@ it), unknown (not read; the reason says why), survives.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,8 @@ CUDA_LIBRARY = re.compile(
 )
 TORCH_LIBRARY = re.compile(r"^lib(c10|torch|torch_cpu|torch_cuda|torch_python)\.so$")
 NVINFER = re.compile(r"^libnvinfer\.so\.(\d+)$")
+# Debian Policy 5.6.1 (and apt's ":ARCH" suffix): what a printed apt command may name.
+DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(:[a-z0-9-]+)?")
 # Parts with a role of their own: what the roles install or build for the target row.
 ROLE_PARTS = {"torch": "torch", "torchvision": "torchvision", "pycuda": "pycuda",
               "torch2trt": "torch2trt"}  # fmt: skip
@@ -327,6 +330,17 @@ def _engine_parts(engines: dict[str, Any], change: Change) -> list[Part]:
                               f"its TensorRT was not read ({why}); it loads after the upgrade "
                               f"only if it was built with TensorRT {trt_after}, the host's "
                               "now"))  # fmt: skip
+    left_out = engines.get("left_out") or 0
+    if left_out:
+        parts.append(Part("engine", f"{left_out} more engines", "?", f"TensorRT {trt_after}",
+                          "unknown", f"{left_out} engine files past the first "
+                          f"{engines.get('max_engines')} were counted, not read: give "
+                          "--engines narrower folders to plan them"))  # fmt: skip
+    if engines.get("truncated"):
+        parts.append(Part("engine", "engines not searched", "?", f"TensorRT {trt_after}",
+                          "unknown", f"the search stopped after {engines.get('max_entries')} "
+                          "directory entries: engines beyond them were not looked for; give "
+                          "--engines narrower folders"))  # fmt: skip
     return parts
 
 
@@ -344,18 +358,22 @@ def _apt_parts(apt: dict[str, Any], change: Change) -> list[Part]:
     if "skipped" in simulation:
         return [Part("apt", "JetPack packages", "?", change.to, "unknown",
                      f"apt's upgrade was not simulated: {simulation['skipped']}")]  # fmt: skip
-    holds = set(apt.get("holds") or [])
+    holds = set(map(str, apt.get("holds") or []))
     parts = []
     if not simulation.get("ok"):
         return [Part("apt", "JetPack upgrade", "?", change.to, "blocked",
                      f"apt-get -s dist-upgrade to {suite(change.target)} fails: "
                      f"{simulation.get('error')}")]  # fmt: skip
-    for package in simulation.get("kept_back") or []:
+    for package in map(str, simulation.get("kept_back") or []):
         if package in holds:
+            first = (f"`sudo apt-mark unhold {shlex.quote(package)}` first"
+                     if DEBIAN_PACKAGE.fullmatch(package)
+                     else "unhold it first (its name is not a Debian package name: no "
+                     "command is printed for it)")  # fmt: skip
             parts.append(Part("apt", package, "held", "held", "blocked",
                               f"held (apt-mark showhold): the upgrade keeps it back, so the host "
-                              f"would run {change.to} beside this old package; `sudo apt-mark "
-                              f"unhold {package}` first, or leave the upgrade"))  # fmt: skip
+                              f"would run {change.to} beside this old package; {first}, or "
+                              "leave the upgrade"))  # fmt: skip
         else:
             parts.append(Part("apt", package, "kept back", "kept back", "blocked",
                               "apt keeps it back (its new version needs a change apt will not "

@@ -10,17 +10,18 @@ argument shell-quoted, so that they run as printed. Nothing here changes a host.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jetson_env import info, upgrade_plan
+from jetson_env import info, target_python, upgrade_plan
 from jetson_env.apt_repository import distribution_of
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from jetson_env.matrix import Matrix, Release
-from jetson_env.probing import ProbeResult, Unusable, probe_all
+from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wrong_shape
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
@@ -73,16 +74,27 @@ def host_plan(
         return {**plan, "status": UNREACHABLE, "error": results}
     if not results["platform"].ok:
         return {**plan, "status": UNREACHABLE, "error": results["platform"].error}
+    try:  # the probes' facts are the host's word: odd ones stop this host's plan only
+        return _judged(matrix, plan, results, request)
+    except WRONG_SHAPE as exc:
+        return {**plan, "kind": None, "now": None, "parts": [], "status": UNREACHABLE,
+                "error": wrong_shape(exc)}  # fmt: skip
+
+
+def _judged(
+    matrix: Matrix, plan: dict[str, Any], results: dict[str, ProbeResult], request: Request
+) -> dict[str, Any]:
     cuda = results["cuda"].data if results["cuda"].ok else {}
     platform = info.describe(results["platform"].data, cuda, matrix)
     native = results["native"].data if results["native"].ok else {"error": results["native"].error}
     python = (native.get("python") or {}) if "error" not in native else {}
     plan.update(
         platform_label=_label(platform),
-        python={"version": python.get("version") or platform["python"]["version"],
-                "executable": python.get("executable") or platform["python"]["executable"],
+        python={"version": _text(python.get("version") or platform["python"]["version"]),
+                "executable": _text(python.get("executable")
+                                    or platform["python"]["executable"]),
                 "venv": bool(python.get("venv"))},
-        distribution=distribution_of(platform.get("os") or {}),
+        distribution=_text(distribution_of(platform.get("os") or {})),
     )  # fmt: skip
     try:
         current, kind = upgrade_plan.move(matrix, platform, request.to)
@@ -93,6 +105,13 @@ def host_plan(
     return {**plan, "kind": kind, "now": upgrade_plan.row_summary(current),
             "status": upgrade_plan.worst([p.verdict for p in parts]),
             "parts": [p.as_dict() for p in parts]}  # fmt: skip
+
+
+def _text(value: Any) -> str:
+    """A fact the plan keeps as text (a version, a path): TypeError for another shape."""
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} is not a text")
+    return value
 
 
 def _label(platform: dict[str, Any]) -> str:
@@ -136,14 +155,21 @@ def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[st
 
         address = parse_address(request.ssh_host)
         provision += ["-i", f"{address.host},"]
-        provision += ["-e", f"ansible_user={address.user}"] if address.user else []
-        provision += ["-e", f"ansible_port={address.port}"] if address.port != DEFAULT_PORT else []
+        connection = {"ansible_user": address.user} if address.user else {}
+        if address.port != DEFAULT_PORT:
+            connection["ansible_port"] = address.port
+        provision += ["-e", json.dumps(connection)] if connection else []  # never key=value
         doctor += ["--host", request.ssh_host]
     pythons = {h["python"]["executable"] for h in planned if h["python"]["venv"]}
     if len(pythons) == 1 and request.inventory is None:
         (python,) = pythons
-        provision += ["-e", f"jetson_facts_python={python}"]
-        doctor += ["--python", python]
+        try:  # the host's venv, for both: provision takes it as data (--python with -i)
+            python = target_python.checked(python)
+        except target_python.NoPython:
+            python = None
+        if python is not None:
+            provision += ["--python", python]
+            doctor += ["--python", python]
     return {"before": before, "after": [shlex.join(provision), shlex.join(doctor)]}
 
 

@@ -63,7 +63,7 @@ def sidecar(path):
         return None
     try:
         data = json.loads(read_text(name, SIDECAR_LIMIT))  # noqa: F821 (the prelude's helper)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # a deep one stays this engine's
         return {"error": "%s: %s" % (name, describe(exc))}
     if not isinstance(data, dict):
         return {"error": "%s: not a JSON object" % name}
@@ -100,9 +100,11 @@ def engine(path, tool):
 
 
 def collect():
+    """ "left_out": engine files found past MAX_ENGINES (counted, not read); "truncated": the
+    search stopped at MAX_ENTRIES directory entries (engines beyond it were not looked for)."""
     folders = [str(f) for f in _arguments().get("folders") or []]
     tool = trtexec()
-    found, missing, entries, truncated = [], [], 0, False
+    found, missing, entries, left_out, truncated = [], [], 0, 0, False
     for folder in folders:
         if not os.path.isdir(folder):
             missing.append(folder)
@@ -113,16 +115,21 @@ def collect():
             for name in sorted(files):
                 if name.lower().endswith(SUFFIXES):
                     if len(found) >= MAX_ENGINES:
-                        truncated = True
-                        break
-                    found.append(os.path.join(root, name))
-            if truncated or entries > MAX_ENTRIES:
+                        left_out += 1
+                    else:
+                        found.append(os.path.join(root, name))
+            if entries > MAX_ENTRIES:
                 truncated = True
                 break
+        if truncated:
+            break
     return {
         "folders": folders,
         "missing": missing,
         "reader": tool,
         "engines": [engine(path, tool) for path in found],
+        "left_out": left_out,
+        "max_engines": MAX_ENGINES,
         "truncated": truncated,
+        "max_entries": MAX_ENTRIES,
     }

@@ -243,7 +243,7 @@ def test_a_reflash_bundles_the_rows_python_and_a_venv_is_named_to_provision():
     found = upgrading.commands(request, [host("local", upgrade_plan.REFLASH, venv=True)])
     assert found["before"] == ["jetson-env bundle /b --l4t R39.2.2"]
     assert found["after"] == [
-        "jetson-env provision --bundle /b -e 'jetson_facts_python=/opt/my env/bin/python'",
+        "jetson-env provision --bundle /b --python '/opt/my env/bin/python'",
         "jetson-env doctor --python '/opt/my env/bin/python'",
     ]
 
@@ -331,6 +331,7 @@ def test_a_host_planned_over_ssh_is_provisioned_through_ansible_over_ssh():
                                 "jetson@[fd00::7]:2222")  # fmt: skip
     found = upgrading.commands(request, [host("jetson@[fd00::7]:2222", upgrade_plan.APT)])
     assert found["after"] == [
-        "jetson-env provision --bundle /b -i fd00::7, -e ansible_user=jetson -e ansible_port=2222",
+        "jetson-env provision --bundle /b -i fd00::7, -e "
+        '\'{"ansible_user": "jetson", "ansible_port": 2222}\'',
         "jetson-env doctor --host 'jetson@[fd00::7]:2222'",
     ]
