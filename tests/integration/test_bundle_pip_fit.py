@@ -72,3 +72,15 @@ def test_a_pip_older_than_the_oldest_supported_is_refused_with_the_way_out(tmp_p
         resolve(JETPACK5, ["termcolor"], python=command)
 
     assert "pip install 'pip>=22.2'" in refused.value.hint
+
+
+def test_the_bundles_controller_gets_an_ansible_core_that_manages_its_oldest_target():
+    from jetson_env.bundle import controller
+
+    def core(served: list[str]) -> str:
+        found = controller.requirements("3.12", served)
+        return next(item["version"] for item in found if item["name"] == "ansible-core")
+
+    assert core(["3.8", "3.10"]).startswith("2.19."), "JetPack 5's 3.8 decides: ansible-core<2.20"
+    assert core(["3.6"]).startswith("2.16.")
+    assert int(core(["3.10", "3.12"]).split(".")[1]) >= 21
