@@ -17,7 +17,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from jetson_env import pairing
+from jetson_env import ansible_core, pairing
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
@@ -28,7 +28,7 @@ CUDA_FROM = ("host", "base", "apt")
 
 SECTIONS = (
     "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
-    "unsupported", "x86", "images", "packages", "jetpack_apt", "converters",
+    "unsupported", "x86", "images", "packages", "jetpack_apt", "converters", "ansible_core",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = (
@@ -156,6 +156,7 @@ class Matrix:
     unsupported: dict[str, str]
     converters: Converters
     x86_tensorrt: TensorRTPip
+    ansible_core: ansible_core.Support
 
     def release(self, l4t: str) -> Release:
         """The row for an L4T release such as "32.4.3"; UnknownRelease names the supported ones
@@ -412,6 +413,10 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
     images = _images(raw["images"], releases, x86, where, check_sources)
     _packages(raw["packages"], where, check_sources)
     _jetpack_apt(raw["jetpack_apt"], where, check_sources)
+    try:
+        core = ansible_core.parse(raw["ansible_core"], check_sources, sources.__getitem__)
+    except ValueError as exc:
+        raise MatrixError(f"{where}: {exc}") from None
     return Matrix(
         raw=raw,
         releases=releases,
@@ -422,6 +427,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         unsupported=unsupported,
         converters=converters,
         x86_tensorrt=x86_tensorrt,
+        ansible_core=core,
     )
 
 

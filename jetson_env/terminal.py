@@ -158,6 +158,9 @@ class Terminal:
                           style=HOST_STYLES[host["status"]])  # fmt: skip
         self.out.print(table)
         for host in fleet["hosts"]:
+            if host["unmanaged"]:
+                self.out.print(f"Not provisioned or fixed from here: {clean(host['unmanaged'])}")
+        for host in fleet["hosts"]:
             if not host["report"]["fixes"]:
                 continue
             self.fixes(f"Fixes for {clean(host['host'])}:", host["report"]["fixes"])
@@ -191,6 +194,9 @@ class Terminal:
                 self.out.print(f"{clean(host['host'])}: {host['status']}: "
                                f"{clean(host['refused'] or host['error'] or '')}",
                                style=PLAN_STYLES[host["status"]], soft_wrap=True)  # fmt: skip
+            if host["unmanaged"]:
+                self.out.print(f"Not provisioned from here after the upgrade: "
+                               f"{clean(host['unmanaged'])}", soft_wrap=True)  # fmt: skip
         for when, title in (("before", "Before the upgrade, while the network is there:"),
                             ("after", "After the upgrade or OTA, with no network:")):  # fmt: skip
             if plan["commands"][when]:

@@ -208,7 +208,9 @@ def _make(
 
     if controller_python:
         say(f"the controller (Python {controller_python}): jetson-env[provision]'s wheels")
-        for item in controller.requirements(controller_python):
+        served = [entry.get("python", "") for entry in
+                  (*manifest["targets"].values(), *made_for.values())]  # fmt: skip
+        for item in controller.requirements(controller_python, served):
             fetches.append(
                 Fetch(item["url"], f"{controller.FOLDER}/{item['filename']}",
                       item["sha256"] or None, controller.ROLE,

@@ -51,6 +51,13 @@ def plan(matrix_file, platform, python, host, allow_newer_point_release=False):
     return provisioning.plan(loaded, platform, python, str(host), bool(allow_newer_point_release))
 
 
+def ansible_core_refusal(core_version, python_version, host, matrix_file=""):
+    """Why this ansible-core cannot run modules in the host's Python, with the way out (the
+    matrix's ansible_core table, jetson_env.ansible_core); "" when it can."""
+    support = _load(matrix_file).ansible_core
+    return support.refusal(str(core_version), str(python_version or ""), str(host))
+
+
 def torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", version=""):
     """Where torch comes from for a host (jetson_env.provisioning.torch_source): the matrix
     row's `torch` and the torch role's overrides -> {"kind", "url", "filename", "index",
@@ -165,6 +172,7 @@ def pip_overrides_pep668(python):
 class FilterModule:
     def filters(self):
         return {
+            "ansible_core_refusal": ansible_core_refusal,
             "apt_download_line": apt_download_line,
             "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
