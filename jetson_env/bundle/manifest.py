@@ -5,7 +5,6 @@ of the bundle's files against it (`jetson-env bundle --verify`)."""
 from __future__ import annotations
 
 import json
-import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -17,6 +16,7 @@ from jetson_env.bundle.untrusted import (
     MANIFEST,
     PACKAGES_MAX_BYTES,
     SCHEMA,
+    NewFile,
     file_problem,
     read_checked,
     read_manifest,
@@ -37,17 +37,15 @@ def load_manifest(directory: Path) -> dict[str, Any]:
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
-    """The manifest replaced whole (a reader sees the old one or the new one, never a part);
-    a full disk is a failed run that says so."""
-    tmp = directory / f".{MANIFEST}.tmp"
+    """The manifest replaced whole (a reader sees the old one or the new one, never a part),
+    written without following a link (untrusted.NewFile); a full disk is a failed run that
+    says so."""
+    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     try:
-        with tmp.open("w") as out:
-            out.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        tmp.replace(directory / MANIFEST)
+        with NewFile(directory, MANIFEST, f".{MANIFEST}.tmp") as new:
+            new.write(text.encode())
+            new.commit()
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise disk_error(directory, exc) from None
 
 

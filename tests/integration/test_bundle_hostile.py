@@ -529,3 +529,47 @@ def test_a_fleet_page_shows_control_characters_as_the_terminal_does(suffix: str)
     page = fleet_page.render(fleet, suffix)
     assert not any(ch in page for ch in "\x1b\x07\x9b"), repr(page)
     assert "\\x1b[2J" in page
+
+
+# -- round 4 (issue 48): writes into a bundle folder ---------------------------------------
+
+
+@pytest.mark.parametrize("planted", ["manifest-temp", "part-file", "files-folder"])
+def test_a_link_planted_in_a_bundle_folder_is_never_written_through(
+    bundle: Path, tmp_path: Path, planted: str
+):
+    """A link at `.manifest.json.tmp`, at `files/.NAME.part` or as `files/` itself: the
+    manifest and the file's bytes went to the link's target (the victim was overwritten)."""
+    victim = tmp_path / "victim"
+    victim.write_text("the user's own file\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    new = tarball(tmp_path / "new", name="TensorRT-10.1.0.Linux.x86_64-gnu.cuda-12.4.tar.gz")
+    if planted == "manifest-temp":
+        (bundle / ".manifest.json.tmp").symlink_to(victim)
+    elif planted == "part-file":
+        (bundle / "files" / f".{new.name}.part").symlink_to(victim)
+    else:
+        for file in (bundle / "files").iterdir():
+            (outside / file.name).write_bytes(file.read_bytes())
+            file.unlink()
+        (bundle / "files").rmdir()
+        (bundle / "files").symlink_to(outside)
+    before = (bundle / "manifest.json").read_bytes()
+    proc = jetson_env("bundle", bundle, "--x86", "--roles", "tensorrt", "--no-controller",
+                      "--file", f"tensorrt={new}")  # fmt: skip
+    no_traceback(proc)
+    assert victim.read_text() == "the user's own file\n"
+    assert sorted(p.name for p in outside.iterdir()) == ([] if planted != "files-folder"
+                                                         else [TARBALL])  # fmt: skip
+    if planted == "files-folder":  # refused whole, before anything was fetched or written
+        assert proc.returncode == 2, proc.stderr
+        text = " ".join(proc.stderr.split())
+        assert "files is a symbolic link" in text and "nothing was written" in text, text
+        assert (bundle / "manifest.json").read_bytes() == before
+    else:  # the planted link is removed, never followed; the run adds the file
+        assert proc.returncode == 0, proc.stderr
+        assert f"files/{new.name}" in json.loads((bundle / "manifest.json").read_text())[
+            "artifacts"]  # fmt: skip
+        assert (bundle / "files" / new.name).read_bytes() == new.read_bytes()
+        assert jetson_env("bundle", "--verify", bundle).returncode == 0
