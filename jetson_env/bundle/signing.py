@@ -11,6 +11,8 @@ bundle before any host is touched.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import shutil
@@ -68,9 +70,12 @@ def sign(directory: Path, key: Path) -> None:
     write_manifest(directory, {**manifest, "signature": signature})
 
 
-def check(directory: Path, public_key: Path) -> None:
-    """BundleError unless the bundle's manifest is signed by `public_key`'s private half."""
-    manifest = read_manifest(directory)
+def check(directory: Path, public_key: Path, manifest: dict[str, Any] | None = None) -> str:
+    """BundleError unless the bundle's manifest (`manifest`, as the caller read it once,
+    else read here) is signed by `public_key`'s private half. Returns the key's fingerprint
+    (`SHA256:...`, as `ssh-keygen -l` prints it)."""
+    if manifest is None:
+        manifest = read_manifest(directory)
     if manifest is None:
         raise BundleError(f"{directory} is not a jetson-env bundle (no manifest.json)")
     trusted = _public_key_line(public_key)
@@ -100,6 +105,13 @@ def check(directory: Path, public_key: Path) -> None:
             "was signed). Nothing was changed.",
             hint="get the bundle again from its maker, or check that this is their key",
         )
+    return fingerprint(trusted)
+
+
+def fingerprint(key_line: str) -> str:
+    """`SHA256:...` of an OpenSSH public key line (`TYPE BASE64`), as `ssh-keygen -l`."""
+    digest = hashlib.sha256(base64.b64decode(key_line.split()[1])).digest()
+    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
 def _public_key_line(path: Path) -> str:

@@ -279,14 +279,35 @@ def read_checked(directory: Path, path: str, sha256: str, limit: int) -> bytes:
     return data
 
 
-def read_manifest(directory: Path) -> dict[str, Any] | None:
+def read_manifest(directory: Path, sha256: str | None = None) -> dict[str, Any] | None:
     """The manifest of the bundle in `directory`, its size, shape and paths checked; None
-    when the folder has none. BundleError for everything else."""
+    when the folder has none. BundleError for everything else, and for a manifest whose
+    sha256 is not `sha256` (given: the one a run checked before it started)."""
+    return read_manifest_sha256(directory, sha256)[0]
+
+
+def read_manifest_sha256(
+    directory: Path, sha256: str | None = None
+) -> tuple[dict[str, Any] | None, str]:
+    """read_manifest's manifest and the sha256 of the bytes it was read from ("" when the
+    folder has none): what a run checks once and then pins."""
+    manifest, actual = _read_manifest(directory)
+    if sha256 and actual != sha256:
+        raise BundleError(
+            f"{directory / MANIFEST} changed after --trust checked it (sha256 {sha256}, now "
+            f"{actual or 'none'}): it is not the manifest that was verified. Nothing was changed.",
+            hint="find out who changed the bundle, get it again from its maker and run the "
+            "command again",
+        )
+    return manifest, actual
+
+
+def _read_manifest(directory: Path) -> tuple[dict[str, Any] | None, str]:
     hint = "restore it, or start a new bundle in an empty folder"
     try:
         handle = _open_parts(directory, [MANIFEST])
     except FileNotFoundError:
-        return None
+        return None, ""
     except OSError as exc:
         raise BundleError(
             f"{directory / MANIFEST} cannot be read: {exc.strerror or exc} (a bundle's "
@@ -306,8 +327,9 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
             "jetson-env bundle manifest",
             hint=hint,
         )
+    raw = b"".join(chunks)
     try:
-        data = json.loads(b"".join(chunks), parse_constant=_no_constant)
+        data = json.loads(raw, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise BundleError(
             f"{directory / MANIFEST} is not JSON: {str(exc)[:200]}", hint=hint
@@ -319,7 +341,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
             f"{problem}. Nothing was read through it.",
             hint=hint,
         )
-    return data
+    return data, hashlib.sha256(raw).hexdigest()
 
 
 def _no_constant(name: str) -> None:

@@ -573,3 +573,48 @@ def test_a_link_planted_in_a_bundle_folder_is_never_written_through(
             "artifacts"]  # fmt: skip
         assert (bundle / "files" / new.name).read_bytes() == new.read_bytes()
         assert jetson_env("bundle", "--verify", bundle).returncode == 0
+
+
+# An Ansible callback that swaps the bundle's manifest for another once ansible-playbook has
+# started (after `--trust` checked it, before any task reads it): deterministic, no race.
+SWAPPER = """
+import os
+from ansible.plugins.callback import CallbackBase
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "swap_manifest"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def v2_playbook_on_start(self, playbook):
+        os.replace(os.environ["SWAP_FROM"], os.environ["SWAP_TO"])
+"""
+
+
+def test_the_manifest_trust_verified_is_the_one_the_play_reads(bundle: Path, tmp_path: Path):
+    """A manifest swapped for an unsigned one after `provision --bundle DIR --trust KEY.pub`
+    had checked it was the one the playbook used."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    team = ssh_key(keys, "team")
+    assert jetson_env("bundle", bundle, "--sign", team).returncode == 0
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    del manifest["signature"]
+    (path,) = manifest["artifacts"]
+    manifest["artifacts"][path]["what"] = "swapped in"
+    swapped = tmp_path / "swapped.json"
+    swapped.write_text(json.dumps(manifest))
+    plugins = tmp_path / "callbacks"
+    plugins.mkdir()
+    (plugins / "swap_manifest.py").write_text(SWAPPER)
+    env = {"ANSIBLE_CALLBACK_PLUGINS": str(plugins), "ANSIBLE_CALLBACKS_ENABLED": "swap_manifest",
+           "SWAP_FROM": str(swapped), "SWAP_TO": str(bundle / "manifest.json")}  # fmt: skip
+    proc = jetson_env("provision", "--bundle", bundle, "--trust", f"{team}.pub", "--check",
+                      "--python", sys.executable, env=env, timeout=600)  # fmt: skip
+    no_traceback(proc)
+    assert not swapped.exists()  # the swap happened, after the check
+    assert "running:" in proc.stderr, proc.stderr
+    assert proc.returncode != 0, proc.stdout
+    text = " ".join(proc.stdout.split())
+    assert "changed after --trust checked it" in text, proc.stdout[-3000:]
