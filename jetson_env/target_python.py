@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ DEFAULT = "python3"
 # The Python that runs modules where Ansible must give one without discovery.
 MODULE_FALLBACK = "/usr/bin/python"
 _EXECUTABLE = "import sys; print(sys.executable)"
+OUTPUT_LIMIT = 1 << 16  # bytes read of what the interpreter prints for _EXECUTABLE
 
 
 class NoPython(Exception):
@@ -46,17 +48,50 @@ def local(python: str | None = None, timeout: float = 30.0) -> str:
     if found is None:
         raise NoPython(f"no {given} on PATH", hint)
     try:
-        proc = subprocess.run(
-            [found, "-c", _EXECUTABLE], capture_output=True, text=True, timeout=timeout,
-            stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
+        proc = _bounded_run([found, "-c", _EXECUTABLE], timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NoPython(f"the Python {found} does not run: {exc}", hint) from None
+    if proc is None:
+        raise NoPython(f"the Python {found} printed more than {OUTPUT_LIMIT} bytes when asked "
+                       "for its sys.executable: it is not a Python", hint)  # fmt: skip
     executable = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
     if not executable or not os.path.isabs(executable[0]):
         why = proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}"
         raise NoPython(f"the Python {found} does not run: {why.splitlines()[-1]}", hint)
     return executable[0]
+
+
+def _bounded_run(argv: list[str], timeout: float) -> subprocess.CompletedProcess | None:
+    """`argv` run with at most OUTPUT_LIMIT bytes of each stream read (the process is killed
+    past it: None); TimeoutExpired past `timeout`."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    read: dict[str, bytes] = {}
+
+    def drain(name: str, stream) -> None:
+        read[name] = stream.read(OUTPUT_LIMIT + 1)
+        if len(read[name]) > OUTPUT_LIMIT:
+            proc.kill()
+
+    threads = [threading.Thread(target=drain, args=item, daemon=True)
+               for item in (("out", proc.stdout), ("err", proc.stderr))]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        for thread in threads:
+            thread.join(5)
+        proc.stdout.close()
+        proc.stderr.close()
+    if any(len(data) > OUTPUT_LIMIT for data in read.values()):
+        return None
+    out, err = (read.get(name, b"").decode(errors="replace") for name in ("out", "err"))
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def for_host(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:

@@ -109,6 +109,8 @@ def make(
             raise BundleError(f"--file {kind}=...: unknown kind; known: {', '.join(FILE_KINDS)}")
         if not path.is_file():
             raise BundleError(f"--file {kind}={path}: no such file")
+    if sign_key is not None:
+        signing.check_key(sign_key)  # before anything is fetched
     say = report or (lambda _msg: None)
     with folder_lock(directory, say):
         result = _make(directory, matrix, targets, roles, files, report, workers, controller_python)
@@ -116,6 +118,17 @@ def make(
             signing.sign(directory, sign_key)
     result.seconds = time.monotonic() - start
     return result
+
+
+def sign(directory: Path, key: Path, say: Callable[[str], None]) -> dict[str, str]:
+    """`bundle DIR --sign KEY` alone: the bundle as it is, signed under the folder's lock (a
+    `jetson-env bundle` adding to it finishes first, so what is signed is its last word).
+    signing.sign's {"fingerprint", "manifest_sha256"}."""
+    signing.check_key(key)
+    if not directory.is_dir():
+        raise BundleError(f"{directory} is not a bundle folder", hint="give the bundle's folder")
+    with folder_lock(directory, say):
+        return signing.sign(directory, key)
 
 
 def _make(

@@ -142,10 +142,10 @@ def host_plan(
         and any(apt.get("roles", {}).get(role) for role in wanted)
     ):
         apt_repo = ""
-    apt_files: dict[str, list[str]] = {}
+    debs: dict[str, list[str]] = {}
     if apt_repo:
         try:
-            apt_files = _apt_files(directory, manifest, apt_repo)
+            debs = apt_files(directory, manifest, apt_repo)
         except BundleError as exc:
             problems.append(str(exc))
     for path, entry in sorted(manifest["artifacts"].items()):
@@ -210,7 +210,7 @@ def host_plan(
         "apt": apt,
         "apt_repo": str(directory / apt_repo) if apt_repo else "",
         # package -> its .debs there: the role copies those that apt on the host asks for.
-        "apt_files": apt_files,
+        "apt_files": debs,
         "summary": {
             role: [Path(p).name for p in paths if not p.startswith("apt/")]
             for role, paths in artifacts.items()
@@ -266,7 +266,7 @@ def _cannot_provision(
     )
 
 
-def _apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
+def apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
     """Package -> its .debs in the bundle's apt repository `repo`, read from its Packages
     file (the manifest's sha256, a bounded read), every file name plain and one the
     manifest records: what the apt_packages role may copy, to a name of its own folder."""

@@ -618,3 +618,72 @@ def test_the_manifest_trust_verified_is_the_one_the_play_reads(bundle: Path, tmp
     assert proc.returncode != 0, proc.stdout
     text = " ".join(proc.stdout.split())
     assert "changed after --trust checked it" in text, proc.stdout[-3000:]
+
+
+def test_verify_applies_the_preflights_apt_checks(tmp_path: Path):
+    """--verify passed a bundle whose apt Packages names a file outside its repository,
+    which the preflight refuses."""
+    directory = tmp_path / "b"
+    repo = directory / "apt" / "debian-bookworm-amd64"
+    repo.mkdir(parents=True)
+    packages = b"Package: python3-pip\nFilename: ./../../../../etc/shadow\nSHA256: 00\n"
+    (repo / "Packages").write_bytes(packages)
+    manifest = {
+        "schema": 1, "manual": [], "artifacts": {},
+        "targets": {"x86_64-x86-cp311": {"machine": "x86_64", "python": "3.11", "glibc": "2.36",
+                                         "l4t": "", "distribution": "debian/bookworm",
+                                         "roles": ["python_base"]}},
+        "apt": {"x86_64-x86-cp311": {"distribution": "debian/bookworm",
+                                     "roles": {"python_base": ["python3-pip"]},
+                                     "packages": ["python3-pip"],
+                                     "repo": "apt/debian-bookworm-amd64", "not_bundled": [],
+                                     "why_not": {}, "download": ""}},
+        "apt_repos": {"apt/debian-bookworm-amd64": {"packages_sha256":
+                                                    hashlib.sha256(packages).hexdigest()}},
+    }  # fmt: skip
+    write_manifest(directory, manifest)
+    proc = jetson_env("bundle", "--verify", directory, "--json")
+    no_traceback(proc)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (problem,) = json.loads(proc.stdout)["problems"]
+    assert "not a plain file name" in problem["problem"], problem
+
+
+def test_verify_remedies_for_a_file_index_wheel_run(tmp_path: Path):
+    """--verify's remedy for a wheel from a file: index was `--file python_base=...`, which
+    `bundle` refuses ("unknown kind"). The printed remedy is run here."""
+    directory = tmp_path / "b"
+    proc = jetson_env("bundle", directory, "--x86", "--roles", "python_base", "--no-controller",
+                      timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    wheel = next(p for p, e in manifest["artifacts"].items() if e["source"].startswith("file:"))
+    (directory / wheel).unlink()
+    proc = jetson_env("bundle", "--verify", directory, "--json")
+    assert proc.returncode == 1, proc.stderr
+    (problem,) = json.loads(proc.stdout)["problems"]
+    words = shlex.split(problem["fix"])
+    assert words[:2] == ["jetson-env", "bundle"], problem
+    proc = jetson_env(*words[1:], timeout=900)
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert jetson_env("bundle", "--verify", directory).returncode == 0
+
+
+def test_verify_trust_says_what_it_verified(bundle: Path, tmp_path: Path):
+    """Issue 47: `bundle --verify --trust` never said the signature was checked."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    team = ssh_key(keys, "team")
+    assert jetson_env("bundle", bundle, "--sign", team).returncode == 0
+    fingerprint = subprocess.run(["ssh-keygen", "-l", "-f", f"{team}.pub"], capture_output=True,
+                                 text=True, check=True).stdout.split()[1]  # fmt: skip
+    manifest_sha256 = sha256(bundle / "manifest.json")
+    proc = jetson_env("bundle", "--verify", bundle, "--trust", f"{team}.pub")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "signature: good" in text and fingerprint in text and manifest_sha256 in text, text
+    proc = jetson_env("bundle", "--verify", bundle, "--trust", f"{team}.pub", "--json")
+    data = json.loads(proc.stdout)
+    assert data["signature"] == {"key": f"{team}.pub", "fingerprint": fingerprint}
+    assert data["manifest_sha256"] == manifest_sha256
