@@ -208,9 +208,10 @@ def run_playbook(
     doctor is interrupted, Ansible is stopped (its workers and connections with it)."""
     try:
         ansible_playbook = collection.ansible_command()
-    except collection.AnsibleMissing as exc:
+        collection.inventory_hosts(inventory)  # parsed whole, or no host is run
+    except (collection.AnsibleMissing, collection.BadInventory) as exc:
         raise FleetError(str(exc), hint=exc.hint) from None
-    env = collection.environment(ansible_playbook)
+    env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
     env.update({
         "ANSIBLE_STDOUT_CALLBACK": f"{collection.FQCN}.fleet",
         "ANSIBLE_RETRY_FILES_ENABLED": "false",

@@ -55,6 +55,8 @@ class Terminal:
         no_color = color is False or "NO_COLOR" in os.environ
         self.as_json = as_json
         self.verbosity = verbosity
+        self.printed_json = False  # --json: one document, printed once (cli.main's promise)
+        self.last_error: tuple[str, str | None] | None = None
         width = _width()
         self.out = Console(markup=False, highlight=False, no_color=no_color, width=width)
         self.err = Console(
@@ -62,6 +64,7 @@ class Terminal:
         )
 
     def json(self, data: Any) -> None:
+        self.printed_json = True
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
     def table(
@@ -209,6 +212,7 @@ class Terminal:
                        style=PLAN_STYLES[plan["status"]])  # fmt: skip
 
     def error(self, message: str, hint: str | None = None) -> None:
+        self.last_error = (clean(message), clean(hint) if hint else None)
         self.err.print(f"error: {clean(message)}", style="bold red", soft_wrap=True)
         if hint:
             self.err.print(f"  -> {clean(hint)}", soft_wrap=True)

@@ -121,7 +121,11 @@ def test_matrix_one_release_table():
 def test_unknown_release_is_a_usage_error_naming_supported_ones(fmt):
     proc = jetson_env("matrix", "--l4t", "31.1.0", *fmt)
     assert proc.returncode == 2
-    assert proc.stdout == ""
+    if fmt:  # --json: one document, also on failure (docs/json.md)
+        data = json.loads(proc.stdout)
+        assert data["exit_code"] == 2 and "R31.1.0 is not supported" in data["error"]
+    else:
+        assert proc.stdout == ""
     assert "R31.1.0 is not supported" in proc.stderr
     assert "R36.4.3" in proc.stderr
 

@@ -117,16 +117,18 @@ def pip_platforms(machine, glibc):
     return wheels.pip_platform_args(str(machine), str(glibc) if glibc else None)
 
 
-def bundle_plan(directory, platform, python, roles):
+def bundle_plan(directory, platform, python, roles, manifest_sha256=""):
     """What a host can install from the bundle in `directory` for the enabled `roles`
-    (jetson_env.bundle.host_plan): {"error": None | why, with the `jetson-env bundle` line
-    that fixes it, "target", "skipped", "pip", "torch_wheel", ...}."""
+    (jetson_env.bundle.host_plan), from the manifest with `manifest_sha256` when given (the
+    one `jetson-env provision --bundle [--trust]` checked): {"error": None | why, with the
+    `jetson-env bundle` line that fixes it, "target", "skipped", "pip", "torch_wheel", ...}."""
     _require_package()
     return bundle.host_plan(
         str(directory),
         dict(platform),
         dict(python),
         {str(k): _truthy(v) for k, v in dict(roles).items()},
+        str(manifest_sha256 or ""),
     )
 
 
