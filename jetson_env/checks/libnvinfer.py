@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from jetson_env import roles
+from jetson_env import roles, tensorrt_tarballs
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, version_matches
 from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
@@ -30,16 +30,11 @@ def loader_remedy(facts: Facts, directory: str) -> Remedy:
                       why="a folder in the user's home is the user's own shell setup")  # fmt: skip
     shell = facts.loader_conf("tensorrt", directory)
     install_dir = roles.default("tensorrt", "install_dir").rstrip("/")
-    if re.fullmatch(TARBALL_LIB.format(re.escape(install_dir)), directory):
+    if re.fullmatch(tensorrt_tarballs.LIB_DIR.format(re.escape(install_dir)), directory):
         return Remedy(shell, "tensorrt")
     if directory.endswith("/tensorrt_libs"):
         return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python),))
     return Remedy(shell, why="the tensorrt role registers the folders of what it installed")
-
-
-# A tarball unpacked by the tensorrt role: TensorRT-10.16.1.11/lib (10.x) or
-# TensorRT-Enterprise-11.4.0.106/lib (11.x names); the role's own regex is the same.
-TARBALL_LIB = r"{}/TensorRT(-Enterprise)?-[0-9][^/]*/lib"
 
 
 def pip_install_remedy(facts: Facts) -> Remedy:

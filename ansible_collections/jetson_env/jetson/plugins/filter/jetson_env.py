@@ -26,10 +26,12 @@ try:
         matrix,
         provisioning,
         target_python,
+        tensorrt_tarballs,
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = provisioning = target_python = wheels = None
+    apt_repository = bundle = keeping = matrix = provisioning = target_python = None
+    tensorrt_tarballs = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -155,6 +157,16 @@ def _require_package():
         raise AnsibleFilterError(MISSING)
 
 
+def tensorrt_tarball_folder(tarball):
+    """The folder NVIDIA's TensorRT tarball unpacks to, "TensorRT-<version>", for 10.x and 11.x
+    names alike (jetson_env.tensorrt_tarballs)."""
+    _require_package()
+    try:
+        return tensorrt_tarballs.folder(str(tarball))
+    except ValueError as exc:
+        raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
+
+
 def pip_overrides_pep668(python):
     """Whether pip installs into this Python (the facts module's jetson_env_python) need
     --break-system-packages: jetson_env.target_python's rule, the doctor's too."""
@@ -172,6 +184,7 @@ class FilterModule:
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
             "plan": plan,
+            "tensorrt_tarball_folder": tensorrt_tarball_folder,
             "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
             "torchvision_kept": torchvision_kept,
