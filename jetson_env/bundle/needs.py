@@ -216,7 +216,8 @@ def needs_for(
         else:
             # x86's TensorRT from pip (the matrix's pin): PyPI has tensorrt-cuXX only as an
             # sdist and no tensorrt-cuXX-libs wheels; NVIDIA's own pip index has the wheels.
-            requirement = matrix.x86_tensorrt.requirement
+            pinned = matrix.x86_tensorrt_for(target.python)
+            requirement = pinned.requirement
             needs.pip.append(
                 PipSet(
                     "tensorrt",
@@ -224,9 +225,9 @@ def needs_for(
                     unresolved=Manual(
                         "tensorrt",
                         f"TensorRT wheels ({requirement} with its -libs and -bindings)",
-                        f"pip/{matrix.x86_tensorrt.package.replace('-', '_')}*-*.whl",
+                        f"pip/{pinned.package.replace('-', '_')}*-*.whl",
                         "NVIDIA's pip index (pip resolves only wheels here and PyPI has none of"
-                        f" {matrix.x86_tensorrt.package}'s libraries): add that index to pip's"
+                        f" {pinned.package}'s libraries): add that index to pip's"
                         " configuration (pip config set global.extra-index-url URL) and run"
                         " this bundle command again, or bring a TensorRT tarball with"
                         " --file tensorrt=PATH",

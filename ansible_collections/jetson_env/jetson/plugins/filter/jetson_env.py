@@ -157,6 +157,12 @@ def _require_package():
         raise AnsibleFilterError(MISSING)
 
 
+def x86_tensorrt_requirement(python_version, matrix_file=""):
+    """x86's pip TensorRT for a target CPython ("3.14.0" -> tensorrt-cu13==11.1.0.106: no 10.x
+    has cp314 bindings), jetson_env.matrix.Matrix.x86_tensorrt_for."""
+    return _load(matrix_file).x86_tensorrt_for(str(python_version or "")).requirement
+
+
 def tensorrt_tarball_folder(tarball):
     """The folder NVIDIA's TensorRT tarball unpacks to, "TensorRT-<version>", for 10.x and 11.x
     names alike (jetson_env.tensorrt_tarballs)."""
@@ -185,6 +191,7 @@ class FilterModule:
             "pip_platforms": pip_platforms,
             "plan": plan,
             "tensorrt_tarball_folder": tensorrt_tarball_folder,
+            "x86_tensorrt_requirement": x86_tensorrt_requirement,
             "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
             "torchvision_kept": torchvision_kept,
