@@ -350,6 +350,15 @@ class Matrix:
         pycuda = self.raw["packages"]["pycuda"]
         return str(pycuda["python36" if python_version.startswith("3.6") else "version"])
 
+    def cuda_python_for(self, python_version: str | None, cuda: str | None) -> str | None:
+        """The cuda-python requirement for a target Python and CUDA ("3.12.3", "13.0" ->
+        "cuda-python==13.*"); None where cuda-python's Python floor rules it out or no CUDA."""
+        rule = self.raw["packages"].get("cuda_python") or {}
+        python = _release3(python_version or "")
+        if not cuda or python is None or python not in SpecifierSet(rule["requires_python"]):
+            return None
+        return f"cuda-python=={_major(cuda)}.*"
+
     @property
     def torch2trt(self) -> dict[str, str]:
         """{"git": https URL, "ref": pinned commit}."""

@@ -190,6 +190,11 @@ def needs_for(
         needs.apt["torchvision"] = role_defaults.default("torchvision", "apt_packages")
     if "pycuda" in roles:
         needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
+        # The role's cuda-python: the row's CUDA major (x86: its torch's, the CUDA it runs).
+        cuda = matrix.release(target.l4t).cuda if target.l4t else torch.cuda
+        cuda_python = matrix.cuda_python_for(target.python, cuda)
+        if cuda_python:
+            needs.pip.append(PipSet("pycuda", [cuda_python]))
     if "torch2trt" in roles:
         ref = matrix.torch2trt["ref"]
         if "torch2trt" in files:

@@ -163,6 +163,13 @@ def x86_tensorrt_requirement(python_version, matrix_file=""):
     return _load(matrix_file).x86_tensorrt_for(str(python_version or "")).requirement
 
 
+def cuda_python_requirement(python_version, cuda_version, matrix_file=""):
+    """The cuda-python for a target Python and CUDA ("cuda-python==13.*"), "" where Python is
+    below cuda-python's floor or there is no CUDA (jetson_env.matrix.Matrix.cuda_python_for)."""
+    found = _load(matrix_file).cuda_python_for(str(python_version or ""), str(cuda_version or ""))
+    return found or ""
+
+
 def tensorrt_tarball_folder(tarball):
     """The folder NVIDIA's TensorRT tarball unpacks to, "TensorRT-<version>", for 10.x and 11.x
     names alike (jetson_env.tensorrt_tarballs)."""
@@ -186,6 +193,7 @@ class FilterModule:
             "apt_download_line": apt_download_line,
             "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
+            "cuda_python_requirement": cuda_python_requirement,
             "matrix": matrix_mapping,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
