@@ -34,6 +34,7 @@ X86_PYTHONS = ("3.10", "3.12", "3.14")
 SECTIONS = (
     "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
     "unsupported", "x86", "images", "packages", "jetpack_apt", "converters", "jetson_tensorrt",
+    "routes_not_offered",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = (
@@ -350,6 +351,19 @@ class Matrix:
         pycuda = self.raw["packages"]["pycuda"]
         return str(pycuda["python36" if python_version.startswith("3.6") else "version"])
 
+    def routes_not_offered(self, l4t: str | None, soc: str | None) -> list[dict[str, Any]]:
+        """The routes the matrix does not offer that would concern a Jetson on `l4t` with
+        `soc` (CUDA 13 forward compatibility on a JetPack 6 Orin): route, reason, sources."""
+        found = []
+        for entry in self.raw["routes_not_offered"].values():
+            hosts = entry["hosts"]
+            if l4t and soc in hosts["socs"] and Version(l4t) in SpecifierSet(hosts["l4t"]):
+                found.append({
+                    "route": entry["route"], "reason": " ".join(str(entry["reason"]).split()),
+                    "sources": [self.source_url(name) for name in _names(entry["source"])],
+                })  # fmt: skip
+        return found
+
     def cuda_python_for(self, python_version: str | None, cuda: str | None) -> str | None:
         """The cuda-python requirement for a target Python and CUDA ("3.12.3", "13.0" ->
         "cuda-python==13.*"); None where cuda-python's Python floor rules it out or no CUDA."""
@@ -536,6 +550,20 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
     )
     x86_tensorrt_pins = _x86_tensorrt(x86_entry, x86_torch, converters, where, check_sources)
     jetson_tensorrt = _jetson_tensorrt(raw["jetson_tensorrt"], socs, where, check_sources)
+    for name, entry in raw["routes_not_offered"].items():
+        check_sources(f"routes_not_offered.{name}", entry)
+        try:
+            SpecifierSet(str(entry["hosts"]["l4t"]))
+            unknown = [soc for soc in entry["hosts"]["socs"] if soc not in socs]
+            if not (entry["route"] and entry["reason"]):
+                raise KeyError("route or reason is empty")
+        except (KeyError, TypeError, InvalidSpecifier) as exc:
+            raise MatrixError(
+                f"{where}: routes_not_offered.{name}: needs route, reason and hosts (l4t, socs):"
+                f" {exc}"
+            ) from None
+        if unknown:
+            raise MatrixError(f"{where}: routes_not_offered.{name}: socs {unknown} not in socs")
     unsupported = _unsupported(raw["unsupported"], releases, where, check_sources)
     images = _images(raw["images"], releases, x86, where, check_sources)
     _packages(raw["packages"], where, check_sources)

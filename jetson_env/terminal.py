@@ -191,6 +191,9 @@ class Terminal:
                 self.out.print(f"{clean(host['host'])}: {host['status']}: "
                                f"{clean(host['refused'] or host['error'] or '')}",
                                style=PLAN_STYLES[host["status"]], soft_wrap=True)  # fmt: skip
+            for route in host.get("not_offered", []):
+                self.out.print(f"{clean(host['host'])}: not offered: {clean(route['route'])}: "
+                               f"{clean(route['reason'])}", soft_wrap=True)  # fmt: skip
         for when, title in (("before", "Before the upgrade, while the network is there:"),
                             ("after", "After the upgrade or OTA, with no network:")):  # fmt: skip
             if plan["commands"][when]:
