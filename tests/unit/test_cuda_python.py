@@ -105,3 +105,41 @@ def test_a_bundle_carries_the_cuda_python_the_pycuda_role_installs(l4t, python, 
     target = targets.Target(machine, python, "2.35", l4t)
     pip = needs.needs_for(MATRIX, target, ["pycuda"], {}).pip
     assert [r for s in pip if s.role == "pycuda" for r in s.requirements] == wanted
+
+
+ONNX = {"converter": "onnx", "precision": "fp32", "exported": True, "converted": True,
+        "error": None, "strongly_typed": False, "exporter": "torchscript (dynamo=False)",
+        "build_seconds": 3.0, "max_abs_error": 1e-6, "tolerance": 1e-3, "within_tolerance": True,
+        "latency_ms": 0.2, "speedup": 2.0,
+        "engine": {"bytes": 1000, "sidecar": {}, "reloaded": True}}  # fmt: skip
+SMOKE = {"torch": "2.14.1", "device": "NVIDIA H100", "skipped": None,
+         "reference": {"latency_ms": 0.4, "output_shape": [1, 10]}, "tensorrt": "10.16.1",
+         "torch2trt": None, "fp16": None, "conversions": [], "reload": None,
+         "torch_tensorrt": None}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("host_runtime", "finding"),
+    [
+        ({"bindings": "cuda-python", "max_abs_error": 2e-6, "tolerance": 1e-3,
+          "within_tolerance": True, "error": None},
+         ("ok", "engine through cuda-python (host buffers, as TensorRT's samples run it): max abs"
+          " error 2.00e-06 (tolerance 0.001)")),
+        ({"bindings": "pycuda", "max_abs_error": 2e-6, "tolerance": 1e-3,
+          "within_tolerance": True, "error": None},
+         ("ok", "engine through pycuda (host buffers, as TensorRT's samples run it): max abs"
+          " error 2.00e-06 (tolerance 0.001)")),
+        ({"bindings": "cuda-python", "max_abs_error": None, "error": "RuntimeError: CUDA_ERROR"},
+         ("fail", "engine through cuda-python: failed")),
+        ({"bindings": None, "max_abs_error": None,
+          "error": "neither cuda-python nor pycuda imports (ModuleNotFoundError: ...)"},
+         ("skip", "engine through CUDA bindings: not run")),
+    ],
+    ids=["cuda-python", "pycuda", "failed", "no-bindings"],
+)  # fmt: skip
+def test_the_smoke_runs_its_engine_through_the_hosts_cuda_bindings(host_runtime, finding):
+    found = facts("3.12.3", WORKING)
+    smoke = {**SMOKE, "onnx": {**ONNX, "host_runtime": host_runtime}}
+    found.results["smoke"] = ProbeResult("smoke", smoke, None, 0.1)
+    findings = BY_NAME["smoke"].run(found)
+    assert (findings[-1].status, findings[-1].summary) == finding
