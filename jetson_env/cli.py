@@ -118,9 +118,17 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
         ),
         "pycuda": matrix.pycuda_for(release.python),
         "torch2trt": dict(matrix.torch2trt),
-        # The converters its TensorRT supports (x86: the pip pin's), and x86's pip pin.
+        # The converters that work with its TensorRT and torch (x86: the default pip pin's), and
+        # every TensorRT it can have with theirs (x86: per target Python).
         "converters": list(
-            matrix.converters.for_tensorrt(release.tensorrt or matrix.x86_tensorrt.version)
+            matrix.converters.for_host(
+                release.tensorrt or matrix.x86_tensorrt.version,
+                release.torch.version,
+                jetson=bool(release.l4t),
+            )
+        ),
+        "tensorrt_options": (
+            matrix.tensorrt_options(release) if release.l4t else matrix.x86_tensorrt_options()
         ),
         "tensorrt_pip": None if release.l4t else tensorrt_pip_as_dict(matrix),
         "assumed_from": assumed_from,

@@ -200,6 +200,9 @@ class Terminal:
             if host["unmanaged"]:
                 self.out.print(f"Not provisioned from here after the upgrade: "
                                f"{clean(host['unmanaged'])}", soft_wrap=True)  # fmt: skip
+            for route in host.get("not_offered", []):
+                self.out.print(f"{clean(host['host'])}: not offered: {clean(route['route'])}: "
+                               f"{clean(route['reason'])}", soft_wrap=True)  # fmt: skip
         for when, title in (("before", "Before the upgrade, while the network is there:"),
                             ("after", "After the upgrade or OTA, with no network:")):  # fmt: skip
             if plan["commands"][when]:

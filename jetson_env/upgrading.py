@@ -73,7 +73,8 @@ def host_plan(
     """One host's plan: its rows now and after, and each part's verdict; or why none."""
     plan: dict[str, Any] = {"host": name, "status": None, "platform_label": "", "kind": None,
                             "now": None, "refused": None, "error": None, "python": None,
-                            "distribution": None, "parts": [], "unmanaged": None}  # fmt: skip
+                            "distribution": None, "parts": [], "unmanaged": None,
+                            "not_offered": []}  # fmt: skip
     if isinstance(results, str):
         return {**plan, "status": UNREACHABLE, "error": results}
     if not results["platform"].ok:
@@ -99,6 +100,8 @@ def _judged(
                                     or platform["python"]["executable"]),
                 "venv": bool(python.get("venv"))},
         distribution=_text(distribution_of(platform.get("os") or {})),
+        # Routes the matrix does not offer for this host, with why (CUDA 13 compat on JetPack 6).
+        not_offered=matrix.routes_not_offered(platform.get("l4t"), platform.get("soc")),
     )  # fmt: skip
     try:
         current, kind = upgrade_plan.move(matrix, platform, request.to)

@@ -52,6 +52,7 @@ class Check:
 def _registry() -> tuple[Check, ...]:
     from jetson_env.checks import (
         cuda,
+        cuda_python,
         cudnn,
         docker,
         libnvinfer,
@@ -74,6 +75,7 @@ def _registry() -> tuple[Check, ...]:
         cuda,
         cudnn,
         pycuda,
+        cuda_python,
         termcolor,
         torch,
         torchvision,

@@ -16,7 +16,7 @@ from typing import Any
 
 from jetson_env import roles, target_python
 from jetson_env.findings import Remedy
-from jetson_env.matrix import Matrix, Release, UnknownRelease
+from jetson_env.matrix import Matrix, Release, TensorRTPip, UnknownRelease
 from jetson_env.probing import ProbeResult
 
 DEFAULT_CUDA_ROOT = "/usr/local/cuda"
@@ -86,6 +86,22 @@ class Facts:
         """The target interpreter, as the probes saw it (sys.executable)."""
         python = self.raw_platform.get("python", {}).get("executable")
         return python or "python3"
+
+    @property
+    def python_version(self) -> str | None:
+        """The target interpreter's version ("3.14.0"), as the platform probe saw it."""
+        return self.raw_platform.get("python", {}).get("version")
+
+    @property
+    def torch_version(self) -> str | None:
+        """The host's torch, else the matrix row's (what provisioning installs)."""
+        found = self.data("torch").get("torch", {})
+        return found.get("version") if found.get("installed") else self.profile.torch.version
+
+    @property
+    def x86_tensorrt(self) -> TensorRTPip:
+        """x86's pip TensorRT for this host's Python (3.14 has no 10.x bindings)."""
+        return self.matrix.x86_tensorrt_for(self.python_version)
 
     @property
     def is_root(self) -> bool:

@@ -26,10 +26,12 @@ try:
         matrix,
         provisioning,
         target_python,
+        tensorrt_tarballs,
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = provisioning = target_python = wheels = None
+    apt_repository = bundle = keeping = matrix = provisioning = target_python = None
+    tensorrt_tarballs = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -164,6 +166,29 @@ def _require_package():
         raise AnsibleFilterError(MISSING)
 
 
+def x86_tensorrt_requirement(python_version, matrix_file=""):
+    """x86's pip TensorRT for a target CPython ("3.14.0" -> tensorrt-cu13==11.1.0.106: no 10.x
+    has cp314 bindings), jetson_env.matrix.Matrix.x86_tensorrt_for."""
+    return _load(matrix_file).x86_tensorrt_for(str(python_version or "")).requirement
+
+
+def cuda_python_requirement(python_version, cuda_version, matrix_file=""):
+    """The cuda-python for a target Python and CUDA ("cuda-python==13.*"), "" where Python is
+    below cuda-python's floor or there is no CUDA (jetson_env.matrix.Matrix.cuda_python_for)."""
+    found = _load(matrix_file).cuda_python_for(str(python_version or ""), str(cuda_version or ""))
+    return found or ""
+
+
+def tensorrt_tarball_folder(tarball):
+    """The folder NVIDIA's TensorRT tarball unpacks to, "TensorRT-<version>", for 10.x and 11.x
+    names alike (jetson_env.tensorrt_tarballs)."""
+    _require_package()
+    try:
+        return tensorrt_tarballs.folder(str(tarball))
+    except ValueError as exc:
+        raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
+
+
 def pip_overrides_pep668(python):
     """Whether pip installs into this Python (the facts module's jetson_env_python) need
     --break-system-packages: jetson_env.target_python's rule, the doctor's too."""
@@ -178,10 +203,13 @@ class FilterModule:
             "apt_download_line": apt_download_line,
             "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
+            "cuda_python_requirement": cuda_python_requirement,
             "matrix": matrix_mapping,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
             "plan": plan,
+            "tensorrt_tarball_folder": tensorrt_tarball_folder,
+            "x86_tensorrt_requirement": x86_tensorrt_requirement,
             "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
             "torchvision_kept": torchvision_kept,
