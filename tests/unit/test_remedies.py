@@ -75,8 +75,11 @@ def test_cuda_remedies_write_the_cuda_env_roles_files():
     assert {r.role for r in remedies} == {"cuda_env"}
     profile = roles.default("cuda_env", "profile_file")
     ldconfig = roles.default("cuda_env", "ldconfig_file")
-    assert f"sudo tee -a {profile}" in remedies[0].shell
-    assert remedies[1].shell.endswith(f"| sudo tee {profile}")
+    # One file, one remedy: nvcc's PATH, the login shells and cuda.h's CPATH share the
+    # command that writes the role's whole script (never appends to it).
+    assert remedies[0] == remedies[1] == remedies[2]
+    assert f"| sudo tee {profile} >/dev/null && . {profile}" in remedies[0].shell
+    assert "tee -a" not in remedies[0].shell
     assert f"sudo tee {ldconfig}" in remedies[3].shell
     # libcudart's folder is not <root>/lib64: the role lists it as an extra dir.
     assert dict(remedies[3].variables) == {
@@ -134,10 +137,50 @@ def test_the_login_script_remedy_gives_a_login_shell_cuda(tmp_path: Path):
     found = cuda_probe.login_settings("/usr/local/cuda-12.6", [str(script)])
 
     assert found == {"PATH": [str(script)], "LD_LIBRARY_PATH": [str(script)]}
-    login_shell = f'. {script}; echo "$PATH"; echo "$LD_LIBRARY_PATH"'
+    # Read twice (a login shell, then a sub-shell that reads it again): each folder once.
+    login_shell = f'. {script}; . {script}; echo "$PATH"; echo "$LD_LIBRARY_PATH"; echo "$CPATH"'
     printed = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "sh", "-c", login_shell],
                              capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
-    assert printed == ["/usr/local/cuda-12.6/bin:/usr/bin:/bin", "/usr/local/cuda-12.6/lib64"]
+    assert printed == ["/usr/local/cuda-12.6/bin:/usr/bin:/bin", "/usr/local/cuda-12.6/lib64",
+                       "/usr/local/cuda-12.6/include"]  # fmt: skip
+
+
+def test_a_setting_the_login_script_gives_new_shells_is_ok_in_a_shell_that_predates_it(
+    tmp_path: Path,
+):
+    """After provisioning, the shell the doctor runs in was started before the role wrote its
+    script: nvcc off PATH and cuda.h not found are this shell's, not the host's. The script
+    (the remedy's, written for real into a scratch profile.d) read by the cuda probe's own
+    functions makes them ok, each with a note naming the script."""
+    profile_d = tmp_path / "profile.d"
+    profile_d.mkdir()
+    script = profile_d / "jetson-env-cuda.sh"
+    (remedy,) = {f.remedy for f in cuda.run(facts(uid=0, cuda=CUDA_NOT_ON_PATHS))[1:4]}
+    shell = remedy.shell.replace(roles.default("cuda_env", "profile_file"), str(script))
+    subprocess.run(["sh", "-c", shell], check=True, capture_output=True)
+    provisioned = {
+        **CUDA_NOT_ON_PATHS,
+        "cudart": {"library": "libcudart.so.12", "version": "12.6"},
+        "nvcc_in_root": "/usr/local/cuda-12.6/bin/nvcc",
+        "login": cuda_probe.login_settings("/usr/local/cuda-12.6", [str(script)]),
+        "profile_d": {v: cuda_probe.profile_scripts_setting(v, str(profile_d))
+                      for v in ("PATH", "CPATH")},
+    }  # fmt: skip
+
+    findings = cuda.run(facts(uid=0, cuda=provisioned))
+
+    assert [f.status for f in findings] == ["ok"] * 5, findings
+    assert findings[1].summary == (
+        f"nvcc is not on PATH in this shell (/usr/local/cuda-12.6/bin), which predates {script}:"
+        f" new login shells get it (`. {script}` gives it to this one)"
+    )
+    assert findings[3].summary.startswith(
+        "the C compiler does not find cuda.h in this shell (CPATH: /usr/local/cuda-12.6/include)"
+        f", which predates {script}"
+    )
+    # A toolkit without its nvcc: the script cannot give new shells one.
+    (_, nvcc, *_) = cuda.run(facts(uid=0, cuda={**provisioned, "nvcc_in_root": None}))
+    assert nvcc.status == "warn" and "has none (/usr/local/cuda-12.6/bin/nvcc)" in nvcc.summary
 
 
 def test_the_daemon_json_remedy_is_the_roles_merge(tmp_path: Path):
