@@ -40,7 +40,11 @@ from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import VENV, Host, free_port, wait_for_port
 from support.schemas import fix_schema_validator
 from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
-from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
+from support.standins import (
+    build_cuda_toolkit_archive,
+    build_tensorrt_tarball,
+    stage_container_runtime,
+)
 
 from jetson_env import matrix, roles
 
@@ -136,6 +140,50 @@ def write_daemon_json(host: Host, config: dict, work: Path) -> None:
     local.write_text(json.dumps(config))
     host.exec(["mkdir", "-p", str(Path(DAEMON_JSON).parent)])
     host.copy_in(local, DAEMON_JSON)
+
+
+def test_without_nvidias_runtime_nothing_registers_it_and_the_doctor_names_its_package(
+    fleet: Fleet, tmp_path: Path
+):
+    """No nvidia-container-runtime on the host (its package comes from NVIDIA's apt
+    repository, off by default): docker_runtime leaves the nvidia runtime out of daemon.json
+    and says why, where `docker run --runtime nvidia` would fail; a daemon.json that registers
+    it anyway is not ok to the doctor, whose remedy is the package and the role that installs
+    it (docker_runtime_install_packages). Then the runtime (a stand-in) is staged where its
+    package puts it: the role registers it, and the tests below start from there."""
+    host = fleet.host
+    inventory = write_inventory(
+        tmp_path / "inventory.yml", {"fix": {"ansible_host": host.container}}, fleet.playbook_vars
+    )
+    write_daemon_json(host, OTHER_DAEMON_KEYS, tmp_path)
+
+    left_out = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", "docker_runtime")
+
+    assert left_out.rc == 0, left_out.messages() or left_out.stderr
+    assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout) == OTHER_DAEMON_KEYS
+    said = left_out.task_result("Say that the nvidia runtime is not registered", "fix")["msg"]
+    assert "NVIDIA's container runtime is not installed" in said, said
+    assert "docker_runtime_install_packages=true installs it (docker.io, nvidia-container-" in said
+
+    write_daemon_json(host, {**OTHER_DAEMON_KEYS, "runtimes": NVIDIA_RUNTIME}, tmp_path)
+    (registered,) = findings_of(report(fleet), "docker", DAEMON_JSON)
+    assert registered["status"] == "warn", registered
+    assert "nvidia-container-runtime is not installed" in registered["summary"]
+    assert registered["remedy"] == "apt-get install -y nvidia-container-toolkit"
+    assert registered["playbook"]["vars"] == {
+        "docker_runtime_install_packages": True,
+        "docker_runtime_packages": ["nvidia-container-toolkit"],
+    }
+
+    stage_container_runtime(host)
+    write_daemon_json(host, OTHER_DAEMON_KEYS, tmp_path)
+    registers = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", "docker_runtime")
+
+    assert registers.rc == 0, registers.messages() or registers.stderr
+    assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout)["runtimes"] == NVIDIA_RUNTIME
+    (ok,) = findings_of(report(fleet), "docker", DAEMON_JSON)
+    assert ok["status"] == "ok", ok
+    host.exec(["sh", "-c", f"rm -f {DAEMON_JSON}.*~"])  # the next test counts its own backups
 
 
 def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
@@ -258,8 +306,10 @@ def flash_like_jetpack4(host: Host, apt: StandinApt, work: Path) -> None:
                     "-o", "APT::Get::List-Cleanup=0"]  # fmt: skip
     host.exec(["apt-get", "update", "-qq", *only_jetpack], timeout=600)
     host.exec(["apt-get", "install", "-y", "-qq", *CSV_PACKAGES.values()], timeout=600)
-    # daemon.json as docker_runtime writes it on a Jetson
+    # daemon.json as docker_runtime writes it on a Jetson, with the runtime it names
+    # (nvidia-docker2's, a stand-in)
     write_daemon_json(host, {"runtimes": NVIDIA_RUNTIME, "default-runtime": "nvidia"}, work)
+    stage_container_runtime(host)
 
 
 def local_fix(host: Host) -> subprocess.CompletedProcess:

@@ -65,7 +65,7 @@ from support import slow_tier
 from support.ansible_envs import AnsibleEnd
 from support.hosts import VENV, Host, image_exists, project_wheel
 from support.standin_apt import StandinApt, standin_apt, trust_in_host
-from support.standins import build_cusparselt_archive
+from support.standins import build_cusparselt_archive, stage_container_runtime
 
 from jetson_env import matrix as matrix_mod
 from jetson_env import roles
@@ -96,6 +96,7 @@ PROVISION_INPUTS = (
     "tests/support",
     "tests/fixtures/hosts",
     "tests/fixtures/cusparselt",
+    "tests/fixtures/docker",
 )
 
 
@@ -176,6 +177,7 @@ def orin(work: Path, apt_repo: StandinApt) -> Iterator[Host]:
     seed = work / "daemon.seed.json"
     seed.write_text(json.dumps(PRE_EXISTING_DAEMON_JSON))
     host.copy_in(seed, DAEMON_JSON)
+    stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
     yield host
     remove_host(host)
 

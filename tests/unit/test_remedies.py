@@ -21,6 +21,7 @@ REPO = Path(__file__).parents[2]
 PLAYBOOK = REPO / "ansible_collections" / "jetson_env" / "jetson" / "playbooks" / "provision.yml"
 MATRIX = load()
 SYSTEM_PYTHON = "/usr/bin/python3"
+DAEMON_JSON = roles.default("docker_runtime", "daemon_json")
 
 
 def facts(uid: int = 1000, python: str = SYSTEM_PYTHON, **data) -> Facts:
@@ -121,6 +122,45 @@ def test_the_nvidia_runtime_is_docker_runtimes():
     for finding in docker.run(facts(docker=no_runtime)):  # the engine's, daemon.json's
         assert finding.remedy.role == "docker_runtime"
         assert "nvidia-ctk" not in finding.remedy.shell
+        # No runtime binary: the role installs it only with its packages on.
+        assert dict(finding.remedy.variables) == {
+            "docker_runtime_install_packages": True,
+            "docker_runtime_packages": [TOOLKIT],
+        }
+        assert finding.remedy.shell.startswith("sudo apt-get install -y nvidia-container-toolkit")
+
+
+TOOLKIT = "nvidia-container-toolkit"  # x86's package of nvidia-container-runtime
+REGISTERED = {"exists": True, "config": {"runtimes": {"nvidia": {
+    "path": "nvidia-container-runtime", "runtimeArgs": []}}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "engine", [{"reachable": True, "server_version": "20.10.24", "runtimes": ["nvidia", "runc"],
+                "default_runtime": "runc"}, None], ids=["engine-lists-it", "no-engine"],
+)  # fmt: skip
+def test_a_registered_runtime_without_its_binary_is_not_ok(engine):
+    """daemon.json (and the engine's `docker info`) name the nvidia runtime, but
+    nvidia-container-runtime is not installed: `docker run --runtime nvidia` fails there."""
+    registered = {"cli": "/usr/bin/docker", "csv_lists": [], "service_manager": "systemd",
+                  "engine": engine, "daemon_json": REGISTERED,
+                  "nvidia_container_runtime": None}  # fmt: skip
+
+    findings = docker.run(facts(docker=registered))
+
+    runtime = [f for f in findings if "nvidia-container-runtime is not installed" in f.summary]
+    assert len(runtime) == (2 if engine else 1), findings
+    assert [f.status for f in runtime] == ["warn"] * len(runtime)
+    assert "ok" not in {f.status for f in findings if f.summary.startswith(DAEMON_JSON)}
+    for finding in runtime:
+        assert finding.remedy.shell == "sudo apt-get install -y nvidia-container-toolkit"
+        assert finding.remedy.as_dict()["vars"] == {
+            "docker_runtime_install_packages": True,
+            "docker_runtime_packages": [TOOLKIT],
+        }
+    installed = docker.run(facts(docker={**registered, "nvidia_container_runtime":
+                                         "/usr/bin/nvidia-container-runtime"}))  # fmt: skip
+    assert {f.status for f in installed} == ({"ok"} if engine else {"ok", "warn"})
 
 
 def test_the_login_script_remedy_gives_a_login_shell_cuda(tmp_path: Path):
