@@ -97,6 +97,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         host.copy_in(build_cuda_toolkit_archive(work), "/tmp/cuda.tar")
         host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
         host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
+        stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
         tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
         playbook_vars = {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
         yield Fleet(host, home, f"root@127.0.0.1:{port}", playbook_vars)
@@ -150,8 +151,9 @@ def test_without_nvidias_runtime_nothing_registers_it_and_the_doctor_names_its_p
     and says why, where `docker run --runtime nvidia` would fail; a daemon.json that registers
     it anyway is not ok to the doctor, whose remedy is the package and the role that installs
     it (docker_runtime_install_packages). Then the runtime (a stand-in) is staged where its
-    package puts it: the role registers it, and the tests below start from there."""
+    package puts it again: the role registers it."""
     host = fleet.host
+    host.exec(["rm", "/usr/bin/nvidia-container-runtime"])
     inventory = write_inventory(
         tmp_path / "inventory.yml", {"fix": {"ansible_host": host.container}}, fleet.playbook_vars
     )
@@ -279,6 +281,42 @@ def test_bad_input_and_an_unreachable_host_change_nothing(fleet: Fleet):
     assert "no role no_such_role in jetson_env.jetson.provision" in unknown_tag.stderr
     assert unknown_tag.stdout == ""  # refused before any probe
     assert paths_changed_since(fleet.host, MARKER) == set()
+
+
+def test_a_bundle_without_a_roles_files_leaves_the_role_out_and_says_where_they_go(
+    fleet: Fleet, tmp_path: Path
+):
+    """`--fix --bundle B` where B was made for tensorrt but without its files (the TensorRT
+    wheels or tarball, which nothing here can download): the playbook's preflight would skip
+    the tensorrt role for want of them, so --fix does not run it (it reported "failed
+    (tensorrt): still fail after role tensorrt") but leaves it out, saying where the files go."""
+    host = fleet.host
+    bundle = tmp_path / "bundle"
+    made = subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "bundle", str(bundle), "--x86", "--roles",
+         "tensorrt", "--no-controller", "--python", "3.11", "--glibc", "2.36",
+         "--distribution", "debian/bookworm"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    host.exec(["sh", "-c", f"rm {TRT_LD_CONF} && ldconfig"])
+    try:
+        fixed = fix(fleet, "--bundle", str(bundle), "--json")
+
+        said = fixed.stdout + fixed.stderr
+        document = json.loads(fixed.stdout)
+        assert "tensorrt" not in document["plan"]["roles"], document["plan"]
+        assert "--fix: role tensorrt" not in said
+        (row,) = [r for r in document["findings"] if r["check"] == "libnvinfer"]
+        assert row["verdict"] == "left out", row
+        assert row["why"].startswith(
+            f"the bundle {bundle} lacks role tensorrt's files for this host: TensorRT wheels"
+        ), row
+        assert "add it as pip/tensorrt_cu13*-*.whl" in row["why"]
+        assert "--file tensorrt=PATH" in row["why"]
+        assert f"left out for libnvinfer on {fleet.address}: role tensorrt fixes it" in said
+    finally:
+        fix(fleet)  # the tarball of --playbook-vars lists TensorRT's folder again
 
 
 NANO = "nano-r32.4.3"
