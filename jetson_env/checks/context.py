@@ -178,11 +178,18 @@ class Facts:
         return Remedy(self.sudo("apt-get update") + " && " + self.apt_install(*packages),
                       "jetpack_apt")  # fmt: skip
 
-    def python_base_install(self, requirement: str) -> Remedy:
+    def python_base_install(
+        self, requirement: str, package_set: str, packages: tuple[str, ...] = ()
+    ) -> Remedy:
         """pip, as the python_base role installs its packages (the pip policy), into the
-        Python the doctor probed (the role's jetson_facts_python)."""
-        return Remedy(self.pip_install(requirement), "python_base",
-                      (("jetson_facts_python", self.python),))  # fmt: skip
+        Python the doctor probed (the role's jetson_facts_python): only the finding's package
+        set (python_base_sets; `packages`: that set's packages), so the fix moves nothing
+        else (no numpy pin, no onnx with termcolor)."""
+        variables: list[tuple[str, Any]] = [("jetson_facts_python", self.python),
+                                            ("python_base_sets", [package_set])]  # fmt: skip
+        if packages:
+            variables.append(("python_base_pip_packages", list(packages)))
+        return Remedy(self.pip_install(requirement), "python_base", tuple(variables))
 
     @property
     def cuda_root(self) -> str:

@@ -417,3 +417,51 @@ def test_a_nano_standin_on_debians_python_fixes_its_missing_csv_list_itself(tmp_
             assert verdict["why"].startswith("the plan of role docker_runtime: "), verdict
     finally:
         remove_host(host)
+
+
+ORIN = "orin-r36.4.3"
+
+
+def test_a_termcolor_fix_changes_termcolor_only_on_a_jetson_row_with_an_exact_numpy_pin():
+    """JetPack 6's row pins numpy==1.26.1 and lists onnx (with protobuf and ml_dtypes) for
+    torch.onnx.export. A user with numpy 1.26.4 and no termcolor runs `doctor --fix`: its plan
+    names termcolor alone, and after it numpy is still 1.26.4 and onnx is not there (the whole
+    python_base ran: numpy moved to the pin, onnx and protobuf 7 came with termcolor). Then
+    the full python_base's plan (provision --check) keeps that numpy too: the pin is for a
+    Python without numpy. An x86 host with the Orin's release files: the row is the Jetson's,
+    nothing here depends on the CPU."""
+    host = start_x86_with_files_of(ORIN, "doctor-fix-sets")
+    try:
+        host.install_project()
+        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
+        host.exec([PYTHON, "-m", "pip", "install", "--quiet", "--break-system-packages",
+                   "numpy==1.26.4"], timeout=900)  # fmt: skip
+        host.exec(["mkdir", "-p", WORKDIR])
+        jetson_env = ["sh", "-c", f'cd {WORKDIR} && exec "$@"', "sh", f"{VENV}/bin/jetson-env",
+                      "--no-color"]  # fmt: skip
+
+        fixed = host.exec([*jetson_env, "doctor", "--fix", "--yes", "--json", "--python",
+                           PYTHON, "--check", "termcolor", "--no-smoke"],
+                          check=False, timeout=900)  # fmt: skip
+
+        assert fixed.returncode == 0, fixed.stdout[-3000:] + fixed.stderr[-3000:]
+        document = json.loads(fixed.stdout)
+        assert document["plan"]["vars"]["python_base_sets"] == ["packages"], document["plan"]
+        assert {"check": "termcolor", "before": "fail", "after": "ok"} in document["moved"]
+        would = [line for line in fixed.stderr.splitlines()
+                 if "--check:" in line and "pip would install" in line]  # fmt: skip
+        assert len(would) == 1 and "termcolor==" in would[0], would or fixed.stderr[-3000:]
+        assert "numpy" not in would[0] and "onnx" not in would[0], would
+        assert pip_version(host, "numpy") == "1.26.4"
+        for untouched in ("onnx", "protobuf", "ml_dtypes"):
+            assert pip_version(host, untouched) is None, untouched
+
+        planned = host.exec([*jetson_env, "provision", "--check", "--python", PYTHON, "--tags",
+                             "python_base", "-e", '{"python_base_sets": ["numpy", "packages"]}'],
+                            check=False, timeout=900)  # fmt: skip
+
+        said = planned.stdout + planned.stderr
+        assert planned.returncode == 0, said[-3000:]
+        assert "pip finds every requirement met" in said, said[-3000:]
+    finally:
+        remove_host(host)

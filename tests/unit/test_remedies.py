@@ -94,10 +94,12 @@ def test_termcolor_is_installed_with_pip_as_python_base_does():
     assert finding.remedy.shell == (
         f"sudo {SYSTEM_PYTHON} -m pip install --break-system-packages termcolor"
     )
-    # The role installs into the Python the doctor probed, not Ansible's interpreter.
+    # The role installs into the Python the doctor probed, not Ansible's interpreter, and
+    # only termcolor's set: no numpy pin, no onnx (and its protobuf) with it.
     assert finding.as_dict()["playbook"] == {
         "role": "python_base", "tags": ["python_base"],
-        "vars": {"jetson_facts_python": SYSTEM_PYTHON},
+        "vars": {"jetson_facts_python": SYSTEM_PYTHON, "python_base_sets": ["packages"],
+                 "python_base_pip_packages": ["termcolor"]},
     }  # fmt: skip
 
 
@@ -228,7 +230,8 @@ def test_the_daemon_json_remedy_is_the_roles_merge(tmp_path: Path):
     a copy, keeps the other keys and a backup, as docker_runtime's merge does."""
     written = {"exists": True, "error": None, "config": {"log-level": "warn"}}
     daemon = {"cli": None, "engine": None, "csv_lists": None, "service_manager": None,
-              "daemon_json": written}  # fmt: skip
+              "daemon_json": written,
+              "nvidia_container_runtime": "/usr/bin/nvidia-container-runtime"}  # fmt: skip
     (skip, finding) = docker.run(facts(uid=0, docker=daemon))
     assert skip.status == "skip" and finding.status == "warn"
     assert finding.remedy.role == "docker_runtime" and "restart" not in finding.remedy.shell

@@ -24,12 +24,14 @@ try:
         bundle,
         keeping,
         matrix,
+        pins,
         provisioning,
         target_python,
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = provisioning = target_python = wheels = None
+    apt_repository = bundle = keeping = matrix = pins = provisioning = target_python = None
+    wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -104,6 +106,14 @@ def torch_probe_needed(installed_version, wanted_version):
     return keeping.probe_needed(str(installed_version or ""), str(wanted_version))
 
 
+def pip_requirement(requirement, installed="", move=False):
+    """The requirement for pip, "" where the installed release is kept: an exact pin of the
+    matrix (numpy==1.26.1) does not move an installed release of its major unless `move`
+    (jetson_env.pins)."""
+    _require_package()
+    return pins.requirement_for(str(requirement), str(installed or "") or None, _truthy(move))
+
+
 def pip_platforms(machine, glibc):
     """`--platform TAG` arguments for every wheel tag a `machine` with `glibc` accepts."""
     _require_package()
@@ -171,6 +181,7 @@ class FilterModule:
             "matrix": matrix_mapping,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
+            "pip_requirement": pip_requirement,
             "plan": plan,
             "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
