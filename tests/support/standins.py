@@ -244,3 +244,14 @@ def deterministic_tar(source: Path, top: str, archive: Path) -> Path:
             tar.add(path, arcname=str(Path(top) / path.relative_to(source)), recursive=False,
                     filter=normalised)  # fmt: skip
     return archive
+
+
+CONTAINER_RUNTIME_STANDIN = FIXTURES / "docker" / "nvidia-container-runtime-standin"
+
+
+def stage_container_runtime(host, path: str = "/usr/bin/nvidia-container-runtime") -> None:
+    """NVIDIA's container runtime (its package comes from NVIDIA's apt repository) stood in
+    for at the place its package installs it: the docker_runtime role registers the nvidia
+    runtime only where it is there."""
+    host.copy_in(CONTAINER_RUNTIME_STANDIN, path)
+    host.exec(["chmod", "755", path])

@@ -24,13 +24,14 @@ try:
         bundle,
         keeping,
         matrix,
+        pins,
         provisioning,
         target_python,
         tensorrt_tarballs,
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = provisioning = target_python = None
+    apt_repository = bundle = keeping = matrix = pins = provisioning = target_python = None
     tensorrt_tarballs = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
@@ -111,6 +112,14 @@ def torch_probe_needed(installed_version, wanted_version):
     """Whether the torch probe can change the keep decision (jetson_env.keeping.probe_needed)."""
     _require_package()
     return keeping.probe_needed(str(installed_version or ""), str(wanted_version))
+
+
+def pip_requirement(requirement, installed="", move=False):
+    """The requirement for pip, "" where the installed release is kept: an exact pin of the
+    matrix (numpy==1.26.1) does not move an installed release of its major unless `move`
+    (jetson_env.pins)."""
+    _require_package()
+    return pins.requirement_for(str(requirement), str(installed or "") or None, _truthy(move))
 
 
 def pip_platforms(machine, glibc):
@@ -207,6 +216,7 @@ class FilterModule:
             "matrix": matrix_mapping,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
+            "pip_requirement": pip_requirement,
             "plan": plan,
             "tensorrt_tarball_folder": tensorrt_tarball_folder,
             "x86_tensorrt_requirement": x86_tensorrt_requirement,
