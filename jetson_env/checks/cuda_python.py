@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
+from jetson_env.checks.gpu_visibility import HIDDEN_BY_THE_SESSION, what_hides_the_gpu
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 
@@ -104,6 +105,17 @@ def run(facts: Facts) -> list[Finding]:
         f"driver CUDA {cuda_version(data.get('driver_version'))}, "
         f"runtime CUDA {cuda_version(data.get('runtime_version'))}"
     )
+    hidden = what_hides_the_gpu(facts) if not data.get("device_count") else None
+    if hidden:
+        what, show = hidden
+        return [
+            CHECK.finding(
+                FAIL if facts.is_jetson or (facts.platform and facts.platform["gpus"]) else WARN,
+                f"cuda.bindings {version} imports, but {what}: the CUDA driver sees no device",
+                [data.get("error") or "", *need],
+                remedy=Remedy(show, why=HIDDEN_BY_THE_SESSION),
+            )
+        ]
     if data.get("device_count") is None:
         return [
             CHECK.finding(

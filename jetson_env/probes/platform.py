@@ -9,6 +9,7 @@ directory laid out like /proc/device-tree (files `model`, `compatible`), for
 containers, where the host's device tree is not visible.
 """
 
+import glob
 import os
 import platform as _platform
 import re
@@ -215,6 +216,18 @@ def glibc_version():
     return version if name == "glibc" else None
 
 
+def gpu_visibility():
+    """What hides a GPU from CUDA whatever the driver: the variables schedulers and containers
+    set (CUDA_VISIBLE_DEVICES empty, -1 or no such index; NVIDIA_VISIBLE_DEVICES=void/none)
+    and the device nodes a container was given (none: started without GPUs)."""
+    return {
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "nvidia_visible_devices": os.environ.get("NVIDIA_VISIBLE_DEVICES"),
+        "device_nodes": sorted(glob.glob("/dev/nvidia*")),
+        "container": any(os.path.exists(p) for p in ("/.dockerenv", "/run/.containerenv")),
+    }
+
+
 def collect():
     unknown = {}
     l4t, l4t_source, board = detect_l4t(unknown)
@@ -242,5 +255,6 @@ def collect():
         },
         "uid": os.getuid() if hasattr(os, "getuid") else None,
         "gpus": [] if is_jetson else detect_gpus(unknown),
+        "visibility": gpu_visibility(),
         "unknown": unknown,
     }

@@ -110,13 +110,13 @@ def h100(visibility: dict, gpus: int = 1, is_jetson: bool = False) -> Facts:
         "os": {"pretty_name": "Ubuntu 24.04"},
         "unknown": {},
         "python": {"version": "3.12.3", "executable": "/opt/torch/.venv/bin/python3"},
+        "visibility": visibility,
     }
     torch_facts = {"installed": True, "importable": True, "version": "2.11.0+cu130",
                    "cuda_build": "13.0", "cuda_available": False, "device_count": 0,
                    "devices": [], "arch_list": [], "error": None}  # fmt: skip
     results = {"platform": ProbeResult("platform", raw, None, 0.1),
-               "torch": ProbeResult("torch", {"torch": torch_facts, "visibility": visibility},
-                                    None, 0.1)}  # fmt: skip
+               "torch": ProbeResult("torch", {"torch": torch_facts}, None, 0.1)}  # fmt: skip
     described = {**raw, "compute_capability": "9.0", "jetpack": None, "supported": True}
     return Facts(results, MATRIX, described)
 

@@ -21,8 +21,11 @@ WORKING = {
 }  # fmt: skip
 
 
-def facts(python: str, cuda_python: dict, cuda: dict = CUDA) -> Facts:
+def facts(
+    python: str, cuda_python: dict, cuda: dict = CUDA, visibility: dict | None = None
+) -> Facts:
     platform = {
+        "visibility": visibility or {"device_nodes": ["/dev/nvidia0"]},
         "is_jetson": False, "machine": "x86_64", "l4t": None, "soc": None, "uid": 0,
         "gpus": [{"name": "NVIDIA H100", "compute_capability": "9.0"}], "unknown": {},
         "python": {"version": python, "executable": PY},
@@ -143,3 +146,17 @@ def test_the_smoke_runs_its_engine_through_the_hosts_cuda_bindings(host_runtime,
     found.results["smoke"] = ProbeResult("smoke", smoke, None, 0.1)
     findings = BY_NAME["smoke"].run(found)
     assert (findings[-1].status, findings[-1].summary) == finding
+
+
+def test_what_hides_the_gpu_is_named_before_the_driver_is_blamed():
+    """CUDA_VISIBLE_DEVICES set empty on an H100 (seen on the GPU machine, 2026-11-27: cuInit
+    finds no device, and the check said "the CUDA driver does not initialise")."""
+    hidden = {**WORKING, "device_count": None, "error": "CUDA_ERROR_NO_DEVICE"}
+    finding = one(facts("3.12.3", hidden, visibility={"cuda_visible_devices": ""}))
+    assert finding.status == "fail"
+    assert finding.summary == (
+        "cuda.bindings 13.4.4 imports, but CUDA_VISIBLE_DEVICES='' (set empty) hides every GPU:"
+        " the CUDA driver sees no device"
+    )
+    assert finding.remedy.shell.startswith("unset CUDA_VISIBLE_DEVICES")
+    assert finding.remedy.role is None
