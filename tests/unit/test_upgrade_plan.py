@@ -322,7 +322,7 @@ def test_the_engines_probe_gets_its_folders_as_data_and_reads_sidecars(tmp_path)
     assert by_path["a.engine"]["tensorrt"] == "10.3.0.30"
     assert by_path["a.engine"]["source"] == str(folder / "a.engine.json")
     assert by_path["b.plan"]["tensorrt"] is None
-    assert "no TensorRT tool" in by_path["b.plan"]["unknown"]
+    assert "not a TensorRT plan" in by_path["b.plan"]["unknown"]
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
 
 
@@ -335,3 +335,13 @@ def test_a_host_planned_over_ssh_is_provisioned_through_ansible_over_ssh():
         '\'{"ansible_user": "jetson", "ansible_port": 2222}\'',
         "jetson-env doctor --host 'jetson@[fd00::7]:2222'",
     ]
+
+
+def test_the_plan_asks_the_doctors_rule_a_version_compatible_engine_survives_within_its_major():
+    """JetPack 6.2 (TensorRT 10.3) -> R39.2.2 (10.16): a plain engine is rebuilt; one whose
+    sidecar says it was built version-compatible loads on the later 10.x (engine_files)."""
+    plain = {**ENGINES["engines"][1], "version_compatible": False}
+    compatible = {**plain, "path": "/srv/models/vc.plan", "version_compatible": True}
+    _, found = verdicts("R39.2.2", engines={**ENGINES, "engines": [plain, compatible]})
+    assert found["/srv/models/resnet.plan"][0] == "rebuild"
+    assert found["/srv/models/vc.plan"][0] == "survives"
