@@ -119,3 +119,23 @@ def test_hostile_files_are_unknown_never_a_traceback_or_a_hang(tmp_path: Path, p
     assert "symbolic links" in why["loop.engine"]
     assert why["x.engine"] == "a directory, not an engine file"
     assert engines["huge.engine"]["size"] == 8 << 30
+
+
+def test_plan_reads_the_same_headers_and_asks_the_same_rule():
+    """`plan --to R39.2.2 --engines DIR` on a JetPack 6.2 Orin (TensorRT 10.3 -> 10.16): the
+    engines probe's headers, judged by jetson_env.engine_files (the GPU stays)."""
+    from jetson_env import matrix, upgrade_plan
+
+    rows = matrix.load()
+    change = upgrade_plan.Change(rows.release("36.4.3"), rows.release("39.2.2"), "3.10", "3.12",
+                                 upgrade_plan.REFLASH)  # fmt: skip
+    found = probe_all(LocalTarget(sys.executable), ["engines"], 60, lambda _: None,
+                      {"engines": {"folders": [str(STANDINS)]}})["engines"]  # fmt: skip
+    parts = {Path(p.name).name: p for p in upgrade_plan._engine_parts(found.data, change)}
+    assert parts["standin-trt10.engine"].now == "TensorRT 10.3.0.30 (header)"
+    assert parts["standin-trt10.engine"].verdict == "rebuild"
+    assert parts["standin-ultralytics-trt10.engine"].now == "TensorRT 10.7.0.23 (header)"
+    assert parts["standin-trt11.plan"].verdict == "rebuild"
+    assert "rebuild: built by TensorRT 11.1.0.106" in parts["standin-trt11.plan"].reason
+    assert parts["standin-pre8.6.engine"].verdict == "rebuild"  # whatever built it: not 10.16
+    assert "from 8.6 on" in parts["standin-pre8.6.engine"].reason
