@@ -40,6 +40,7 @@ SIDECAR_LIMIT = 1 << 16
 PLAN_TAG = b"ftrt"  # 0x74727466 as trtexec compares it, little-endian (x86-64 and aarch64)
 PLAN_HEADER = 28  # bytes trtexec reads
 FIRST_WITH_VERSION = (8, 6)  # trtexec --help: the version is there from 8.6 on
+LFS_POINTER = b"version https://git-lfs"  # what a clone without git-lfs holds instead
 METADATA_LIMIT = 1 << 20  # Ultralytics' JSON before the plan: a few hundred bytes in practice
 # trtexec's first lines name its TensorRT; a refused engine names its own ("expecting library
 # version 8.2.3 got 8.2.1": the library, then the engine).
@@ -102,6 +103,8 @@ def read_header(path):
         return found
     if len(head) >= len(PLAN_TAG) and head[:4] != PLAN_TAG:
         found["unknown"] = "no TensorRT plan tag (ftrt) at byte %d: not a TensorRT plan" % offset
+        if head.startswith(LFS_POINTER):
+            found["unknown"] += " but a Git LFS pointer to one (`git lfs pull` fetches it)"
         return found
     if len(head) < PLAN_HEADER:
         where = " after Ultralytics' %d bytes of metadata" % offset if offset else ""
@@ -117,7 +120,8 @@ def read_header(path):
     found["layout"] = found["layout"] or "plan"
     if version[:2] < FIRST_WITH_VERSION:
         found["unknown"] = ("a TensorRT plan whose header names no version (bytes 24-27 read %s; "
-                            "TensorRT writes its version there from 8.6 on): built before 8.6"
+                            "TensorRT writes its version there from 8.6 on): an older TensorRT "
+                            "built it, or the header is damaged"
                             % ".".join(map(str, version)))  # fmt: skip
         return found
     found["tensorrt"] = ".".join(map(str, version))

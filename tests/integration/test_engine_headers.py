@@ -83,6 +83,9 @@ def test_hostile_files_are_unknown_never_a_traceback_or_a_hang(tmp_path: Path, p
     (tmp_path / "truncated.engine").write_bytes(plan[:20])
     (tmp_path / "empty.plan").write_bytes(b"")
     (tmp_path / "text.trt").write_text("not an engine at all\n")
+    (tmp_path / "lfs.engine").write_text(  # a clone without git-lfs
+        "version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 9\n"
+    )
     (tmp_path / "endless-metadata.engine").write_bytes(b"\xff\xff\xff\x7f{")
     with open(tmp_path / "huge.engine", "wb") as handle:  # 8 GiB, sparse: only 28 bytes read
         handle.write(b"\0" * 64)
@@ -101,6 +104,7 @@ def test_hostile_files_are_unknown_never_a_traceback_or_a_hang(tmp_path: Path, p
         "truncated.engine",
         "empty.plan",
         "text.trt",
+        "lfs.engine",
         "endless-metadata.engine",
         "huge.engine",
         "fifo.engine",
@@ -113,6 +117,7 @@ def test_hostile_files_are_unknown_never_a_traceback_or_a_hang(tmp_path: Path, p
     assert "ends 0 bytes" in why["empty.plan"]
     assert "not a TensorRT plan" in why["text.trt"]
     assert "not a TensorRT plan" in why["endless-metadata.engine"]
+    assert "a Git LFS pointer to one (`git lfs pull` fetches it)" in why["lfs.engine"]
     assert "not a TensorRT plan" in why["huge.engine"]
     assert "not a regular file" in why["fifo.engine"]
     assert "not a regular file" in why["zero.engine"]
