@@ -38,13 +38,14 @@ def _capability(value: str | None) -> tuple[int, int] | None:
 
 
 def verdict(
-    engine: dict[str, Any], tensorrt: str | None, capability: str | None, same_gpu: bool = False
+    engine: dict[str, Any], tensorrt: str | None, capability: str | None, after: str = ""
 ) -> tuple[str, str]:
     """(LOADS, REBUILD or UNKNOWN, the sentence that says why) for an engine of the engines
-    probe where TensorRT `tensorrt` runs on compute capability `capability`. same_gpu: the
-    engine stays on the GPU it is on now (an upgrade), so its compute capability is not in
-    question. A version the host or the matrix names without a patch compares on the parts it
-    names."""
+    probe where TensorRT `tensorrt` runs on compute capability `capability`. after: the
+    release an upgrade moves this host to (R39.2.2); the engine stays on its GPU, so only
+    the TensorRT is in question. A version the host or the matrix names without a patch
+    compares on the parts it names."""
+    same_gpu = bool(after)
     built = engine.get("tensorrt")
     if not built:
         return UNKNOWN, f"unknown: {engine.get('unknown') or 'its TensorRT was not read'}"
@@ -55,11 +56,13 @@ def verdict(
         return UNKNOWN, f"unknown: TensorRT {built} or {tensorrt} is not a version"
     common = min(len(built_parts), len(here_parts))
     built_for = engine.get("compute_capability")
-    where = f"for compute capability {built_for}" if built_for else "(compute capability unknown)"
-    here = f"this host has TensorRT {tensorrt}"
-    if not same_gpu:
-        here += f" and compute capability {capability or '?'}"
-    rebuild = f"rebuild: built by TensorRT {built} {where}, {here}"
+    if same_gpu:
+        built_by, here = f"TensorRT {built}", f"{after} has TensorRT {tensorrt}"
+    else:
+        built_by = f"TensorRT {built} " + (f"for compute capability {built_for}" if built_for
+                                           else "(compute capability unknown)")  # fmt: skip
+        here = f"this host has TensorRT {tensorrt} and compute capability {capability or '?'}"
+    rebuild = f"rebuild: built by {built_by}, {here}"
     caveats = []
     if built_parts[:common] != here_parts[:common]:
         forward = built_parts[0] == here_parts[0] and built_parts[:common] < here_parts[:common]
@@ -79,13 +82,14 @@ def verdict(
                 return REBUILD, rebuild + " (hardware-compatible engines load from 8.0 on)"
             caveats.append("hardware-compatible: loads on compute capability 8.0 and newer")
         elif not built_for:
-            return UNKNOWN, (f"unknown: built by TensorRT {built}, as here; the compute "
-                             "capability it was built for is not in its header and no sidecar "
-                             "says it")  # fmt: skip
+            return UNKNOWN, (f"unknown: built by TensorRT {built}, which loads with this host's "
+                             f"{tensorrt}; the compute capability it was built for is not in its "
+                             "header and no sidecar says it")  # fmt: skip
         elif built_for != capability:
             return REBUILD, rebuild
     said = f"TensorRT {built}" + (f", compute capability {built_for}" if built_for else "")
-    return LOADS, f"loads here ({said}" + "".join(f"; {c}" for c in caveats) + ")"
+    on = f"loads on {after}'s TensorRT {tensorrt}" if same_gpu else "loads here"
+    return LOADS, f"{on} ({said}" + "".join(f"; {c}" for c in caveats) + ")"
 
 
 def worst(verdicts: list[str]) -> str:

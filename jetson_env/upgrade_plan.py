@@ -312,12 +312,9 @@ def _engine_parts(engines: dict[str, Any], change: Change) -> list[Part]:
         after = f"TensorRT {trt_after}"
         if built:  # the rule the doctor uses; the GPU stays
             now = f"TensorRT {built} ({engine.get('source')})"
-            said, why = engine_files.verdict(engine, trt_after, None, same_gpu=True)
+            said, why = engine_files.verdict(engine, trt_after, None, after=change.to)
             verdict = {engine_files.LOADS: "survives"}.get(said, said)
-            reason = f"built with TensorRT {built}; {change.to} has {trt_after}"
-            if said != engine_files.LOADS:
-                reason += f": an engine loads only on the TensorRT version that built it ({why})"
-            parts.append(Part("engine", path, now, after, verdict, reason))
+            parts.append(Part("engine", path, now, after, verdict, why))
             continue
         why = engine.get("unknown") or "not read"
         if _minor(change.current.tensorrt) != _minor(trt_after):

@@ -111,13 +111,13 @@ def read_header(path):
         found["unknown"] = "the file ends %d bytes into the plan header%s (TensorRT's is %d)" % (
             len(head), where, PLAN_HEADER)  # fmt: skip
         return found
+    found["layout"] = found["layout"] or "plan"
     serialization = struct.unpack("<I", head[4:8])[0]
     if serialization != 0:
         found["unknown"] = ("a TensorRT plan of serialization version %d, whose header TensorRT's "
                             "trtexec (up to 11.1) does not read" % serialization)  # fmt: skip
         return found
     version = tuple(bytearray(head[24:28]))
-    found["layout"] = found["layout"] or "plan"
     if version[:2] < FIRST_WITH_VERSION:
         found["unknown"] = ("a TensorRT plan whose header names no version (bytes 24-27 read %s; "
                             "TensorRT writes its version there from 8.6 on): an older TensorRT "
