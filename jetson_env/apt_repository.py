@@ -277,25 +277,27 @@ def open_root(cache: Path, distribution: str, machine: str) -> AptRoot:
     return root
 
 
-def write_repository(folder: Path, stanzas: dict[str, str]) -> str:
-    """Packages and an unsigned Release listing every .deb in `folder` that
-    `stanzas` (file name -> Packages entry, this run's and the Packages already there)
-    describes. Returns the Packages file's sha256."""
+def repository_index(previous: str, stanzas: dict[str, str], present: set[str]) -> bytes:
+    """The Packages file of a flat repository: the entries of its `previous` Packages text
+    and `stanzas` (file name -> Packages entry, this run's), for the .debs `present` (file
+    names) only. The caller writes it and Release (release_of) into the repository."""
     known = {
         name: stanza
-        for name, stanza in read_packages(folder)
+        for name, stanza in parse_packages(previous)
         if "/" not in name and not name.startswith(".")
     }
     known.update(stanzas)
-    entries = [known[name] for name in sorted(known) if (folder / name).is_file()]
-    packages = ("\n\n".join(entries) + "\n").encode() if entries else b""
-    (folder / "Packages").write_bytes(packages)
+    entries = [known[name] for name in sorted(known) if name in present]
+    return ("\n\n".join(entries) + "\n").encode() if entries else b""
+
+
+def release_of(packages: bytes) -> bytes:
+    """An unsigned Release that pins `packages` by sha256, with a Date apt accepts (it warns
+    without one) that no clock skew puts in the future."""
     sha256 = hashlib.sha256(packages).hexdigest()
-    # A Date apt accepts (it warns without one) that no clock skew puts in the future.
-    (folder / "Release").write_text(
+    return (
         f"Date: Sat, 01 Jan 2000 00:00:00 UTC\nSHA256:\n {sha256} {len(packages)} Packages\n"
-    )
-    return sha256
+    ).encode()
 
 
 def files_by_package(text: str) -> dict[str, list[str]]:
@@ -304,15 +306,6 @@ def files_by_package(text: str) -> dict[str, list[str]]:
     for filename, stanza in parse_packages(text):
         out.setdefault(_deb822(stanza).get("package", ""), []).append(filename)
     return out
-
-
-def read_packages(folder: Path) -> list[tuple[str, str]]:
-    """(file name, Packages entry) of a repository folder's Packages file."""
-    try:
-        text = (folder / "Packages").read_text()
-    except (OSError, UnicodeDecodeError):
-        return []
-    return parse_packages(text)
 
 
 def parse_packages(text: str) -> list[tuple[str, str]]:

@@ -118,9 +118,17 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
         ),
         "pycuda": matrix.pycuda_for(release.python),
         "torch2trt": dict(matrix.torch2trt),
-        # The converters its TensorRT supports (x86: the pip pin's), and x86's pip pin.
+        # The converters that work with its TensorRT and torch (x86: the default pip pin's), and
+        # every TensorRT it can have with theirs (x86: per target Python).
         "converters": list(
-            matrix.converters.for_tensorrt(release.tensorrt or matrix.x86_tensorrt.version)
+            matrix.converters.for_host(
+                release.tensorrt or matrix.x86_tensorrt.version,
+                release.torch.version,
+                jetson=bool(release.l4t),
+            )
+        ),
+        "tensorrt_options": (
+            matrix.tensorrt_options(release) if release.l4t else matrix.x86_tensorrt_options()
         ),
         "tensorrt_pip": None if release.l4t else tensorrt_pip_as_dict(matrix),
         "assumed_from": assumed_from,
@@ -450,10 +458,7 @@ def cmd_provision(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> i
         try:
             collection.inventory_hosts(args.inventory)
         except collection.BadInventory as exc:
-            hint = "`ansible-inventory -i INVENTORY --graph` shows what Ansible reads"
-            term.error(
-                str(exc), hint=f"fix the inventory ({hint}), or leave out -i for this machine"
-            )
+            term.error(str(exc), hint=f"{exc.hint}, or leave out -i for this machine")
             return EXIT_USAGE
     from_bundle = checked_bundle(args, term)
     if isinstance(from_bundle, int):
@@ -525,8 +530,14 @@ def cmd_bundle(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             raise bundle.BundleError("--trust goes with --verify (or provision --bundle)")
         sign_key = Path(args.sign).expanduser() if args.sign else None
         if sign_key and not (args.l4t or args.x86 or args.inventory):
-            bundle.sign(directory, sign_key)  # a bundle made before: signed as it is
-            term.line(f"{directory}: manifest signed with {sign_key}")
+            signed = bundle.sign(directory, sign_key, term.note)  # a bundle made before
+            if term.as_json:
+                term.json({"schema": bundle.SCHEMA, "bundle": str(directory), "signed": True,
+                           "key": str(sign_key), **signed})  # fmt: skip
+            else:
+                term.line(f"{directory}: manifest signed with {sign_key} "
+                          f"({signed['fingerprint']}); manifest sha256 "
+                          f"{signed['manifest_sha256']}")  # fmt: skip
             return EXIT_OK
         files = {}
         for item in args.file:
@@ -618,10 +629,15 @@ def _mib(size: int) -> str:
 
 
 def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bundle) -> int:
-    problems = bundle.verify(directory)
-    manifest = bundle.load_manifest(directory)
+    """--verify [--trust]: the manifest read once; its files, its apt repositories (the
+    preflight's own checks) and, with --trust, its signature checked on those bytes."""
+    manifest, manifest_sha256 = bundle.read_manifest_sha256(directory)
+    problems = bundle.verify(directory, manifest)
+    signature = None
     if args.trust:
-        bundle.check_signature(directory, Path(args.trust).expanduser())
+        key = Path(args.trust).expanduser()
+        fingerprint = bundle.check_signature(directory, key, manifest)
+        signature = {"key": str(key), "fingerprint": fingerprint}
     data = {
         "schema": bundle.SCHEMA,
         "bundle": str(directory),
@@ -629,6 +645,8 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
         "artifacts": len(manifest["artifacts"]),
         "problems": problems,
         "manual": manifest["manual"],
+        "manifest_sha256": manifest_sha256,
+        "signature": signature,
     }
     if term.as_json:
         term.json(data)
@@ -644,6 +662,9 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
             f"{directory}: all {len(manifest['artifacts'])} artifact(s) match the manifest's sha256"
         )
     if not term.as_json:
+        if signature is not None:
+            term.line(f"signature: good, made with the key {signature['fingerprint']} "
+                      f"({signature['key']}); manifest sha256 {manifest_sha256}")  # fmt: skip
         for item in manifest["manual"]:
             term.line(
                 f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
@@ -662,7 +683,8 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
 
     try:
         ansible_playbook = collection.ansible_command()
-    except collection.AnsibleMissing as exc:
+        collection.inventory_hosts(args.inventory)  # parsed whole, or no host is read
+    except (collection.AnsibleMissing, collection.BadInventory) as exc:
         raise bundle.BundleError(str(exc), hint=exc.hint) from None
     with tempfile.TemporaryDirectory(prefix="jetson-env-facts-") as tmp:
         cmd = [
@@ -678,7 +700,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
         term.note("reading the hosts' facts: " + shlex.join(cmd))
         result = subprocess.run(
             cmd,
-            env=collection.environment(ansible_playbook),
+            env={**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY},
             capture_output=True,
             text=True,
             check=False,
@@ -1129,6 +1151,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        if sys.stderr is not None:
+            sys.stderr.write(
+                "error: stdout is closed: jetson-env writes its answer there\n"
+                "  -> run it with stdout open (a terminal, a file or a pipe)\n"
+            )
+        return EXIT_USAGE
     for stream in (sys.stdout, sys.stderr):  # a path the locale cannot encode is still shown
         stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
@@ -1138,6 +1167,35 @@ def main(argv: list[str] | None = None) -> int:
         verbosity=args.verbose,
     )
     signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        code = _run(args, term)
+        if term.as_json and not term.printed_json:  # --json: one document, also on failure
+            message, hint = term.last_error or (None, None)
+            term.json({"schema": 1, "exit_code": code, "error": message, "hint": hint})
+        sys.stdout.flush()
+    except OSError as exc:
+        if not _stdout_fails():
+            raise
+        # /dev/full, a closed pipe: said once, and no traceback at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        term.error(f"stdout could not be written: {exc.strerror or exc}",
+                   hint="give stdout a file or a pipe that takes it")  # fmt: skip
+        return EXIT_FAILED
+    return code
+
+
+def _stdout_fails() -> bool:
+    """Whether stdout refuses a write (the OSError being handled was stdout's)."""
+    try:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
+
+
+def _run(args: argparse.Namespace, term: Terminal) -> int:
+    """The command, with the exits every command shares (bad matrix, Ctrl-C, SIGTERM)."""
     strays = Strays()  # what a probe or Ansible leaves behind ends with the doctor
     try:
         matrix = load()

@@ -165,12 +165,21 @@ def unknown_tags(tags: str | None) -> list[str]:
 class BadInventory(ValueError):
     """An inventory with no host, or one Ansible reads only in part: nothing was run."""
 
+    hint = "`ansible-inventory -i INVENTORY --graph` shows what Ansible reads; fix the inventory"
+
 
 def inventory_hosts(inventory: str) -> list[str]:
     """The hosts of `inventory` as Ansible reads it, every source parsed whole; BadInventory
-    when it is missing, unreadable, partly parsed or has no host."""
+    when it is missing, unreadable, partly parsed or has no host, or not a file or folder
+    (a FIFO, a device: refused before Ansible reads it, user_files.inventory_problem). Every
+    `-i` of every command goes through it first."""
     import subprocess
 
+    from jetson_env.user_files import inventory_problem
+
+    problem = inventory_problem(inventory)
+    if problem:
+        raise BadInventory(problem)
     try:
         command = ansible_command("ansible-inventory")
     except AnsibleMissing as exc:

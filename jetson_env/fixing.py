@@ -96,9 +96,15 @@ class Plan:
     left_out: list[Finding] = field(default_factory=list)  # a role fixes it, not one to run
     only: list[str] | None = None  # the roles given to --fix, if any
     bundle: Provisioning | None = None  # --bundle: the roles it serves
+    # --bundle: its roles it cannot serve on this host for want of their files -> why, with
+    # where the files go (the playbook's preflight would skip them).
+    lacking: dict[str, str] = field(default_factory=dict)
 
     def why_left_out(self, role: str) -> str:
         if self.bundle is not None and (self.only is None or role in self.only):
+            if role in self.lacking:
+                return (f"the bundle {self.bundle.directory} lacks role {role}'s files for "
+                        f"this host: {self.lacking[role]}")  # fmt: skip
             return (f"the bundle {self.bundle.directory} does not serve role {role} (it "
                     f"serves {','.join(self.bundle.roles)})")  # fmt: skip
         return f"--fix {','.join(self.only or [])} leaves out role {role}"
@@ -107,8 +113,15 @@ class Plan:
 def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
          bundle: Provisioning | None = None) -> Plan:  # fmt: skip
     """The roles that fix the report's findings, in the playbook's order, and what is left
-    (a role the user's --fix ROLES or the --bundle leaves out)."""
+    (a role the user's --fix ROLES or the --bundle leaves out, or one whose files the bundle
+    lacks for this host)."""
     result = Plan(only=only, bundle=bundle)
+    if bundle is not None:
+        from jetson_env.bundle.doctor_advice import roles_left_out
+
+        wanted = {f.remedy.role for f in report.findings if f.remedy and f.remedy.role}
+        served = [role for role in bundle.roles if role in wanted]
+        result.lacking = roles_left_out(bundle.directory, report.as_dict(), served)
     for finding in report.findings:
         remedy = finding.remedy
         if remedy is None:
@@ -116,9 +129,10 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
         if remedy.role is None:
             result.manual.append(finding)
             continue
-        if (only is not None and remedy.role not in only) or (
-            bundle is not None and remedy.role not in bundle.roles
-        ):
+        unserved = bundle is not None and (
+            remedy.role not in bundle.roles or remedy.role in result.lacking
+        )
+        if (only is not None and remedy.role not in only) or unserved:
             result.left_out.append(finding)
             continue
         result.fixed_by.setdefault(remedy.role, [])

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +61,8 @@ HOST_STATUSES = (UNREACHABLE, *(s for s in SEVERITY if s != SKIP))  # worst firs
 TASK_SLACK_SECONDS = 60
 # The jetson_env_probe action puts the host's interpreter (shell-quoted) in its place.
 PYTHON_PLACEHOLDER = "__JETSON_ENV_PYTHON__"
+# What the jetson_env_probe action says of the controller's Ansible and the host's modules.
+ANSIBLE_KEYS = ("ansible_core", "module_python", "module_python_version")
 # ansible-playbook's grace after SIGTERM (the doctor interrupted) before SIGKILL.
 ANSIBLE_STOP_SECONDS = 5
 INTERPRETER_REMEDY = (
@@ -90,10 +92,26 @@ class RecordedTarget:
     remote = True
     light_probes_together = True
 
-    def __init__(self, host: str, python: str, recording: Recording):
+    def __init__(self, host: str, python: str, recording: Recording,
+                 ansible: dict[str, str] | None = None):  # fmt: skip
         self.description = host
         self.python = python
         self.recording = recording
+        # The controller's ansible-core and the Python it runs modules with on the host.
+        self.ansible = ansible or {}
+
+    def unmanaged(self, matrix: Matrix, platform: dict[str, Any] | None) -> str:
+        """Why the controller's ansible-core cannot provision or fix this host (its modules'
+        Python is older than the ansible-core supports), with the way out; "" when it can.
+        The modules' Python is the probed one unless the inventory runs modules elsewhere."""
+        python = self.ansible.get("module_python", "")
+        version = self.ansible.get("module_python_version", "")
+        if not version and python == self.python:
+            version = ((platform or {}).get("python") or {}).get("version", "")
+        core = self.ansible.get("ansible_core", "")
+        if not core or not version:
+            return ""
+        return matrix.ansible_core.refusal(core, version, self.description)
 
     def run_python(self, source, deadline: Deadline, on_line, budget: float = 0) -> Completed:
         """The recording of `source`: fleet.run sent the launcher script that probe_all
@@ -133,6 +151,8 @@ class FleetReport:
     inventory: str
     limit: str | None
     reports: dict[str, doctor_mod.Report]  # by inventory host name
+    # Hosts the controller's ansible-core cannot provision or fix -> why, with the way out.
+    unmanaged: dict[str, str] = field(default_factory=dict)
 
     @property
     def ordered(self) -> list[tuple[str, doctor_mod.Report]]:
@@ -157,6 +177,7 @@ class FleetReport:
                 "platform_label": platform_label(report.platform),
                 "failing": list(dict.fromkeys(
                     f["check"] for f in data["findings"] if f["status"] in UNHEALTHY)),
+                "unmanaged": self.unmanaged.get(name) or None,
                 "report": data,
             })  # fmt: skip
         return {
@@ -211,9 +232,10 @@ def run_playbook(
     doctor is interrupted, Ansible is stopped (its workers and connections with it)."""
     try:
         ansible_playbook = collection.ansible_command()
-    except collection.AnsibleMissing as exc:
+        collection.inventory_hosts(inventory)  # parsed whole, or no host is run
+    except (collection.AnsibleMissing, collection.BadInventory) as exc:
         raise FleetError(str(exc), hint=exc.hint) from None
-    env = collection.environment(ansible_playbook)
+    env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
     env.update({
         "ANSIBLE_STDOUT_CALLBACK": f"{collection.FQCN}.fleet",
         "ANSIBLE_RETRY_FILES_ENABLED": "false",
@@ -307,6 +329,7 @@ def run(
     arguments: dict[str, Any] | None = None,
 ) -> FleetReport:
     reports: dict[str, doctor_mod.Report] = {}
+    unmanaged: dict[str, str] = {}
     names = doctor_mod.needed_probes(checks)
     hosts = recorded(inventory, limit, names, timeout, forks, progress, arguments)
     for host, target in hosts.items():
@@ -317,7 +340,9 @@ def run(
         if not report.reached:  # the interpreter: what to set in the inventory
             report = _with_remedy(report, INTERPRETER_REMEDY)
         reports[host] = report
-    return FleetReport(inventory, limit, reports)
+        if why := target.unmanaged(matrix, report.platform):
+            unmanaged[host] = why
+    return FleetReport(inventory, limit, reports, unmanaged)
 
 
 def recorded(
@@ -352,7 +377,9 @@ def recorded(
             targets[host] = _not_run(inventory, host, entry["outcome"], result)
             continue
         recording = Recording(result["stdout"], str(result.get("stderr", "")))
-        targets[host] = RecordedTarget(host, str(result.get("python", "python")), recording)
+        ansible = {key: str(result.get(key) or "") for key in ANSIBLE_KEYS}
+        targets[host] = RecordedTarget(host, str(result.get("python", "python")), recording,
+                                       ansible)  # fmt: skip
     return targets
 
 
@@ -378,6 +405,9 @@ def fix(
     for host, report in before.ordered:
         if not report.reached:
             term.line(f"--fix: {host} was not reached, nothing to fix there")
+            continue
+        if host in before.unmanaged:
+            term.line(f"--fix: {host} left out: {before.unmanaged[host]}")
             continue
         the_plan = fixing.plan(report, setup.known_roles, setup.only, setup.bundle)
         try:
@@ -405,7 +435,12 @@ def fix(
             term.line(f"{host}: {check}: {old} -> {new}")
         rows = fixing.verdicts(before.reports[host], the_plan, fixed, again.reports[host])
         fixing.say_verdicts(term.line, host, rows)
-    return FleetReport(before.inventory, before.limit, {**before.reports, **again.reports})
+    return FleetReport(
+        before.inventory,
+        before.limit,
+        {**before.reports, **again.reports},
+        {**before.unmanaged, **again.unmanaged},
+    )
 
 
 def _with_remedy(report: doctor_mod.Report, remedy: str) -> doctor_mod.Report:

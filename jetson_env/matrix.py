@@ -17,7 +17,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from jetson_env import pairing
+from jetson_env import ansible_core, pairing
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
@@ -25,10 +25,16 @@ FINGERPRINT = re.compile(r"^[0-9A-F]{40}$")
 DEB_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 L4T = re.compile(r"^\d+\.\d+\.\d+$")
 CUDA_FROM = ("host", "base", "apt")
+# The CPython minors the x86 TensorRT pins must have bindings wheels for (where they apply).
+KNOWN_PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+# The x86 Pythons `jetson-env matrix` states TensorRT and converters for: Ubuntu 22.04's, 24.04's
+# and 26.04's.
+X86_PYTHONS = ("3.10", "3.12", "3.14")
 
 SECTIONS = (
     "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
-    "unsupported", "x86", "images", "packages", "jetpack_apt", "converters",
+    "unsupported", "x86", "images", "packages", "jetpack_apt", "converters", "ansible_core",
+    "jetson_tensorrt", "routes_not_offered",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = (
@@ -68,12 +74,15 @@ class CusparseLt:
 
 @dataclass(frozen=True)
 class TensorRTPip:
-    """TensorRT from pip (x86): the distribution (tensorrt-cu<CUDA major>), the version the
-    roles and remedies install, and the range the doctor accepts (the default converter's)."""
+    """TensorRT from pip (x86) for the CPythons `python` admits: the distribution
+    (tensorrt-cu<CUDA major>), the version the roles, remedies and bundles install, the range
+    the doctor accepts, and the CPythons its bindings have wheels for."""
 
     package: str
     version: str
     supported: SpecifierSet
+    python: SpecifierSet
+    bindings_pythons: tuple[str, ...]
 
     @property
     def requirement(self) -> str:
@@ -81,21 +90,83 @@ class TensorRTPip:
 
 
 @dataclass(frozen=True)
+class TorchTensorRT:
+    """One Torch-TensorRT release's Requires-Dist: the torch and TensorRT it admits (on a
+    Jetson, `jetson_*` where its metadata has a tegra marker)."""
+
+    version: str
+    torch: SpecifierSet
+    tensorrt: SpecifierSet
+    jetson_torch: SpecifierSet | None = None
+    jetson_tensorrt: SpecifierSet | None = None
+
+    def admits(self, torch: str, tensorrt: str, jetson: bool) -> bool:
+        """Whether this release fits torch and TensorRT (major.minor.patch, local label and
+        pre-release ignored: NVIDIA's 2.5.0a0+872d972e41.nv24.08 is 2.5.0)."""
+        torch_spec = self.jetson_torch if jetson and self.jetson_torch else self.torch
+        trt_spec = self.jetson_tensorrt if jetson and self.jetson_tensorrt else self.tensorrt
+        torch_release, trt_release = _release3(torch), _release3(tensorrt)
+        return (
+            torch_release is not None
+            and trt_release is not None
+            and torch_spec.contains(torch_release, prereleases=True)
+            and trt_spec.contains(trt_release, prereleases=True)
+        )
+
+
+@dataclass(frozen=True)
 class Converters:
-    """Which converters build an engine with each TensorRT major, and the default one."""
+    """Which converters build an engine with each TensorRT major, the default one, and
+    Torch-TensorRT's releases (a host has it as a converter only where one fits)."""
 
     default: str
     names: dict[str, str]  # converter -> how it is called in messages
     by_major: dict[str, tuple[str, ...]]
+    torch_tensorrt: tuple[TorchTensorRT, ...] = ()
 
     def for_tensorrt(self, version: str | None) -> tuple[str, ...]:
-        """The converters that work with a TensorRT version ("11.4.0.106" -> onnx, ...);
+        """The converters whose code can use a TensorRT version ("11.4.0.106" -> onnx, ...);
         none for a major the matrix does not know."""
         major = str(version or "").split(".")[0]
         return self.by_major.get(major, ())
 
     def supports(self, converter: str, version: str | None) -> bool:
         return converter in self.for_tensorrt(version)
+
+    def torch_tensorrt_for(
+        self, torch: str | None, tensorrt: str | None, jetson: bool
+    ) -> TorchTensorRT | None:
+        """The newest Torch-TensorRT release whose Requires-Dist admits this torch and this
+        TensorRT, or None (torch 2.14.1 with TensorRT 10.16 has none)."""
+        fitting = [
+            release
+            for release in self.torch_tensorrt
+            if torch and tensorrt and release.admits(torch, tensorrt, jetson)
+        ]
+        return max(fitting, key=lambda release: Version(release.version), default=None)
+
+    def for_host(self, tensorrt: str | None, torch: str | None, jetson: bool) -> tuple[str, ...]:
+        """The converters that work with this TensorRT and this torch: the major's, and
+        Torch-TensorRT only where a real release fits both."""
+        return tuple(
+            name
+            for name in self.for_tensorrt(tensorrt)
+            if name != "torch_tensorrt" or self.torch_tensorrt_for(torch, tensorrt, jetson)
+        )
+
+
+@dataclass(frozen=True)
+class JetsonTensorRT:
+    """A TensorRT NVIDIA supports on a Jetson beside its JetPack's own (11.4.1 on R39.2.2+)."""
+
+    version: str
+    l4t: SpecifierSet
+    socs: tuple[str, ...]
+    modules: str
+    package: str
+
+    def applies(self, l4t: str, soc: str | None) -> bool:
+        return Version(l4t) in self.l4t and (soc is None or soc in self.socs)
 
 
 @dataclass(frozen=True)
@@ -156,6 +227,46 @@ class Matrix:
     unsupported: dict[str, str]
     converters: Converters
     x86_tensorrt: TensorRTPip
+    ansible_core: ansible_core.Support
+    x86_tensorrt_pins: tuple[TensorRTPip, ...] = ()
+    jetson_tensorrt: tuple[JetsonTensorRT, ...] = ()
+
+    def x86_tensorrt_for(self, python: str | None) -> TensorRTPip:
+        """x86's pip TensorRT for a target CPython ("3.14.0" -> 11.1.0.106, whose bindings have a
+        cp314 wheel; 10.x has none); the first pin for an unknown Python."""
+        release = _release3(python or "")
+        for pin in self.x86_tensorrt_pins:
+            if release is not None and pin.python.contains(release):
+                return pin
+        return self.x86_tensorrt
+
+    def tensorrt_options(self, release: Release, soc: str | None = None) -> list[dict[str, Any]]:
+        """Which TensorRT a Jetson row can have, each with the converters that work with it and
+        the row's torch: JetPack's own, then NVIDIA's alternatives for the row (11.4.1's SBSA
+        package on R39.2.2+)."""
+        options = [{"version": release.tensorrt, "from": "JetPack's apt packages"}]
+        options += [
+            {"version": other.version, "from": f"{other.package} ({other.modules})"}
+            for other in self.jetson_tensorrt
+            if other.applies(release.l4t, soc)
+        ]
+        return [
+            {**option, "converters": list(
+                self.converters.for_host(option["version"], release.torch.version, jetson=True))}
+            for option in options
+        ]  # fmt: skip
+
+    def x86_tensorrt_options(self, pythons: tuple[str, ...] = X86_PYTHONS) -> list[dict[str, Any]]:
+        """Per target CPython of x86 hosts: the pip TensorRT pinned for it and the converters
+        that work with it and x86's torch."""
+        return [
+            {"python": python, "package": pin.package, "version": pin.version,
+             "supported": str(pin.supported),
+             "converters": list(self.converters.for_host(pin.version, self.x86.torch.version,
+                                                         jetson=False))}
+            for python in pythons
+            for pin in (self.x86_tensorrt_for(python),)
+        ]  # fmt: skip
 
     def release(self, l4t: str) -> Release:
         """The row for an L4T release such as "32.4.3"; UnknownRelease names the supported ones
@@ -241,6 +352,28 @@ class Matrix:
         pycuda = self.raw["packages"]["pycuda"]
         return str(pycuda["python36" if python_version.startswith("3.6") else "version"])
 
+    def routes_not_offered(self, l4t: str | None, soc: str | None) -> list[dict[str, Any]]:
+        """The routes the matrix does not offer that would concern a Jetson on `l4t` with
+        `soc` (CUDA 13 forward compatibility on a JetPack 6 Orin): route, reason, sources."""
+        found = []
+        for entry in self.raw["routes_not_offered"].values():
+            hosts = entry["hosts"]
+            if l4t and soc in hosts["socs"] and Version(l4t) in SpecifierSet(hosts["l4t"]):
+                found.append({
+                    "route": entry["route"], "reason": " ".join(str(entry["reason"]).split()),
+                    "sources": [self.source_url(name) for name in _names(entry["source"])],
+                })  # fmt: skip
+        return found
+
+    def cuda_python_for(self, python_version: str | None, cuda: str | None) -> str | None:
+        """The cuda-python requirement for a target Python and CUDA ("3.12.3", "13.0" ->
+        "cuda-python==13.*"); None where cuda-python's Python floor rules it out or no CUDA."""
+        rule = self.raw["packages"].get("cuda_python") or {}
+        python = _release3(python_version or "")
+        if not cuda or python is None or python not in SpecifierSet(rule["requires_python"]):
+            return None
+        return f"cuda-python=={_major(cuda)}.*"
+
     @property
     def torch2trt(self) -> dict[str, str]:
         """{"git": https URL, "ref": pinned commit}."""
@@ -251,6 +384,15 @@ class Matrix:
 
     def source_url(self, name: str) -> str:
         return self.raw["sources"][name]
+
+
+def _release3(version: str) -> Version | None:
+    """major.minor.patch of a version, local label and pre-release dropped (None if none)."""
+    try:
+        release = Version(str(version)).release
+    except InvalidVersion:
+        return None
+    return Version(".".join(str(part) for part in (*release, 0, 0)[:3]))
 
 
 def normalize_l4t(l4t: str) -> str:
@@ -407,11 +549,30 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         sources=x86_cited,
         jetpack_packages={},
     )
-    x86_tensorrt = _x86_tensorrt(x86_entry, x86_torch, converters, where, check_sources)
+    x86_tensorrt_pins = _x86_tensorrt(x86_entry, x86_torch, converters, where, check_sources)
+    jetson_tensorrt = _jetson_tensorrt(raw["jetson_tensorrt"], socs, where, check_sources)
+    for name, entry in raw["routes_not_offered"].items():
+        check_sources(f"routes_not_offered.{name}", entry)
+        try:
+            SpecifierSet(str(entry["hosts"]["l4t"]))
+            unknown = [soc for soc in entry["hosts"]["socs"] if soc not in socs]
+            if not (entry["route"] and entry["reason"]):
+                raise KeyError("route or reason is empty")
+        except (KeyError, TypeError, InvalidSpecifier) as exc:
+            raise MatrixError(
+                f"{where}: routes_not_offered.{name}: needs route, reason and hosts (l4t, socs):"
+                f" {exc}"
+            ) from None
+        if unknown:
+            raise MatrixError(f"{where}: routes_not_offered.{name}: socs {unknown} not in socs")
     unsupported = _unsupported(raw["unsupported"], releases, where, check_sources)
     images = _images(raw["images"], releases, x86, where, check_sources)
     _packages(raw["packages"], where, check_sources)
     _jetpack_apt(raw["jetpack_apt"], where, check_sources)
+    try:
+        core = ansible_core.parse(raw["ansible_core"], check_sources, sources.__getitem__)
+    except ValueError as exc:
+        raise MatrixError(f"{where}: {exc}") from None
     return Matrix(
         raw=raw,
         releases=releases,
@@ -421,7 +582,10 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         images=images,
         unsupported=unsupported,
         converters=converters,
-        x86_tensorrt=x86_tensorrt,
+        x86_tensorrt=x86_tensorrt_pins[0],
+        x86_tensorrt_pins=x86_tensorrt_pins,
+        jetson_tensorrt=jetson_tensorrt,
+        ansible_core=core,
     )
 
 
@@ -441,15 +605,35 @@ def _converters(section, where, check_sources) -> Converters:
     default = str(section.get("default") or "")
     if default not in names:
         raise MatrixError(f"{where}: converters.default '{default}' is not in converters.names")
-    return Converters(default, names, by_major)
+    releases = []
+    for version, entry in (section.get("torch_tensorrt") or {}).items():
+        jetson = entry.get("jetson") or {}
+        try:
+            releases.append(TorchTensorRT(
+                str(Version(str(version))),
+                SpecifierSet(str(entry["torch"])),
+                SpecifierSet(str(entry.get("tensorrt") or "")),
+                SpecifierSet(str(jetson["torch"])) if jetson else None,
+                SpecifierSet(str(jetson["tensorrt"])) if jetson else None,
+            ))  # fmt: skip
+        except (KeyError, TypeError, AttributeError, InvalidSpecifier, InvalidVersion) as exc:
+            raise MatrixError(
+                f"{where}: converters.torch_tensorrt.{version}: needs torch and tensorrt"
+                f" requirements (and jetson's, if any): {exc}"
+            ) from None
+    return Converters(default, names, by_major, tuple(releases))
 
 
-def _x86_tensorrt(entry, torch: TorchSource, converters: Converters, where, check_sources):
-    """x86's TensorRT from pip: the package for torch's CUDA major, a pinned version inside
-    the supported range, and a range no TensorRT major the default converter lacks can meet."""
+def _x86_tensorrt(
+    entry, torch: TorchSource, converters: Converters, where, check_sources
+) -> tuple[TensorRTPip, ...]:
+    """x86's TensorRT from pip, one pin per range of target CPythons: the package for torch's
+    CUDA major, each pinned version inside its supported range and with bindings wheels for
+    every CPython it is for; the first pin (the default) in a range no TensorRT major the
+    default converter lacks can meet."""
     section = entry.get("tensorrt")
     if not isinstance(section, dict):
-        raise MatrixError(f"{where}: x86: missing 'tensorrt' (package, version, supported)")
+        raise MatrixError(f"{where}: x86: missing 'tensorrt' (package, pins, bindings_wheels)")
     check_sources("x86.tensorrt", section)
     package = str(section.get("package", ""))
     wanted = f"tensorrt-cu{_major(torch.cuda)}"
@@ -458,23 +642,56 @@ def _x86_tensorrt(entry, torch: TorchSource, converters: Converters, where, chec
             f"{where}: x86.tensorrt: package '{package}' must be {wanted} (torch"
             f" {torch.version} is a CUDA {torch.cuda} build)"
         )
-    version = str(section.get("version", ""))
-    try:
-        supported = SpecifierSet(str(section.get("supported", "")))
-        pinned = Version(version)
-    except (InvalidSpecifier, InvalidVersion) as exc:
-        raise MatrixError(f"{where}: x86.tensorrt: {exc}") from exc
-    if not str(supported) or pinned not in supported:
-        raise MatrixError(
-            f"{where}: x86.tensorrt: version {version} is not inside supported '{supported}'"
-        )
-    for major, names in converters.by_major.items():
-        if converters.default not in names and Version(f"{major}.0") in supported:
+    wheels = section.get("bindings_wheels") or {}
+    pins = []
+    for pin in section.get("pins") or []:
+        version = str(pin.get("version", ""))
+        try:
+            supported = SpecifierSet(str(pin.get("supported", "")))
+            python = SpecifierSet(str(pin.get("python", "")))
+            pinned = Version(version)
+        except (InvalidSpecifier, InvalidVersion) as exc:
+            raise MatrixError(f"{where}: x86.tensorrt: {exc}") from exc
+        if not str(supported) or pinned not in supported:
             raise MatrixError(
-                f"{where}: x86.tensorrt: supported '{supported}' admits TensorRT {major}, which"
-                f" the default converter ({converters.default}) cannot use"
+                f"{where}: x86.tensorrt: version {version} is not inside supported '{supported}'"
             )
-    return TensorRTPip(package, version, supported)
+        has = tuple(str(minor) for minor in wheels.get(version) or ())
+        lacking = [m for m in KNOWN_PYTHONS if Version(m) in python and m not in has]
+        if lacking:
+            raise MatrixError(
+                f"{where}: x86.tensorrt: {package} {version} is pinned for Python {python} but"
+                f" its bindings have no wheel for {', '.join(lacking)} (bindings_wheels)"
+            )
+        pins.append(TensorRTPip(package, version, supported, python, has))
+    if not pins:
+        raise MatrixError(f"{where}: x86.tensorrt: no pins")
+    default = pins[0]
+    for major, names in converters.by_major.items():
+        if converters.default not in names and Version(f"{major}.0") in default.supported:
+            raise MatrixError(
+                f"{where}: x86.tensorrt: supported '{default.supported}' admits TensorRT {major},"
+                f" which the default converter ({converters.default}) cannot use"
+            )
+    return tuple(pins)
+
+
+def _jetson_tensorrt(section, socs, where, check_sources) -> tuple[JetsonTensorRT, ...]:
+    """The TensorRT releases NVIDIA supports on Jetsons beside JetPack's own."""
+    check_sources("jetson_tensorrt", section)
+    found = []
+    for entry in section.get("alternatives") or []:
+        unknown = [soc for soc in entry.get("socs") or [] if soc not in socs]
+        if unknown or not entry.get("socs"):
+            raise MatrixError(f"{where}: jetson_tensorrt: socs {unknown or '[]'} not in socs")
+        try:
+            found.append(JetsonTensorRT(
+                str(Version(str(entry["version"]))), SpecifierSet(str(entry["l4t"])),
+                tuple(entry["socs"]), str(entry["modules"]), str(entry["package"]),
+            ))  # fmt: skip
+        except (KeyError, InvalidSpecifier, InvalidVersion) as exc:
+            raise MatrixError(f"{where}: jetson_tensorrt: {exc}") from None
+    return tuple(found)
 
 
 def _unsupported(section, releases, where, check_sources) -> dict[str, str]:

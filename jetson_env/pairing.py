@@ -1,13 +1,13 @@
 """THE torch -> torchvision pairing rule, for the doctor, the roles (a filter) and the bundle.
 
 The oracle is what a torchvision release's own wheel declares about torch (its Requires-Dist:
-0.26.0 requires torch==2.11.0; from 0.29.1 on a range, torch>=2.14.0, as its extension uses
-only torch's stable C ABI). The matrix's `torchvision_pairs` is its cache: `pairs`, torch
-major.minor -> torchvision major.minor (pytorch/vision's compatibility table, and a minor
-whose releases' Requires-Dist admit a newer torch: 2.15 -> 0.29), and `requires_dist`, each
-release's requirement where it differs inside a minor (0.29.0 pins torch==2.14.0, so torch
-2.15 pairs with 0.29 from 0.29.1 on). tests/unit/test_torchvision_requires_dist.py reads the
-oracle again.
+0.26.0 requires torch==2.11.0, 0.24.1 torch==2.9.1; from 0.29.1 on a range, torch>=2.14.0, as
+its extension uses only torch's stable C ABI). The matrix's `torchvision_pairs` is its cache:
+`pairs`, torch major.minor -> torchvision major.minor (pytorch/vision's compatibility table, and
+a minor whose releases' Requires-Dist admit a newer torch: 2.15 -> 0.29), and `requires_dist`,
+every release's requirement (0.29.0 pins torch==2.14.0, so torch 2.15 pairs with 0.29 from
+0.29.1 on; 0.24.0 pins torch==2.9.0 and 0.24.1 torch==2.9.1, so each torch has its one).
+tests/unit/test_torchvision_requires_dist.py reads the oracle again.
 
 Versions are compared with packaging.version: a local label (0.26.0+cu130, 2.11.0+cpu) and a
 pre-release of the same release (NVIDIA's 2.5.0a0+872d972e41.nv24.08) are that release.
@@ -27,52 +27,67 @@ TABLE = "pytorch/vision's compatibility table (the matrix's torchvision_pairs)"
 @dataclass(frozen=True)
 class Pair:
     """The torchvision that pairs with one torch: its major.minor, the oldest release of it
-    that pairs (`first`, the tag to build) and where the pair comes from."""
+    that pairs (`first`, the tag to build), the later releases of the minor whose own
+    Requires-Dist refuses this torch (`excluded`: 0.24.1 requires torch==2.9.1, so torch 2.9.0
+    pairs with 0.24.0 only) and where the pair comes from."""
 
     torch: str
     minor: str  # "0.29"
     first: str  # "0.29.1": 0.29.0's wheel requires torch==2.14.0
     source: str
+    excluded: tuple[str, ...] = ()
 
     def admits(self, torchvision_version: str) -> bool:
         """Whether this torchvision release (local label and pre-release ignored) pairs."""
         release = _release(torchvision_version)
         return release is not None and (
-            release[:2] == _release(self.minor)[:2] and release >= _release(self.first)
+            release[:2] == _release(self.minor)[:2]
+            and release >= _release(self.first)
+            and release not in {_release(other) for other in self.excluded}
         )
 
     @property
     def wanted(self) -> str:
-        """What pairs, for a message: "0.26.x", or "0.29.x from 0.29.1"."""
+        """What pairs, for a message: "0.26.x", "0.29.x from 0.29.1", "0.24.x, not 0.24.1"."""
         since = "" if self.first == f"{self.minor}.0" else f" from {self.first}"
-        return f"{self.minor}.x{since}"
+        refused = f", not {', '.join(self.excluded)}" if self.excluded else ""
+        return f"{self.minor}.x{since}{refused}"
 
     @property
     def requirement(self) -> str:
         """The pip requirement for a torchvision that pairs."""
         floor = "" if self.first == f"{self.minor}.0" else f",>={self.first}"
-        return f"torchvision=={self.minor}.*{floor}"
+        return f"torchvision=={self.minor}.*{floor}" + "".join(f",!={v}" for v in self.excluded)
 
 
 def pair(pairs: dict[str, str], requires_dist: dict[str, str], torch_version: str) -> Pair | None:
     """The torchvision paired with `torch_version`, or None when the table knows none.
 
     The table gives the minor; its oldest release whose Requires-Dist admits this torch is
-    `first` (else the minor's x.y.0, for releases the cache does not hold)."""
+    `first` (else the minor's x.y.0, for releases the cache does not hold), and its later
+    releases whose Requires-Dist refuses it are `excluded`."""
     release = _release(torch_version)
     minor = pairs.get(f"{release[0]}.{release[1]}") if release else None
     if minor is None:
         return None
     torch = Version(".".join(str(part) for part in release))
-    admitting = sorted(
+    of_minor = sorted(
         (Version(vision), spec)
         for vision, spec in requires_dist.items()
-        if _release(vision)[:2] == _release(minor)[:2] and requires_admit(spec, torch)
+        if _release(vision)[:2] == _release(minor)[:2]
     )
+    admitting = [(vision, spec) for vision, spec in of_minor if requires_admit(spec, torch)]
     if not admitting:
         return Pair(torch_version, minor, f"{minor}.0", TABLE)
     first, spec = admitting[0]
-    return Pair(torch_version, minor, str(first), f"torchvision {first}'s Requires-Dist: {spec}")
+    excluded = tuple(
+        str(vision)
+        for vision, spec in of_minor
+        if vision > first and not requires_admit(spec, torch)
+    )
+    return Pair(
+        torch_version, minor, str(first), f"torchvision {first}'s Requires-Dist: {spec}", excluded
+    )
 
 
 def tag(found: Pair, row_torchvision: str = "") -> str:

@@ -58,7 +58,8 @@ class Probe:
     required: tuple[str, ...] = ()  # keys its result must have (read outside the checks)
 
 
-# Framework probes run in this order: pycuda's context is gone before torch starts one.
+# Framework probes run in this order: cuda-python's and pycuda's contexts are released before
+# torch starts one.
 PROBES = (
     Probe("platform", 30, required=("is_jetson", "machine", "l4t", "os", "python")),
     Probe("cuda", 60, required=("version", "root")),
@@ -67,6 +68,7 @@ PROBES = (
     Probe("pymodules", 60, required=("python", "modules")),
     Probe("packages", 30, required=("packages",)),
     Probe("docker", 45, required=("cli", "engine")),
+    Probe("cuda_python", 90, framework=True, required=("installed", "samples")),
     Probe("pycuda", 90, framework=True, required=("installed",)),
     Probe("torch", 240, framework=True, required=("torch", "torchvision")),
     Probe("tensorrt_bindings", 90, framework=True, required=("imported",)),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import errno
 import getpass
 import hashlib
 import ipaddress
@@ -20,7 +19,6 @@ import logging
 import os
 import re
 import shlex
-import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -41,6 +39,7 @@ from jetson_env.targets import (
     framed,
     launch_command,
 )
+from jetson_env.user_files import read_bounded
 
 DEFAULT_PORT = 22
 CONNECT_TIMEOUT = 15
@@ -172,16 +171,6 @@ def fingerprint(key: paramiko.PKey) -> str:
 
 def known_hosts_name(address: Address) -> str:
     return address.host if address.port == DEFAULT_PORT else f"[{address.host}]:{address.port}"
-
-
-def read_bounded(path: Path, limit: int) -> bytes:
-    """A regular file's first `limit` bytes; OSError for anything else (a FIFO, a device, a
-    directory), without blocking on it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        return handle.read(limit)
 
 
 def known_hosts_problem(path: Path) -> str | None:

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # What Ansible can run modules with: it puts ansible_python_interpreter into a shell
 # command line unquoted (ansible-core 2.16) and templates it, so only plain path characters.
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+@%,:=~-]+")
+OUTPUT_LIMIT = 1 << 16  # bytes read of what the interpreter prints for _EXECUTABLE
 
 
 class NoPython(Exception):
@@ -81,12 +83,12 @@ def local(python: str | None = None, timeout: float = 30.0) -> str:
     if found is None:
         raise NoPython(f"no {given} on PATH", hint)
     try:
-        proc = subprocess.run(
-            [found, "-c", _EXECUTABLE], capture_output=True, text=True, timeout=timeout,
-            stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
+        proc = _bounded_run([found, "-c", _EXECUTABLE], timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NoPython(f"the Python {found} does not run: {exc}", hint) from None
+    if proc is None:
+        raise NoPython(f"the Python {found} printed more than {OUTPUT_LIMIT} bytes when asked "
+                       "for its sys.executable: it is not a Python", hint)  # fmt: skip
     executable = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
     try:
         executable = [json.loads(executable[0])] if executable else []
@@ -98,12 +100,46 @@ def local(python: str | None = None, timeout: float = 30.0) -> str:
     return checked(executable[0], f"the Python {found} runs as")
 
 
+def _bounded_run(argv: list[str], timeout: float) -> subprocess.CompletedProcess | None:
+    """`argv` run with at most OUTPUT_LIMIT bytes of each stream read (the process is killed
+    past it: None); TimeoutExpired past `timeout`."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    read: dict[str, bytes] = {}
+
+    def drain(name: str, stream) -> None:
+        read[name] = stream.read(OUTPUT_LIMIT + 1)
+        if len(read[name]) > OUTPUT_LIMIT:
+            proc.kill()
+
+    threads = [threading.Thread(target=drain, args=item, daemon=True)
+               for item in (("out", proc.stdout), ("err", proc.stderr))]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        for thread in threads:
+            thread.join(5)
+        proc.stdout.close()
+        proc.stderr.close()
+    if any(len(data) > OUTPUT_LIMIT for data in read.values()):
+        return None
+    out, err = (read.get(name, b"").decode(errors="replace") for name in ("out", "err"))
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def for_host(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
     """A host's target Python inside an Ansible action plugin: its `jetson_facts_python`,
     else the one Ansible runs modules with; and the discovery fact when it discovered one.
-    jetson_facts_python is a path, never templated here (jetson-env passes a probed one as
-    data; templating what a target said would run it): NoPython when it is no path."""
-    given = task_vars.get("jetson_facts_python")
+    jetson_facts_python is templated as Ansible would (a user's inventory may build it from
+    other variables); what a target said reaches it as data (`!unsafe`, collection.Data), which
+    templating leaves as it is. NoPython when the result is no path."""
+    given = action._templar.template(task_vars.get("jetson_facts_python") or "")
     if given:
         return checked(str(given), "jetson_facts_python"), {}
     return module_python(action, task_vars)

@@ -56,6 +56,8 @@ class Terminal:
         no_color = color is False or "NO_COLOR" in os.environ
         self.as_json = as_json
         self.verbosity = verbosity
+        self.printed_json = False  # --json: one document, printed once (cli.main's promise)
+        self.last_error: tuple[str, str | None] | None = None
         width = _width()
         self.out = Console(markup=False, highlight=False, no_color=no_color, width=width)
         self.err = Console(
@@ -63,6 +65,7 @@ class Terminal:
         )
 
     def json(self, data: Any) -> None:
+        self.printed_json = True
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
     def table(
@@ -161,6 +164,9 @@ class Terminal:
         if fleet.get("engines"):
             self.engine_grid(fleet["engines"])
         for host in fleet["hosts"]:
+            if host["unmanaged"]:
+                self.out.print(f"Not provisioned or fixed from here: {clean(host['unmanaged'])}")
+        for host in fleet["hosts"]:
             if not host["report"]["fixes"]:
                 continue
             self.fixes(f"Fixes for {clean(host['host'])}:", host["report"]["fixes"])
@@ -210,6 +216,12 @@ class Terminal:
                 self.out.print(f"{clean(host['host'])}: {host['status']}: "
                                f"{clean(host['refused'] or host['error'] or '')}",
                                style=PLAN_STYLES[host["status"]], soft_wrap=True)  # fmt: skip
+            if host["unmanaged"]:
+                self.out.print(f"Not provisioned from here after the upgrade: "
+                               f"{clean(host['unmanaged'])}", soft_wrap=True)  # fmt: skip
+            for route in host.get("not_offered", []):
+                self.out.print(f"{clean(host['host'])}: not offered: {clean(route['route'])}: "
+                               f"{clean(route['reason'])}", soft_wrap=True)  # fmt: skip
         for when, title in (("before", "Before the upgrade, while the network is there:"),
                             ("after", "After the upgrade or OTA, with no network:")):  # fmt: skip
             if plan["commands"][when]:
@@ -222,6 +234,7 @@ class Terminal:
                        style=PLAN_STYLES[plan["status"]])  # fmt: skip
 
     def error(self, message: str, hint: str | None = None) -> None:
+        self.last_error = (clean(message), clean(hint) if hint else None)
         self.err.print(f"error: {clean(message)}", style="bold red", soft_wrap=True)
         if hint:
             self.err.print(f"  -> {clean(hint)}", soft_wrap=True)

@@ -38,6 +38,10 @@ class InputError(Exception):
         self.hint = hint
 
 
+# A host's system Python: an upgrade of JetPack replaces it with the new release's.
+SYSTEM_PYTHONS = ("/usr/bin/python3", "/usr/bin/python")
+
+
 @dataclass(frozen=True)
 class Request:
     to: Release
@@ -69,7 +73,8 @@ def host_plan(
     """One host's plan: its rows now and after, and each part's verdict; or why none."""
     plan: dict[str, Any] = {"host": name, "status": None, "platform_label": "", "kind": None,
                             "now": None, "refused": None, "error": None, "python": None,
-                            "distribution": None, "parts": []}  # fmt: skip
+                            "distribution": None, "parts": [], "unmanaged": None,
+                            "not_offered": []}  # fmt: skip
     if isinstance(results, str):
         return {**plan, "status": UNREACHABLE, "error": results}
     if not results["platform"].ok:
@@ -95,6 +100,8 @@ def _judged(
                                     or platform["python"]["executable"]),
                 "venv": bool(python.get("venv"))},
         distribution=_text(distribution_of(platform.get("os") or {})),
+        # Routes the matrix does not offer for this host, with why (CUDA 13 compat on JetPack 6).
+        not_offered=matrix.routes_not_offered(platform.get("l4t"), platform.get("soc")),
     )  # fmt: skip
     try:
         current, kind = upgrade_plan.move(matrix, platform, request.to)
@@ -216,8 +223,10 @@ def gather(
             if not isinstance(target, fleet.RecordedTarget):
                 hosts.append(host_plan(matrix, name, target.findings[0].summary, request))
                 continue
-            hosts.append(host_plan(matrix, name, probe_host(target, request, args.timeout,
-                                                            progress), request))  # fmt: skip
+            planned = host_plan(matrix, name, probe_host(target, request, args.timeout,
+                                                         progress), request)  # fmt: skip
+            hosts.append({**planned, "unmanaged": unmanaged_after(matrix, target, request,
+                                                                  planned) or None})  # fmt: skip
         return hosts
     if request.ssh_host is not None:
         from jetson_env import remote
@@ -246,6 +255,17 @@ def gather(
     target = LocalTarget(args.python)
     return [host_plan(matrix, target.description,
                       probe_host(target, request, args.timeout, progress), request)]  # fmt: skip
+
+
+def unmanaged_after(matrix: Matrix, target: Any, request: Request, planned: dict[str, Any]) -> str:
+    """Why this controller's ansible-core cannot run the after-upgrade commands' provisioning
+    on a host of the inventory (fleet.RecordedTarget.unmanaged): with the system Python
+    running its modules, against the Python of the release it moves to."""
+    module_python = target.ansible.get("module_python", "")
+    if module_python in SYSTEM_PYTHONS and request.to.python:
+        after = {**target.ansible, "module_python_version": request.to.python}
+        target = type(target)(target.description, target.python, target.recording, after)
+    return target.unmanaged(matrix, {"python": planned["python"] or {}})
 
 
 def run_command(args: Any, term: Any, matrix: Matrix) -> int:

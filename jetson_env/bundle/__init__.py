@@ -24,13 +24,13 @@ names the API the CLI and the collection's filters use.
 from jetson_env.bundle.doctor_advice import doctor_fixes
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE
-from jetson_env.bundle.making import make
+from jetson_env.bundle.making import folder_lock, make, sign
 from jetson_env.bundle.manifest import MANIFEST, SCHEMA, load_manifest, verify
 from jetson_env.bundle.needs import ROLES
 from jetson_env.bundle.preflight import check_before_provision, check_role, host_plan
 from jetson_env.bundle.signing import check as check_signature
-from jetson_env.bundle.signing import sign
 from jetson_env.bundle.targets import target_from_facts, targets_from_args
+from jetson_env.bundle.untrusted import read_manifest_sha256
 
 __all__ = [
     "CACHE",
@@ -42,9 +42,11 @@ __all__ = [
     "check_role",
     "check_signature",
     "doctor_fixes",
+    "folder_lock",
     "host_plan",
     "load_manifest",
     "make",
+    "read_manifest_sha256",
     "sign",
     "target_from_facts",
     "targets_from_args",

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jetson_env import collection
+from jetson_env import collection, matrix
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE
 from jetson_env.bundle.pip_resolution import RESOLVE_TIMEOUT_S, last_lines, resolve
@@ -41,11 +41,15 @@ def target(python: str) -> Target:
     return Target(platform.machine(), python, controller_glibc())
 
 
-def requirements(python: str) -> list[dict[str, str]]:
+def requirements(python: str, served: list[str] = ()) -> list[dict[str, str]]:
     """What pip installs for `jetson-env[provision]` on a controller with `python`: this
-    jetson-env's wheel (kept in the cache by its sha256) and every dependency."""
+    jetson-env's wheel (kept in the cache by its sha256) and every dependency, with an
+    ansible-core that manages every target Python of the bundle (`served`; the oldest
+    decides: the matrix's ansible_core table)."""
     wheel = _own_wheel()
-    return resolve(target(python), [f"{DISTRIBUTION}[provision] @ {wheel.as_uri()}"])
+    wanted = [f"{DISTRIBUTION}[provision] @ {wheel.as_uri()}"]
+    core = matrix.load().ansible_core.requirement(served)
+    return resolve(target(python), wanted + ([core] if core else []))
 
 
 def _own_wheel() -> Path:

@@ -15,6 +15,29 @@ from jetson_env.checks.context import shell_word
 APT_ROLES = ("jetpack_apt", "docker_runtime")
 
 
+def _host_facts(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The doctor's platform facts and its Python as host_plan reads them."""
+    platform = report.get("platform") or {}
+    version = str((platform.get("python") or {}).get("version") or "")
+    libc = (platform.get("python") or {}).get("libc")
+    python = {"major_minor": ".".join(version.split(".")[:2]), "version": version, "libc": libc}
+    return platform, python
+
+
+def roles_left_out(
+    directory: str | Path, report: dict[str, Any], roles: Sequence[str]
+) -> dict[str, str]:
+    """Those of `roles` the bundle cannot serve on the doctor's host, each with why and where
+    its files go: the playbook's preflight skips them for want of their files (jetson_facts'
+    bundle_check), so `doctor --fix --bundle` leaves them out instead of running them."""
+    served = [role for role in roles if role in ROLES]
+    if not served:
+        return {}
+    platform, python = _host_facts(report)
+    plan = host_plan(Path(directory), platform, python, {role: True for role in served})
+    return dict(plan.get("skipped") or {})
+
+
 def doctor_fixes(
     directory: str | Path, report: dict[str, Any], target: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -23,10 +46,7 @@ def doctor_fixes(
     applies them (as `provision --bundle DIR` would) to the Python the doctor checked on the
     same target (`target`: the doctor's --host and --identity words)."""
     directory = Path(directory).expanduser().resolve()
-    platform = report.get("platform") or {}
-    version = str((platform.get("python") or {}).get("version") or "")
-    libc = (platform.get("python") or {}).get("libc")
-    python = {"major_minor": ".".join(version.split(".")[:2]), "version": version, "libc": libc}
+    platform, python = _host_facts(report)
     fixes = []
     for finding in report.get("findings", []):
         playbook = finding.get("playbook")

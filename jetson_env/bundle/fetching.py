@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import disk_error
-from jetson_env.bundle.untrusted import plain_path
+from jetson_env.bundle.untrusted import NewFile, open_inside, plain_path
 
 FETCH_WORKERS = 4
 SOCKET_TIMEOUT_S = 60
@@ -75,23 +75,26 @@ def cache_path(sha256: str) -> Path:
     return CACHE / "files" / sha256[:2] / sha256
 
 
-def partial_path(directory: Path, fetch: Fetch) -> Path:
-    """Where a file is written until its sha256 is checked."""
-    final = directory / plain_path(fetch.dest)
-    return final.with_name(f".{final.name}.part")
+def partial_name(fetch: Fetch) -> str:
+    """The name a file is written under, in its own folder, until its sha256 is checked."""
+    return f".{plain_path(fetch.dest).rpartition('/')[2]}.part"
+
+
+def partial_path(fetch: Fetch) -> str:
+    """partial_name's path inside the bundle (for remove_inside)."""
+    return f"{fetch.dest.rpartition('/')[0]}/{partial_name(fetch)}"
 
 
 def fetch_file(
     fetch: Fetch, directory: Path, progress: Progress, stop: threading.Event | None = None
 ) -> tuple[str, int]:
     """Download (or copy) one file into the bundle through a temporary name, checking its
-    sha256; a file with a known sha256 comes from the controller's cache when it is there.
-    Returns (sha256, size). `stop` set: the partial file is removed and Interrupted raised
-    within a block. A source that fails is FetchFailed (the manifest's manual list); a
-    write that fails (a full disk) is a BundleError of a failed run."""
+    sha256, written without following a link (untrusted.NewFile); a file with a known sha256
+    comes from the controller's cache when it is there. Returns (sha256, size). `stop` set:
+    the partial file is removed and Interrupted raised within a block. A source that fails
+    is FetchFailed (the manifest's manual list); a write that fails (a full disk) is a
+    BundleError of a failed run."""
     check_url(fetch.url, signed_index=fetch.dest.startswith("apt/") and bool(fetch.sha256))
-    tmp = partial_path(directory, fetch)
-    final = tmp.with_name(tmp.name[1:].removesuffix(".part"))
     # A download with a known sha256 comes from the cache (same content by definition); a
     # local file is always read, so that the file given is the one checked.
     local = fetch.url.startswith("file:")
@@ -100,29 +103,22 @@ def fetch_file(
     digest = hashlib.sha256()
     size = 0
     try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        out = tmp.open("wb")
+        out = NewFile(directory, fetch.dest, partial_name(fetch))
     except OSError as exc:
         raise disk_error(directory, exc) from None
     with out:
         try:
             handle = _open_source(source_url)
         except (OSError, ValueError) as exc:
-            out.close()
-            tmp.unlink(missing_ok=True)
             progress.advance(0, done=True)  # counted: it goes to the manifest's manual list
             raise FetchFailed(fetch, str(exc)) from None
         with handle:
             while True:
                 if stop is not None and stop.is_set():
-                    out.close()
-                    tmp.unlink(missing_ok=True)
                     raise Interrupted(fetch.dest)
                 try:
                     block = handle.read(BLOCK)
                 except (OSError, ValueError) as exc:
-                    out.close()
-                    tmp.unlink(missing_ok=True)
                     progress.advance(0, done=True)
                     raise FetchFailed(fetch, str(exc)) from None
                 if not block:
@@ -130,43 +126,38 @@ def fetch_file(
                 try:
                     out.write(block)
                 except OSError as exc:
-                    out.close()
-                    tmp.unlink(missing_ok=True)
                     raise disk_error(directory, exc) from None
                 digest.update(block)
                 size += len(block)
                 progress.advance(len(block))
+        actual = digest.hexdigest()
+        if fetch.sha256 and actual != fetch.sha256:
+            raise BundleError(
+                f"sha256 mismatch for {fetch.url}: expected {fetch.sha256}, got {actual}; "
+                "nothing was added",
+                hint="check the source; the pin comes from the index or the matrix",
+            )
+        progress.advance(0, done=True)
         try:
-            out.flush()
-            os.fsync(out.fileno())
+            out.commit()
         except OSError as exc:
-            out.close()
-            tmp.unlink(missing_ok=True)
             raise disk_error(directory, exc) from None
-    actual = digest.hexdigest()
-    if fetch.sha256 and actual != fetch.sha256:
-        tmp.unlink(missing_ok=True)
-        raise BundleError(
-            f"sha256 mismatch for {fetch.url}: expected {fetch.sha256}, got {actual}; "
-            "nothing was added",
-            hint="check the source; the pin comes from the index or the matrix",
-        )
-    progress.advance(0, done=True)
-    tmp.replace(final)
     if not cached:
-        _keep_in_cache(final, actual)
+        _keep_in_cache(directory, fetch.dest, actual)
     return actual, size
 
 
-def _keep_in_cache(file: Path, sha256: str) -> None:
-    """A copy in the controller's cache, where there is room (the cache only saves time)."""
+def _keep_in_cache(directory: Path, path: str, sha256: str) -> None:
+    """A copy of the bundle's file `path` in the controller's cache, where there is room
+    (the cache only saves time)."""
     cached = cache_path(sha256)
     part = cached.with_suffix(".part")
     if cached.exists():
         return
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(file, part)
+        with os.fdopen(open_inside(directory, path), "rb") as source, part.open("wb") as out:
+            shutil.copyfileobj(source, out)
         part.replace(cached)
     except OSError:
         part.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import hashlib
 import os
 import queue
 import threading
@@ -38,6 +39,7 @@ from jetson_env.bundle.manifest import (
     MANIFEST,
     SCHEMA,
     BundleError,
+    disk_error,
     entry_roles,
     load_manifest,
     write_manifest,
@@ -45,7 +47,14 @@ from jetson_env.bundle.manifest import (
 from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, file_kind, needs_for
 from jetson_env.bundle.pip_resolution import project_of, resolve, resolve_sdist
 from jetson_env.bundle.targets import Target
-from jetson_env.bundle.untrusted import sha256_inside
+from jetson_env.bundle.untrusted import (
+    PACKAGES_MAX_BYTES,
+    NewFile,
+    folder_fd,
+    read_checked,
+    remove_inside,
+    sha256_inside,
+)
 from jetson_env.matrix import Matrix
 
 
@@ -100,6 +109,8 @@ def make(
             raise BundleError(f"--file {kind}=...: unknown kind; known: {', '.join(FILE_KINDS)}")
         if not path.is_file():
             raise BundleError(f"--file {kind}={path}: no such file")
+    if sign_key is not None:
+        signing.check_key(sign_key)  # before anything is fetched
     say = report or (lambda _msg: None)
     with folder_lock(directory, say):
         result = _make(directory, matrix, targets, roles, files, report, workers, controller_python)
@@ -107,6 +118,17 @@ def make(
             signing.sign(directory, sign_key)
     result.seconds = time.monotonic() - start
     return result
+
+
+def sign(directory: Path, key: Path, say: Callable[[str], None]) -> dict[str, str]:
+    """`bundle DIR --sign KEY` alone: the bundle as it is, signed under the folder's lock (a
+    `jetson-env bundle` adding to it finishes first, so what is signed is its last word).
+    signing.sign's {"fingerprint", "manifest_sha256"}."""
+    signing.check_key(key)
+    if not directory.is_dir():
+        raise BundleError(f"{directory} is not a bundle folder", hint="give the bundle's folder")
+    with folder_lock(directory, say):
+        return signing.sign(directory, key)
 
 
 def _make(
@@ -208,7 +230,9 @@ def _make(
 
     if controller_python:
         say(f"the controller (Python {controller_python}): jetson-env[provision]'s wheels")
-        for item in controller.requirements(controller_python):
+        served = [entry.get("python", "") for entry in
+                  (*manifest["targets"].values(), *made_for.values())]  # fmt: skip
+        for item in controller.requirements(controller_python, served):
             fetches.append(
                 Fetch(item["url"], f"{controller.FOLDER}/{item['filename']}",
                       item["sha256"] or None, controller.ROLE,
@@ -379,7 +403,7 @@ def fetch_all(
     except BaseException:
         stop.set()
         for fetch in todo:
-            partial_path(directory, fetch).unlink(missing_ok=True)
+            remove_inside(directory, partial_path(fetch))
         raise
 
 
@@ -449,8 +473,10 @@ def _apt_fetches(
 def _write_apt_repositories(
     directory: Path, manifest: dict[str, Any], stanzas: dict[str, str]
 ) -> None:
-    """Packages and Release of every apt repository this run added to (the manifest keeps
-    the Packages file's sha256 for --verify and the preflight)."""
+    """Packages and Release of every apt repository this run added to, written as every
+    file of the bundle is (untrusted.NewFile); the manifest keeps the Packages file's sha256
+    for --verify and the preflight. The entries of a Packages already there are kept when it
+    is the one the manifest records."""
     repos = manifest.setdefault("apt_repos", {})
     for repo in sorted({str(Path(path).parent) for path in stanzas}):
         mine = {
@@ -458,7 +484,24 @@ def _write_apt_repositories(
             for path, text in stanzas.items()
             if str(Path(path).parent) == repo and path in manifest["artifacts"]
         }
-        repos[repo] = {"packages_sha256": apt_repository.write_repository(directory / repo, mine)}
+        recorded = repos.get(repo, {}).get("packages_sha256")
+        previous = (
+            read_checked(directory, f"{repo}/Packages", recorded, PACKAGES_MAX_BYTES).decode()
+            if recorded
+            else ""
+        )
+        present = {path.rpartition("/")[2] for path in manifest["artifacts"]
+                   if path.startswith(repo + "/")}  # fmt: skip
+        packages = apt_repository.repository_index(previous, mine, present)
+        try:
+            for name, data in (("Packages", packages),
+                               ("Release", apt_repository.release_of(packages))):  # fmt: skip
+                with NewFile(directory, f"{repo}/{name}", f".{name}.part") as new:
+                    new.write(data)
+                    new.commit()
+        except OSError as exc:
+            raise disk_error(directory, exc) from None
+        repos[repo] = {"packages_sha256": hashlib.sha256(packages).hexdigest()}
 
 
 def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -> dict[str, str]:
@@ -482,7 +525,14 @@ def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -
 
 def _plan_fetches(directory: Path, manifest: dict[str, Any], batch: list[Fetch]) -> list[Fetch]:
     """The fetches whose file is not in the bundle yet (one per path); a path the bundle
-    holds with another sha256 is an error: a bundle never replaces a file silently."""
+    holds with another sha256 is an error: a bundle never replaces a file silently. Every
+    folder they go to is made (or found) first, none of them a link (untrusted.folder_fd):
+    a refusal comes before any download."""
+    for folder in sorted({fetch.dest.rpartition("/")[0] for fetch in batch}):
+        try:
+            os.close(folder_fd(directory, folder))
+        except OSError as exc:
+            raise disk_error(directory, exc) from None
     todo: dict[str, Fetch] = {}
     for fetch in batch:
         entry = manifest["artifacts"].get(fetch.dest)

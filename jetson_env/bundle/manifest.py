@@ -4,8 +4,8 @@ of the bundle's files against it (`jetson-env bundle --verify`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -15,10 +15,9 @@ from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.untrusted import (
     CHUNK,
     MANIFEST,
-    PACKAGES_MAX_BYTES,
     SCHEMA,
+    NewFile,
     file_problem,
-    read_checked,
     read_manifest,
 )
 from jetson_env.checks.context import shell_word
@@ -36,19 +35,18 @@ def load_manifest(directory: Path) -> dict[str, Any]:
     return read_manifest(directory) or empty_manifest()
 
 
-def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
-    """The manifest replaced whole (a reader sees the old one or the new one, never a part);
-    a full disk is a failed run that says so."""
-    tmp = directory / f".{MANIFEST}.tmp"
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> str:
+    """The manifest replaced whole (a reader sees the old one or the new one, never a part),
+    written without following a link (untrusted.NewFile); a full disk is a failed run that
+    says so. Returns the sha256 of what was written."""
+    data = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
     try:
-        with tmp.open("w") as out:
-            out.write(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        tmp.replace(directory / MANIFEST)
+        with NewFile(directory, MANIFEST, f".{MANIFEST}.tmp") as new:
+            new.write(data)
+            new.commit()
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise disk_error(directory, exc) from None
+    return hashlib.sha256(data).hexdigest()
 
 
 def disk_error(directory: Path, exc: OSError) -> BundleError:
@@ -62,10 +60,16 @@ def disk_error(directory: Path, exc: OSError) -> BundleError:
     )
 
 
-def verify(directory: Path) -> list[dict[str, str]]:
-    """Every artifact of the manifest checked against its sha256 and size: the problems,
-    each with the path, what is wrong and the `jetson-env bundle` line that adds it again."""
-    manifest = read_manifest(directory)
+def verify(directory: Path, manifest: dict[str, Any] | None = None) -> list[dict[str, str]]:
+    """Every artifact of the manifest (`manifest`, as the caller read it, else read here)
+    checked against its sha256 and size, and every apt repository as the preflight checks it
+    (preflight.apt_files: its Packages against the manifest, each file name plain and
+    listed): the problems, each with the path, what is wrong and the `jetson-env bundle`
+    line that adds it again."""
+    from jetson_env.bundle.preflight import apt_files
+
+    if manifest is None:
+        manifest = read_manifest(directory)
     if manifest is None:
         raise BundleError(
             f"{directory} has no {MANIFEST}: it is not a bundle",
@@ -79,16 +83,14 @@ def verify(directory: Path) -> list[dict[str, str]]:
             problems.append(
                 {"path": path, "problem": problem, "fix": readd_line(directory, manifest, entry)}
             )
-    for repo, entry in sorted(manifest.get("apt_repos", {}).items()):
+    for repo in sorted(manifest.get("apt_repos", {})):
         try:
-            read_checked(
-                directory, f"{repo}/Packages", entry["packages_sha256"], PACKAGES_MAX_BYTES
-            )
-        except BundleError:
+            apt_files(directory, manifest, repo)
+        except BundleError as exc:
             problems.append(
                 {
                     "path": f"{repo}/Packages",
-                    "problem": "missing or not the one the manifest records",
+                    "problem": str(exc),
                     "fix": _repo_line(directory, manifest, repo),
                 }
             )
@@ -119,7 +121,7 @@ def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any])
     """The `jetson-env bundle` line that fetches an artifact again (after removing the bad
     copy: a bundle never replaces a file silently); a file that came from this machine
     (--file) comes back only with the same --file. Every value is quoted."""
-    from jetson_env.bundle.needs import file_kind
+    from jetson_env.bundle.needs import FILE_KINDS, file_kind
     from jetson_env.bundle.targets import Target
 
     keys = [t for t in entry["targets"] if t in manifest["targets"]]
@@ -133,7 +135,9 @@ def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any])
             f"--controller-python {shell_word(f'{abi[:1]}.{abi[1:]}')}"
         )
     line = f"jetson-env bundle {quoted} {args} --roles {shell_word(entry['role'])} --no-controller"
-    if entry["source"].startswith("file:"):
+    # A file given with --file comes back with the same --file; a wheel of a file: index
+    # (pip's configured index) comes back from that index, with no --file.
+    if entry["source"].startswith("file:") and file_kind(entry) in FILE_KINDS:
         local = urllib.request.url2pathname(urllib.parse.urlsplit(entry["source"]).path)
         line += f" --file {shell_word(f'{file_kind(entry)}={local}')}"
     return line

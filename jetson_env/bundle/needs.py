@@ -190,6 +190,11 @@ def needs_for(
         needs.apt["torchvision"] = role_defaults.default("torchvision", "apt_packages")
     if "pycuda" in roles:
         needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
+        # The role's cuda-python: the row's CUDA major (x86: its torch's, the CUDA it runs).
+        cuda = matrix.release(target.l4t).cuda if target.l4t else torch.cuda
+        cuda_python = matrix.cuda_python_for(target.python, cuda)
+        if cuda_python:
+            needs.pip.append(PipSet("pycuda", [cuda_python]))
     if "torch2trt" in roles:
         ref = matrix.torch2trt["ref"]
         if "torch2trt" in files:
@@ -216,7 +221,8 @@ def needs_for(
         else:
             # x86's TensorRT from pip (the matrix's pin): PyPI has tensorrt-cuXX only as an
             # sdist and no tensorrt-cuXX-libs wheels; NVIDIA's own pip index has the wheels.
-            requirement = matrix.x86_tensorrt.requirement
+            pinned = matrix.x86_tensorrt_for(target.python)
+            requirement = pinned.requirement
             needs.pip.append(
                 PipSet(
                     "tensorrt",
@@ -224,9 +230,9 @@ def needs_for(
                     unresolved=Manual(
                         "tensorrt",
                         f"TensorRT wheels ({requirement} with its -libs and -bindings)",
-                        f"pip/{matrix.x86_tensorrt.package.replace('-', '_')}*-*.whl",
+                        f"pip/{pinned.package.replace('-', '_')}*-*.whl",
                         "NVIDIA's pip index (pip resolves only wheels here and PyPI has none of"
-                        f" {matrix.x86_tensorrt.package}'s libraries): add that index to pip's"
+                        f" {pinned.package}'s libraries): add that index to pip's"
                         " configuration (pip config set global.extra-index-url URL) and run"
                         " this bundle command again, or bring a TensorRT tarball with"
                         " --file tensorrt=PATH",

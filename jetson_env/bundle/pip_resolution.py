@@ -17,13 +17,20 @@ from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import parse_sdist_filename, parse_wheel_filename
+from packaging.version import Version
 
 from jetson_env import wheels
+from jetson_env.bundle import fit
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE, cache_path, check_url
 from jetson_env.bundle.targets import Target
 
 RESOLVE_TIMEOUT_S = 900
+# Rounds of resolving again without the release series that did not fit (fit.py).
+FIT_ROUNDS = 12
+# The oldest pip the controller supports: `install --dry-run --report` came with 22.2. Older
+# (Ubuntu 22.04's 22.0.2) is upgraded by installing jetson-env (its dependency pip>=22.2).
+OLDEST_PIP = "22.2"
 
 
 def project_of(filename: str) -> str:
@@ -67,6 +74,9 @@ def resolve(
         "--quiet",
         "--disable-pip-version-check",
         "--only-binary=:all:",
+        # Old pips check Requires-Python against their own interpreter, not --python-version:
+        # fit.judge checks it against the target's, and leaves out what does not fit.
+        "--ignore-requires-python",
         "--python-version",
         target.python,
         "--implementation",
@@ -84,42 +94,33 @@ def resolve(
         args += ["--index-url", index]
     if no_deps:
         args.append("--no-deps")
+    pip = python or _pip_command()
     key = hashlib.sha256(
-        json.dumps([args, requirements, _pins, time.strftime("%Y-%m-%d")]).encode()
+        json.dumps([args, requirements, _pins, time.strftime("%Y-%m-%d"), pip]).encode()
     ).hexdigest()[:24]
     cached = CACHE / "resolve" / f"{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
-    with tempfile.TemporaryDirectory(prefix="jetson-env-resolve-") as tmp:
-        report = Path(tmp) / "report.json"
-        cmd = [
-            *(python or _pip_command()),
-            *args,
-            "--target",
-            str(Path(tmp) / "never"),
-            "--report",
-            str(report),
-            *requirements,
-        ]
-        if _pins:
-            pins = Path(tmp) / "shared-versions.txt"
-            pins.write_text(
-                "".join(f"{name}=={version}\n" for name, version in sorted(_pins.items()))
-            )
-            cmd += ["--constraint", str(pins)]
-        result = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False
+    _require_pip(pip)
+    wanted, excluded = list(requirements), {}
+    for _round in range(FIT_ROUNDS):
+        items = _pip_report(pip, args, wanted, _pins, excluded, target)
+        verdict = fit.judge(items, target.python, target.machine, target.glibc, not no_deps)
+        if verdict.fits:
+            break
+        if not verdict.too_new and set(verdict.missing) <= set(wanted):
+            break
+        for name, version in verdict.too_new.items():
+            excluded[name] = _series(version)
+        wanted += [m for m in verdict.missing if m not in wanted]
+    if not verdict.fits:
+        raise BundleError(
+            f"pip's set of {' '.join(requirements)} for {target.key} does not fit it: "
+            + "; ".join(verdict.reasons[:6]),
+            hint="pin a version the target's Python supports in the role's variables",
         )
-        if result.returncode != 0:
-            raise BundleError(
-                f"pip could not resolve {' '.join(requirements)} for {target.key}: "
-                + last_lines(result.stderr),
-                hint="check pip's index settings (pip config list) and the target's Python "
-                "and glibc",
-            )
-        data = json.loads(report.read_text())
     found = []
-    for item in data.get("install", []):
+    for item in items:
         info = item["download_info"]
         hashes = info.get("archive_info", {}).get("hashes", {})
         url = info["url"]
@@ -135,6 +136,63 @@ def resolve(
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(found))
     return found
+
+
+def _series(version: str) -> str:
+    """The release series a version that does not fit stands for: its major.minor (a
+    Requires-Python rarely changes within one), or the version itself for a x.0.0 series."""
+    parsed = Version(version)
+    series = Version(f"{parsed.major}.{parsed.minor}")
+    return str(series if series < parsed else parsed)
+
+
+def _require_pip(pip: list[str]) -> None:
+    done = subprocess.run([*pip, "--version"], capture_output=True, text=True, timeout=60,
+                          check=False)  # fmt: skip
+    words = done.stdout.split()
+    version = words[1] if done.returncode == 0 and len(words) > 1 else ""
+    if not version or Version(version) < Version(OLDEST_PIP):
+        raise BundleError(
+            f"the controller's pip ({version or 'not found'}: {' '.join(pip)}) is older than"
+            f" {OLDEST_PIP}, the first with `install --dry-run --report`",
+            hint=f"upgrade it where jetson-env is installed: `{pip[0]} -m pip install"
+            f" 'pip>={OLDEST_PIP}'`",
+        )
+
+
+def _pip_report(pip: list[str], args: list[str], requirements: list[str],
+                pins: dict[str, str] | None, excluded: dict[str, str],
+                target: Target) -> list[dict[str, Any]]:  # fmt: skip
+    """pip's `install --report` items for one round: `pins` preferred, `excluded` series
+    ({name: version}: that version and newer) left out."""
+    with tempfile.TemporaryDirectory(prefix="jetson-env-resolve-") as tmp:
+        report = Path(tmp) / "report.json"
+        cmd = [
+            *pip,
+            *args,
+            "--target",
+            str(Path(tmp) / "never"),
+            "--report",
+            str(report),
+            *requirements,
+        ]
+        lines = [f"{name}=={version}\n" for name, version in sorted((pins or {}).items())]
+        lines += [f"{name}<{version}\n" for name, version in sorted(excluded.items())]
+        if lines:
+            constraints = Path(tmp) / "constraints.txt"
+            constraints.write_text("".join(lines))
+            cmd += ["--constraint", str(constraints)]
+        result = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False
+        )
+        if result.returncode != 0:
+            raise BundleError(
+                f"pip could not resolve {' '.join(requirements)} for {target.key}: "
+                + last_lines(result.stderr),
+                hint="check pip's index settings (pip config list) and the target's Python "
+                "and glibc",
+            )
+        return json.loads(report.read_text()).get("install", [])
 
 
 def resolve_sdist(requirement: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from jetson_env.bundle.untrusted import (
     plain_name,
     read_checked,
     read_manifest,
+    read_manifest_sha256,
 )
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import provision_roles
@@ -36,18 +37,26 @@ class Provisioning:
 
     directory: Path
     roles: list[str]
+    manifest_sha256: str  # of the manifest checked here (and signed, with --trust)
 
     @property
     def variables(self) -> dict[str, str]:
-        return {"jetson_env_bundle": str(self.directory)}
+        """The play reads only the manifest checked here: host_plan and check_role refuse
+        one with another sha256."""
+        return {
+            "jetson_env_bundle": str(self.directory),
+            "jetson_env_bundle_manifest_sha256": self.manifest_sha256,
+        }
 
 
 def check_before_provision(directory: str | Path, trusted_key: Path | None) -> Provisioning:
     """`provision --bundle DIR [--trust KEY.pub]` (and `doctor --fix --bundle`) before any
     host is touched: DIR is a bundle whose manifest passes the untrusted-input rules, signed
-    by that key when one is given (each host's preflight then checks every file it gets)."""
+    by that key when one is given (each host's preflight then checks every file it gets).
+    The manifest is read once: the signature is checked on those bytes, and the play is
+    handed their sha256, so what --trust verified is what the play reads."""
     directory = Path(directory).expanduser().resolve()
-    manifest = read_manifest(directory)
+    manifest, manifest_sha256 = read_manifest_sha256(directory)
     if manifest is None:
         raise BundleError(
             f"{directory} is not a jetson-env bundle (no {MANIFEST})",
@@ -55,10 +64,10 @@ def check_before_provision(directory: str | Path, trusted_key: Path | None) -> P
             "(or --l4t, -i)",
         )
     if trusted_key is not None:
-        signing.check(directory, trusted_key)
+        signing.check(directory, trusted_key, manifest)
     made_for = {role for entry in manifest["targets"].values() for role in entry["roles"]}
     roles = [r for r in provision_roles() if r in made_for or r in OFFLINE_ROLES]
-    return Provisioning(directory, roles)
+    return Provisioning(directory, roles, manifest_sha256)
 
 
 def host_plan(
@@ -66,10 +75,13 @@ def host_plan(
     platform: dict[str, Any],
     python: dict[str, Any],
     roles: dict[str, bool],
+    manifest_sha256: str = "",
 ) -> dict[str, Any]:
     """What a host with these facts can install from the bundle, for the roles that are on
-    (`*_enabled`; --tags is Ansible's own): {"error": None | why (naming the `jetson-env
-    bundle` line that fixes it), "target", "skipped": {role: why the bundle cannot serve it},
+    (`*_enabled`; --tags is Ansible's own), from the manifest with `manifest_sha256` (given:
+    the one checked before the run; any other is an error): {"error": None | why (naming the
+    `jetson-env bundle` line that fixes it), "target", "skipped": {role: why the bundle
+    cannot serve it},
     "artifacts": {role: [paths]}, "pip": [paths to copy], "apt": ...}. The apt repository's
     files are checked here; a role's own files by check_role, once the role has decided what
     it installs (a kept torch needs none of torch's)."""
@@ -79,7 +91,7 @@ def host_plan(
     target = target_from_facts(platform, python)
     add_line = f"jetson-env bundle {shell_word(str(directory))} {target.bundle_args()}"
     try:
-        manifest = read_manifest(directory)
+        manifest, manifest_sha256 = read_manifest_sha256(directory, manifest_sha256)
     except BundleError as exc:
         return {"error": f"{exc} ({exc.hint})" if exc.hint else str(exc)}
     if manifest is None:
@@ -130,10 +142,10 @@ def host_plan(
         and any(apt.get("roles", {}).get(role) for role in wanted)
     ):
         apt_repo = ""
-    apt_files: dict[str, list[str]] = {}
+    debs: dict[str, list[str]] = {}
     if apt_repo:
         try:
-            apt_files = _apt_files(directory, manifest, apt_repo)
+            debs = apt_files(directory, manifest, apt_repo)
         except BundleError as exc:
             problems.append(str(exc))
     for path, entry in sorted(manifest["artifacts"].items()):
@@ -185,6 +197,7 @@ def host_plan(
         "target": key,
         "skipped": skipped,
         "directory": str(directory),
+        "manifest_sha256": manifest_sha256,
         "artifacts": artifacts,
         "pip": pip_files,
         "torch_wheel": absolute(torch_wheel),
@@ -197,7 +210,7 @@ def host_plan(
         "apt": apt,
         "apt_repo": str(directory / apt_repo) if apt_repo else "",
         # package -> its .debs there: the role copies those that apt on the host asks for.
-        "apt_files": apt_files,
+        "apt_files": debs,
         "summary": {
             role: [Path(p).name for p in paths if not p.startswith("apt/")]
             for role, paths in artifacts.items()
@@ -213,7 +226,12 @@ def check_role(
     playbook asks once the role has decided (after torch's keep decision; torchvision's
     fetch checks the archive of its pair itself), in a step tagged as the role is."""
     directory = Path(plan["directory"])
-    manifest = read_manifest(directory)
+    try:
+        manifest = read_manifest(directory, plan["manifest_sha256"])
+    except BundleError as exc:
+        return {"error": f"{exc} ({exc.hint})" if exc.hint else str(exc), "checked": []}
+    if manifest is None:
+        return {"error": f"{directory / MANIFEST} is gone. Nothing was changed.", "checked": []}
     archives = {archive["path"] for archive in plan["torchvision_archives"].values()}
     problems, checked = [], []
     for path in plan["artifacts"].get(role, []):
@@ -248,7 +266,7 @@ def _cannot_provision(
     )
 
 
-def _apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
+def apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
     """Package -> its .debs in the bundle's apt repository `repo`, read from its Packages
     file (the manifest's sha256, a bounded read), every file name plain and one the
     manifest records: what the apt_packages role may copy, to a name of its own folder."""

@@ -11,6 +11,8 @@ bundle before any host is touched.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import shutil
@@ -22,11 +24,13 @@ from typing import Any
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import load_manifest, read_manifest, write_manifest
 from jetson_env.checks.context import shell_word
+from jetson_env.user_files import NotAFile, check_named, read_named
 
 NAMESPACE = "jetson-env-bundle"
 SIGNER = "jetson-env-bundle-signer"
 SSH_KEYGEN_TIMEOUT_S = 120
 PUBLIC_KEY_MAX_BYTES = 16384
+KEY_MAX_BYTES = 1 << 20  # a private key is a few KB
 
 
 def signed_bytes(manifest: dict[str, Any]) -> bytes:
@@ -45,9 +49,20 @@ def _ssh_keygen() -> str:
     return found
 
 
-def sign(directory: Path, key: Path) -> None:
+def check_key(key: Path) -> None:
+    """BundleError unless `key` (--sign) is a regular file of a key's size: a FIFO or a
+    device is refused before ssh-keygen reads it (user_files)."""
+    try:
+        check_named(key, "--sign", KEY_MAX_BYTES)
+    except NotAFile as exc:
+        raise BundleError(str(exc), hint="give an OpenSSH private key file") from None
+
+
+def sign(directory: Path, key: Path) -> dict[str, str]:
     """Sign the bundle's manifest with the OpenSSH private key `key` (ssh-keygen asks for
-    its passphrase, or uses ssh-agent for a key whose public half is given)."""
+    its passphrase, or uses ssh-agent for a key whose public half is given). Returns the
+    signing key's fingerprint and the signed manifest's sha256."""
+    check_key(key)
     manifest = load_manifest(directory)
     if not manifest["artifacts"]:
         raise BundleError(f"{directory} holds no artifact to sign")
@@ -65,12 +80,26 @@ def sign(directory: Path, key: Path) -> None:
             + (proc.stderr.decode(errors="replace").strip()[-300:] or f"exit {proc.returncode}"),
             hint="give an OpenSSH private key (ssh-keygen -t ed25519 makes one)",
         )
-    write_manifest(directory, {**manifest, "signature": signature})
+    manifest_sha256 = write_manifest(directory, {**manifest, "signature": signature})
+    return {"fingerprint": signer_fingerprint(signature), "manifest_sha256": manifest_sha256}
 
 
-def check(directory: Path, public_key: Path) -> None:
-    """BundleError unless the bundle's manifest is signed by `public_key`'s private half."""
-    manifest = read_manifest(directory)
+def signer_fingerprint(signature: str) -> str:
+    """The fingerprint of the public key an OpenSSH signature carries (its SSHSIG blob:
+    magic, version, then the key)."""
+    body = "".join(line for line in signature.splitlines() if line and "-----" not in line)
+    blob = base64.b64decode(body)
+    size = int.from_bytes(blob[10:14], "big")
+    digest = hashlib.sha256(blob[14 : 14 + size]).digest()
+    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+
+
+def check(directory: Path, public_key: Path, manifest: dict[str, Any] | None = None) -> str:
+    """BundleError unless the bundle's manifest (`manifest`, as the caller read it once,
+    else read here) is signed by `public_key`'s private half. Returns the key's fingerprint
+    (`SHA256:...`, as `ssh-keygen -l` prints it)."""
+    if manifest is None:
+        manifest = read_manifest(directory)
     if manifest is None:
         raise BundleError(f"{directory} is not a jetson-env bundle (no manifest.json)")
     trusted = _public_key_line(public_key)
@@ -100,14 +129,24 @@ def check(directory: Path, public_key: Path) -> None:
             "was signed). Nothing was changed.",
             hint="get the bundle again from its maker, or check that this is their key",
         )
+    return fingerprint(trusted)
+
+
+def fingerprint(key_line: str) -> str:
+    """`SHA256:...` of an OpenSSH public key line (`TYPE BASE64`), as `ssh-keygen -l`."""
+    digest = hashlib.sha256(base64.b64decode(key_line.split()[1])).digest()
+    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
 def _public_key_line(path: Path) -> str:
     """`TYPE BASE64` of an OpenSSH public key file."""
     try:
-        with path.open("rb") as handle:
-            text = handle.read(PUBLIC_KEY_MAX_BYTES).decode("ascii")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_named(path, "--trust", PUBLIC_KEY_MAX_BYTES).decode("ascii")
+    except NotAFile as exc:
+        raise BundleError(
+            str(exc), hint="give the .pub file of the key that signed the bundle"
+        ) from None
+    except UnicodeDecodeError as exc:
         raise BundleError(f"--trust {path}: cannot be read as a public key: {exc}") from None
     words = text.split()
     if (

@@ -11,11 +11,15 @@ that keeps what it says inside its folder lives here, and every reader goes thro
   link is refused before it is read), has the recorded size and sha256, and is read with
   a bound;
 - the manifest has a bounded size and the documented shape (docs/json.md), which bounds
-  its depth; anything else is refused with what to do next.
+  its depth; anything else is refused with what to do next;
+- a file is written (NewFile) into a folder opened level by level without following a link
+  (a folder that is a link is refused before anything is written), through a temporary name
+  created with `O_EXCL | O_NOFOLLOW` and renamed over the file's name once complete.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -51,6 +55,7 @@ MACHINE = re.compile(r"[a-z0-9_]{1,16}")
 PACKAGE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,127}")
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def plain_path(path: object) -> str:
@@ -100,6 +105,103 @@ def _open_parts(directory: Path, parts: list[str]) -> int:
         os.close(handle)
         raise OSError(errno.EINVAL, "not a regular file")
     return handle
+
+
+def folder_fd(directory: Path, folder: str = "") -> int:
+    """A descriptor of the bundle's `folder` (`pip`, `apt/REPO`; "" for the bundle folder
+    itself), each level made where missing and opened without following a link. A level
+    that is a link (or a file) is BundleError, before anything is written; OSError for a
+    folder that cannot be made (permissions, a full disk)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in [p for p in folder.split("/") if p]:
+            if not NAME.fullmatch(part):
+                plain_path(f"{folder}/")  # BundleError naming it
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                raise BundleError(
+                    f"{directory / folder} is a symbolic link or not a folder: a bundle writes "
+                    "only into folders of its own; nothing was written",
+                    hint=f"move {directory / folder} away (a bundle's folders are its own) "
+                    "and run the command again",
+                ) from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+class NewFile:
+    """A file of the bundle being written (`with NewFile(directory, path, temp) as new:
+    new.write(...); new.commit()`): the temporary name `temp` in the file's folder is created
+    with O_EXCL and O_NOFOLLOW (a leftover or a planted link there is removed, never
+    followed) and renamed over the file's name by commit(); left without commit, the
+    temporary file is removed. OSError for a write that fails (a full disk)."""
+
+    def __init__(self, directory: Path, path: str, temp: str):
+        folder, _, self.name = path.rpartition("/")
+        self.temp = temp
+        self.dir_fd = folder_fd(directory, folder)
+        self.fd = -1
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=self.dir_fd)
+            self.fd = os.open(temp, _NEW_FLAGS, 0o644, dir_fd=self.dir_fd)
+        except BaseException:
+            os.close(self.dir_fd)
+            raise
+
+    def __enter__(self) -> NewFile:
+        return self
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def commit(self) -> None:
+        os.fsync(self.fd)
+        os.close(self.fd)
+        self.fd = -1
+        os.replace(self.temp, self.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+        self.temp = ""
+
+    def __exit__(self, *_exc: object) -> None:
+        try:
+            if self.fd >= 0:
+                os.close(self.fd)
+            if self.temp:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.temp, dir_fd=self.dir_fd)
+        finally:
+            os.close(self.dir_fd)
+
+
+def remove_inside(directory: Path, path: str) -> None:
+    """Remove the bundle's file `path` (a partial download) without entering a folder that
+    is a link (its files are not the bundle's); nothing when it is missing."""
+    folder, _, name = path.rpartition("/")
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        for part in [p for p in folder.split("/") if p]:
+            inner = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.unlink(name, dir_fd=fd)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
 
 
 def _read(handle: int, limit: int, each: Callable[[bytes], None]) -> int:
@@ -177,14 +279,35 @@ def read_checked(directory: Path, path: str, sha256: str, limit: int) -> bytes:
     return data
 
 
-def read_manifest(directory: Path) -> dict[str, Any] | None:
+def read_manifest(directory: Path, sha256: str | None = None) -> dict[str, Any] | None:
     """The manifest of the bundle in `directory`, its size, shape and paths checked; None
-    when the folder has none. BundleError for everything else."""
+    when the folder has none. BundleError for everything else, and for a manifest whose
+    sha256 is not `sha256` (given: the one a run checked before it started)."""
+    return read_manifest_sha256(directory, sha256)[0]
+
+
+def read_manifest_sha256(
+    directory: Path, sha256: str | None = None
+) -> tuple[dict[str, Any] | None, str]:
+    """read_manifest's manifest and the sha256 of the bytes it was read from ("" when the
+    folder has none): what a run checks once and then pins."""
+    manifest, actual = _read_manifest(directory)
+    if sha256 and actual != sha256:
+        raise BundleError(
+            f"{directory / MANIFEST} changed after --trust checked it (sha256 {sha256}, now "
+            f"{actual or 'none'}): it is not the manifest that was verified. Nothing was changed.",
+            hint="find out who changed the bundle, get it again from its maker and run the "
+            "command again",
+        )
+    return manifest, actual
+
+
+def _read_manifest(directory: Path) -> tuple[dict[str, Any] | None, str]:
     hint = "restore it, or start a new bundle in an empty folder"
     try:
         handle = _open_parts(directory, [MANIFEST])
     except FileNotFoundError:
-        return None
+        return None, ""
     except OSError as exc:
         raise BundleError(
             f"{directory / MANIFEST} cannot be read: {exc.strerror or exc} (a bundle's "
@@ -204,8 +327,9 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
             "jetson-env bundle manifest",
             hint=hint,
         )
+    raw = b"".join(chunks)
     try:
-        data = json.loads(b"".join(chunks), parse_constant=_no_constant)
+        data = json.loads(raw, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise BundleError(
             f"{directory / MANIFEST} is not JSON: {str(exc)[:200]}", hint=hint
@@ -217,7 +341,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
             f"{problem}. Nothing was read through it.",
             hint=hint,
         )
-    return data
+    return data, hashlib.sha256(raw).hexdigest()
 
 
 def _no_constant(name: str) -> None:

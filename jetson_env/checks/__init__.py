@@ -53,6 +53,7 @@ class Check:
 def _registry() -> tuple[Check, ...]:
     from jetson_env.checks import (
         cuda,
+        cuda_python,
         cudnn,
         docker,
         engines,
@@ -76,6 +77,7 @@ def _registry() -> tuple[Check, ...]:
         cuda,
         cudnn,
         pycuda,
+        cuda_python,
         termcolor,
         torch,
         torchvision,

@@ -16,7 +16,7 @@ from typing import Any
 
 from jetson_env import roles, target_python
 from jetson_env.findings import Remedy
-from jetson_env.matrix import Matrix, Release, UnknownRelease
+from jetson_env.matrix import Matrix, Release, TensorRTPip, UnknownRelease
 from jetson_env.probing import ProbeResult
 
 DEFAULT_CUDA_ROOT = "/usr/local/cuda"
@@ -88,6 +88,22 @@ class Facts:
         return python or "python3"
 
     @property
+    def python_version(self) -> str | None:
+        """The target interpreter's version ("3.14.0"), as the platform probe saw it."""
+        return self.raw_platform.get("python", {}).get("version")
+
+    @property
+    def torch_version(self) -> str | None:
+        """The host's torch, else the matrix row's (what provisioning installs)."""
+        found = self.data("torch").get("torch", {})
+        return found.get("version") if found.get("installed") else self.profile.torch.version
+
+    @property
+    def x86_tensorrt(self) -> TensorRTPip:
+        """x86's pip TensorRT for this host's Python (3.14 has no 10.x bindings)."""
+        return self.matrix.x86_tensorrt_for(self.python_version)
+
+    @property
     def is_root(self) -> bool:
         return self.raw_platform.get("uid") == 0
 
@@ -133,30 +149,23 @@ class Facts:
         command = f"{shlex.quote(self.python)} -m pip install {' '.join([*options, args])}"
         return self.as_installer(f"env {' '.join(env)} {command}" if env else command)
 
-    def shell_setting(self, variable: str, value: str, login_scripts: list[str]) -> Remedy:
-        """Make `variable` include `value` for every user: a new shell if a login script already
-        sets it (this session did not read it), else the cuda_env role's profile.d script."""
-        line = login_line(variable, value, prepend=True)
-        if login_scripts:
-            return Remedy(
-                f". {shlex.quote(login_scripts[0])}  # or log in again: login shells read it",
-                why=f"{login_scripts[0]} already sets it: this shell has not read it yet",
-            )
-        script = shlex.quote(roles.default("cuda_env", "profile_file"))
-        shell = f"echo {shlex.quote(line)} | {self.sudo(f'tee -a {script}')} && . {script}"
-        return self.cuda_env_remedy(shell)
-
     def cuda_login_script(self) -> Remedy:
-        """The cuda_env role's profile.d script: CUDA's folders for every login shell."""
+        """The cuda_env role's whole profile.d script, as its template writes it (CUDA_HOME;
+        PATH, LD_LIBRARY_PATH, CPATH and LIBRARY_PATH each gaining CUDA's folder once), then
+        read by this shell: the one remedy of every cuda finding about a shell setting."""
         root = self.cuda_root
         folders = {"PATH": f"{root}/bin", "LD_LIBRARY_PATH": f"{root}/lib64",
                    "CPATH": f"{root}/include", "LIBRARY_PATH": f"{root}/lib64"}  # fmt: skip
         lines = [login_line("CUDA_HOME", root)] + [
-            login_line(variable, folder, prepend=True) for variable, folder in folders.items()
+            f'case ":${{{variable}:-}}:" in *{shell_word(f":{folder}:")}*) ;; '
+            f"*) {login_line(variable, folder, prepend=True)} ;; esac"
+            for variable, folder in folders.items()
         ]
         script = shlex.quote(roles.default("cuda_env", "profile_file"))
         shell = "printf '%s\\n' " + " ".join(shlex.quote(line) for line in lines)
-        return self.cuda_env_remedy(f"{shell} | {self.sudo(f'tee {script}')}")
+        return self.cuda_env_remedy(
+            f"{shell} | {self.sudo(f'tee {script}')} >/dev/null && . {script}"
+        )
 
     def cuda_env_remedy(self, shell: str, extra_lib_dirs: tuple[str, ...] = ()) -> Remedy:
         variables = [("cuda_env_root", self.cuda_root)]
@@ -185,11 +194,18 @@ class Facts:
         return Remedy(self.sudo("apt-get update") + " && " + self.apt_install(*packages),
                       "jetpack_apt")  # fmt: skip
 
-    def python_base_install(self, requirement: str) -> Remedy:
+    def python_base_install(
+        self, requirement: str, package_set: str, packages: tuple[str, ...] = ()
+    ) -> Remedy:
         """pip, as the python_base role installs its packages (the pip policy), into the
-        Python the doctor probed (the role's jetson_facts_python)."""
-        return Remedy(self.pip_install(requirement), "python_base",
-                      (("jetson_facts_python", self.python),))  # fmt: skip
+        Python the doctor probed (the role's jetson_facts_python): only the finding's package
+        set (python_base_sets; `packages`: that set's packages), so the fix moves nothing
+        else (no numpy pin, no onnx with termcolor)."""
+        variables: list[tuple[str, Any]] = [("jetson_facts_python", self.python),
+                                            ("python_base_sets", [package_set])]  # fmt: skip
+        if packages:
+            variables.append(("python_base_pip_packages", list(packages)))
+        return Remedy(self.pip_install(requirement), "python_base", tuple(variables))
 
     @property
     def cuda_root(self) -> str:

@@ -8,7 +8,7 @@ PATH and needs cuda.h (else "cuda.h: No such file or directory").
 from __future__ import annotations
 
 from jetson_env.checks import Check
-from jetson_env.checks.context import Facts, version_matches
+from jetson_env.checks.context import Facts, shell_word, version_matches
 from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 
 X86_CUDA = "an x86 host's CUDA toolkit is its own (NVIDIA's installer for its driver)"
@@ -71,34 +71,46 @@ def run(facts: Facts) -> list[Finding]:
         else:
             findings.append(CHECK.finding(OK, summary))
     if version is not None:
+        login = data.get("login") or {}
         nvcc = data.get("nvcc_on_path")
         if nvcc:
             findings.append(CHECK.finding(OK, f"nvcc on PATH: {nvcc}"))
-        else:
+        elif "nvcc_in_root" in data and not data["nvcc_in_root"]:
             findings.append(
                 CHECK.finding(
                     WARN,
-                    f"nvcc is not on PATH: pycuda's build cannot find CUDA ({root}/bin)",
-                    remedy=facts.shell_setting(
-                        "PATH", f"{root}/bin", data.get("profile_d", {}).get("PATH", [])
-                    ),
+                    f"nvcc is not on PATH and the toolkit at {root} has none ({root}/bin/nvcc): "
+                    "pycuda's build cannot find CUDA",
+                    remedy=_toolkit_install(facts),
                 )
             )
-        findings.append(_login_shells(facts, data.get("login") or {}, root))
+        else:
+            findings.append(
+                _predates(login.get("PATH"), f"nvcc is not on PATH in this shell ({root}/bin)")
+                or CHECK.finding(
+                    WARN,
+                    f"nvcc is not on PATH: pycuda's build cannot find CUDA ({root}/bin)",
+                    remedy=facts.cuda_login_script(),
+                )
+            )
+        findings.append(_login_shells(facts, login, root))
         reachable = data.get("cuda_h_reachable")
         if reachable:
             findings.append(CHECK.finding(OK, "cuda.h is reachable by the C compiler"))
         elif reachable is False:
-            include = f"{root}/include"
+            details = [unknown.get("cuda_h_reachable", ""), f"cuda.h at {data.get('cuda_h')}"]
             findings.append(
-                CHECK.finding(
+                _predates(
+                    data.get("profile_d", {}).get("CPATH"),
+                    f"the C compiler does not find cuda.h in this shell (CPATH: {root}/include)",
+                    details,
+                )
+                or CHECK.finding(
                     WARN,
                     "the C compiler does not find cuda.h: building pycuda fails with "
                     '"cuda.h: No such file or directory"',
-                    [unknown.get("cuda_h_reachable", ""), f"cuda.h at {data.get('cuda_h')}"],
-                    remedy=facts.shell_setting(
-                        "CPATH", include, data.get("profile_d", {}).get("CPATH", [])
-                    ),
+                    details,
+                    remedy=facts.cuda_login_script(),
                 )
             )
         else:
@@ -126,6 +138,29 @@ def run(facts: Facts) -> list[Finding]:
     return findings
 
 
+def _toolkit_install(facts: Facts, why: str = "part of it is missing") -> Remedy:
+    """The toolkit again: JetPack's packages on a Jetson, NVIDIA's installer on x86."""
+    if facts.is_jetson:
+        return facts.jetpack_install()
+    return Remedy(
+        f"reinstall the CUDA toolkit ({why}): https://developer.nvidia.com/cuda-downloads",
+        why=X86_CUDA,
+    )
+
+
+def _predates(scripts: list[str] | None, missing: str, details=()) -> Finding | None:
+    """ok where a login script already gives new shells the setting this shell lacks (a shell
+    started before provisioning wrote it): what is missing is this shell's, not the host's."""
+    if not scripts:
+        return None
+    return CHECK.finding(
+        OK,
+        f"{missing}, which predates {scripts[0]}: new login shells get it "
+        f"(`. {shell_word(scripts[0])}` gives it to this one)",
+        details,
+    )
+
+
 def _login_shells(facts: Facts, login: dict, root: str) -> Finding:
     """Whether a login file (/etc/profile.d, /etc/environment) gives every login shell CUDA's
     bin on PATH and its libraries on LD_LIBRARY_PATH."""
@@ -149,15 +184,7 @@ def _cudart_not_loaded(facts: Facts, data: dict, root: str) -> Finding:
     details = [data.get("unknown", {}).get("cudart", "")]
     files = data.get("cudart_files") or []
     if not files:
-        remedy = (
-            facts.jetpack_install()
-            if facts.is_jetson
-            else Remedy(
-                "reinstall the CUDA toolkit (its runtime library is missing): "
-                "https://developer.nvidia.com/cuda-downloads",
-                why=X86_CUDA,
-            )
-        )
+        remedy = _toolkit_install(facts, "its runtime library is missing")
         return CHECK.finding(WARN, f"libcudart is not in the toolkit at {root}", details, remedy)
     folder = files[0].rsplit("/", 1)[0]
     listed_in = data.get("cudart_dir_listed_in")

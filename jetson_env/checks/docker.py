@@ -51,6 +51,20 @@ def daemon_json_merge(facts: Facts, restart: bool) -> Remedy:
     return Remedy(shell, "docker_runtime")
 
 
+RUNTIME = "nvidia-container-runtime"
+
+
+def runtime_install(facts: Facts, then: Remedy | None = None) -> Remedy:
+    """What installs NVIDIA's container runtime: the docker_runtime role with its packages on
+    (docker_runtime_install_packages, off by default) naming the family's runtime package
+    (from NVIDIA's apt repository; a list, so that it adds to another finding's packages),
+    then `then` (the daemon.json merge) where the runtime is to be registered too."""
+    package = "nvidia-docker2" if facts.is_jetson else "nvidia-container-toolkit"
+    shell = facts.apt_install(package) + (f" && {then.shell}" if then else "")
+    return Remedy(shell, "docker_runtime", (("docker_runtime_install_packages", True),
+                                            ("docker_runtime_packages", [package])))  # fmt: skip
+
+
 def daemon_json_findings(facts: Facts, data: dict, restart: bool) -> list[Finding]:
     """daemon.json as written, whether or not an engine reads it now."""
     daemon = data.get("daemon_json") or {}
@@ -68,6 +82,14 @@ def daemon_json_findings(facts: Facts, data: dict, restart: bool) -> list[Findin
         return [CHECK.finding(FAIL, f"{path}: {error}", remedy=remedy)]
     registered = "nvidia" in (config.get("runtimes") or {})
     default = config.get("default-runtime") == "nvidia"
+    installed = data.get("nvidia_container_runtime") is not None
+    if registered and not installed:
+        return [CHECK.finding(
+            FAIL if facts.is_jetson else WARN,
+            f"{path} registers the nvidia runtime, but {RUNTIME} is not installed: "
+            "`docker run --runtime nvidia` fails",
+            remedy=runtime_install(facts),
+        )]  # fmt: skip
     if registered and (default or not facts.is_jetson):
         return [CHECK.finding(OK, f"{path} registers the nvidia runtime"
                               + (" as the default" if default else ""))]  # fmt: skip
@@ -80,11 +102,12 @@ def daemon_json_findings(facts: Facts, data: dict, restart: bool) -> list[Findin
     problem = (
         "containers will not see the GPU" if not registered else "`docker build` will not see CUDA"
     )
+    merge = daemon_json_merge(facts, restart)
     return [
         CHECK.finding(
             FAIL if facts.is_jetson and not registered else WARN,
             f"{summary}: {problem}",
-            remedy=daemon_json_merge(facts, restart),
+            remedy=merge if installed else runtime_install(facts, merge),
         )
     ]
 
@@ -192,10 +215,17 @@ def run(facts: Facts) -> list[Finding]:
         default = engine.get("default_runtime")
         summary = f"Docker {engine.get('server_version')}, runtimes {', '.join(runtimes)}"
         merge = daemon_json_merge(facts, restart=True)
-        if "nvidia" not in runtimes:
-            if data.get("nvidia_container_runtime") is None:
-                package = "nvidia-docker2" if facts.is_jetson else "nvidia-container-toolkit"
-                merge = Remedy(f"{facts.apt_install(package)} && {merge.shell}", merge.role)
+        installed = data.get("nvidia_container_runtime") is not None
+        if not installed:
+            merge = runtime_install(facts, merge)
+        if "nvidia" in runtimes and not installed:
+            findings.append(CHECK.finding(
+                FAIL if facts.is_jetson else WARN,
+                f"{summary}: the engine lists the nvidia runtime, but {RUNTIME} is not "
+                "installed: `docker run --runtime nvidia` fails",
+                remedy=runtime_install(facts),
+            ))  # fmt: skip
+        elif "nvidia" not in runtimes:
             findings.append(CHECK.finding(
                 FAIL if facts.is_jetson else WARN,
                 f"{summary}: the nvidia runtime is not registered",

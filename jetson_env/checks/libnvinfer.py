@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import shlex
 
-from jetson_env import roles
+from jetson_env import roles, tensorrt_tarballs
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, version_matches
 from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
+from jetson_env.matrix import JetsonTensorRT
 
 USER_DIRS = ("/home/", "/root/")
 
@@ -30,16 +31,11 @@ def loader_remedy(facts: Facts, directory: str) -> Remedy:
                       why="a folder in the user's home is the user's own shell setup")  # fmt: skip
     shell = facts.loader_conf("tensorrt", directory)
     install_dir = roles.default("tensorrt", "install_dir").rstrip("/")
-    if re.fullmatch(TARBALL_LIB.format(re.escape(install_dir)), directory):
+    if re.fullmatch(tensorrt_tarballs.LIB_DIR.format(re.escape(install_dir)), directory):
         return Remedy(shell, "tensorrt")
     if directory.endswith("/tensorrt_libs"):
         return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python),))
     return Remedy(shell, why="the tensorrt role registers the folders of what it installed")
-
-
-# A tarball unpacked by the tensorrt role: TensorRT-10.16.1.11/lib (10.x) or
-# TensorRT-Enterprise-11.4.0.106/lib (11.x names); the role's own regex is the same.
-TARBALL_LIB = r"{}/TensorRT(-Enterprise)?-[0-9][^/]*/lib"
 
 
 def pip_install_remedy(facts: Facts) -> Remedy:
@@ -52,7 +48,7 @@ def pip_install_remedy(facts: Facts) -> Remedy:
     where = f"{python} -c {shlex.quote(libs_dir)}"
     conf = shlex.quote(roles.default("tensorrt", "ldconfig_file"))
     shell = (
-        facts.pip_install(facts.matrix.x86_tensorrt.requirement)
+        facts.pip_install(facts.x86_tensorrt.requirement)
         + f" && {where} | {facts.sudo(f'tee {conf}')} && "
         + facts.sudo("ldconfig")
     )
@@ -77,6 +73,22 @@ def expected_version(facts: Facts) -> str | None:
     return facts.release.tensorrt if facts.release else None
 
 
+def alternative(facts: Facts, version: str) -> JetsonTensorRT | None:
+    """The TensorRT NVIDIA supports on this Jetson beside JetPack's that `version` is (11.4.1
+    from the SBSA package on R39.2.2+), or None."""
+    if not facts.is_jetson or not facts.platform or not facts.platform.get("l4t"):
+        return None
+    soc = facts.raw_platform.get("soc")
+    return next(
+        (
+            other
+            for other in facts.matrix.jetson_tensorrt
+            if version_matches(version, other.version) and other.applies(facts.platform["l4t"], soc)
+        ),
+        None,
+    )
+
+
 def run(facts: Facts) -> list[Finding]:
     data = facts.data("tensorrt")
     files = data.get("files", [])
@@ -91,6 +103,15 @@ def run(facts: Facts) -> list[Finding]:
     if loaded:
         version = loaded["version"]
         summary = f"libnvinfer {version} loads through the loader ({loaded['name']})"
+        other = alternative(facts, version)
+        if other is not None:
+            converters = facts.matrix.converters.for_host(version, facts.torch_version, True)
+            details.append(
+                f"TensorRT {other.version} on L4T R{facts.platform['l4t']} instead of JetPack's"
+                f" {expected}: NVIDIA supports it on {other.modules} ({other.package}); it"
+                " converts with " + ", ".join(facts.matrix.converters.names[c] for c in converters)
+            )
+            return [CHECK.finding(OK, summary, details)]
         if expected and not version_matches(version, expected):
             return [
                 CHECK.finding(

@@ -126,10 +126,32 @@ def onnx_findings(facts: Facts, data: dict) -> list[Finding]:
         )
     error = entry.get("error") or ""
     # torch.onnx.export needs the onnx package ("Module onnx is not installed!"): the matrix
-    # row's pip_prerequisites, which the python_base role installs.
+    # row's pip_prerequisites, python_base's `prerequisites` set, asked for by this finding only.
     missing = "onnx is not installed" in error or "No module named 'onnx'" in error
-    remedy = facts.python_base_install("onnx") if missing else None
-    return [judged(name, entry, details, remedy)]
+    remedy = facts.python_base_install("onnx", "prerequisites") if missing else None
+    return [judged(name, entry, details, remedy), *host_runtime_findings(entry)]
+
+
+def host_runtime_findings(onnx: dict) -> list[Finding]:
+    """The ONNX engine run through the host's CUDA bindings (cuda-python, else pycuda), as
+    NVIDIA's TensorRT samples run an engine."""
+    entry = onnx.get("host_runtime")
+    if not entry:
+        return []
+    bindings = entry.get("bindings")
+    if not bindings:
+        return [CHECK.finding(SKIP, "engine through CUDA bindings: not run",
+                              [entry.get("error") or ""])]  # fmt: skip
+    if entry.get("error") or entry.get("max_abs_error") is None:
+        return [CHECK.finding(FAIL, f"engine through {bindings}: failed",
+                              [entry.get("error") or "no output"])]  # fmt: skip
+    return [
+        CHECK.finding(
+            OK if entry["within_tolerance"] else FAIL,
+            f"engine through {bindings} (host buffers, as TensorRT's samples run it): max abs"
+            f" error {entry['max_abs_error']:.2e} (tolerance {entry['tolerance']:g})",
+        )
+    ]
 
 
 def torch_tensorrt_findings(data: dict) -> list[Finding]:

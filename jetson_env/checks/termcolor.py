@@ -19,7 +19,7 @@ def run(facts: Facts) -> list[Finding]:
             f"termcolor is not importable in {facts.python}: torch2trt's tests fail with "
             "\"No module named 'termcolor'\"",
             [module.get("error") or ""],
-            remedy=facts.python_base_install("termcolor"),
+            remedy=facts.python_base_install("termcolor", "packages", ("termcolor",)),
         )
     ]
 

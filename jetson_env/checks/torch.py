@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 from jetson_env import roles
 from jetson_env.checks import Check
-from jetson_env.checks.context import Facts
+from jetson_env.checks.context import Facts, shell_word
 from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 from jetson_env.provisioning import torch_source
 
@@ -91,6 +91,50 @@ def _arch(name: str, prefix: str) -> tuple[int, int] | None:
     return int(digits[:-1]), int(digits[-1])
 
 
+HIDDEN_BY_THE_SESSION = (
+    "what hides the GPU is this session's environment or its container's start, not a role's"
+)
+START_WITH_GPUS = "start the container with the GPUs: docker run --gpus all (or --runtime nvidia)"
+
+
+def what_hides_the_gpu(facts: Facts) -> tuple[str, str] | None:
+    """(what hides every GPU from CUDA, how to show them) where the driver is not to blame:
+    CUDA_VISIBLE_DEVICES (CUDA reads its list up to the first entry that names no device),
+    NVIDIA_VISIBLE_DEVICES=void/none (the container runtime gave no GPU), a container without
+    NVIDIA's device nodes. None where nothing does (then the driver is the suspect)."""
+    seen = facts.data("torch").get("visibility") or {}
+    cuda = seen.get("cuda_visible_devices")
+    if cuda is not None:
+        first = cuda.split(",")[0].strip()
+        listed = facts.platform["gpus"] if facts.platform else []
+        gpus = 1 if facts.is_jetson else len(listed) or None  # nvidia-smi's, or unknown
+        shown = f"CUDA_VISIBLE_DEVICES={shell_word(cuda)}"
+        unset = "unset CUDA_VISIBLE_DEVICES  # or name a GPU: CUDA_VISIBLE_DEVICES=0"
+        if not first:
+            return f"{shown} (set empty) hides every GPU", unset
+        if re.fullmatch(r"-?\d+", first):
+            if int(first) < 0:
+                return f"{shown} hides every GPU", unset
+            if gpus is not None and int(first) >= gpus:
+                return (f"{shown} names GPU {first}, and this host has {gpus} "
+                        f"(0 to {gpus - 1})", unset)  # fmt: skip
+        elif not first.startswith(("GPU-", "MIG-")):
+            return f"{shown} names no GPU", unset
+    nvidia = seen.get("nvidia_visible_devices")
+    if nvidia is not None and nvidia.strip().lower() in ("void", "none", ""):
+        return (f"NVIDIA_VISIBLE_DEVICES={shell_word(nvidia)} gives this container no GPU",
+                START_WITH_GPUS)  # fmt: skip
+    nodes = seen.get("device_nodes")
+    if (
+        seen.get("container")
+        and not facts.is_jetson
+        and nodes is not None
+        and not any(re.fullmatch(r"/dev/nvidia\d+", node) for node in nodes)
+    ):
+        return "this container has no NVIDIA device nodes (/dev/nvidia0 ...)", START_WITH_GPUS
+    return None
+
+
 def run(facts: Facts) -> list[Finding]:
     data = facts.data("torch").get("torch", {})
     if not data.get("installed"):
@@ -137,6 +181,17 @@ def run(facts: Facts) -> list[Finding]:
             )
         ]
     summary = f"torch {version}, built with CUDA {data['cuda_build']}"
+    hidden = what_hides_the_gpu(facts) if not data.get("cuda_available") else None
+    if hidden:
+        what, remedy = hidden
+        return [
+            CHECK.finding(
+                FAIL if has_gpu else WARN,
+                f"{summary}, but {what}: torch.cuda.is_available() is False",
+                [*details, data.get("error") or "no CUDA device visible to torch"],
+                remedy=Remedy(remedy, why=HIDDEN_BY_THE_SESSION),
+            )
+        ]
     if not data.get("cuda_available"):
         return [
             CHECK.finding(

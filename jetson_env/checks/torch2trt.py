@@ -102,7 +102,9 @@ def install_remedy(facts: Facts) -> Remedy:
 
 def tensorrt_it_cannot_use(facts: Facts) -> Finding | None:
     """torch2trt with a TensorRT major it cannot convert with (TensorRT 11): what fails, and
-    both ways out."""
+    the ways out: back to the matrix's TensorRT below 11 where this host's Python has one, and
+    the converters that work with this TensorRT and this torch (Torch-TensorRT only where a
+    release's Requires-Dist admits both)."""
     version = tensorrt_version(facts)
     converters = facts.matrix.converters
     if (
@@ -111,24 +113,42 @@ def tensorrt_it_cannot_use(facts: Facts) -> Finding | None:
         or not converters.for_tensorrt(version)
     ):
         return None
-    others = ", ".join(converters.names[name] for name in converters.for_tensorrt(version))
+    torch = facts.torch_version
+    others = converters.for_host(version, torch, facts.is_jetson)
     if facts.is_jetson:
         pinned = facts.release.tensorrt if facts.release else "its JetPack's"
         back = libnvinfer.reinstall_jetpack_remedy(facts)
     else:
-        pinned = facts.matrix.x86_tensorrt.version
+        pinned = facts.x86_tensorrt.version
         back = libnvinfer.pip_install_remedy(facts)
+    ways = []
+    if converters.supports("torch2trt", pinned):
+        ways.append(f"TensorRT {pinned} (the matrix's, below 11), the remedy below")
+    else:
+        back = None
+    if others:
+        fitting = converters.torch_tensorrt_for(torch, version, facts.is_jetson)
+        named = ", ".join(
+            converters.names[name] + (f" {fitting.version}" if name == "torch_tensorrt" else "")
+            for name in others
+        )
+        ways.append(
+            f"keep TensorRT {version} and convert with {named} instead (the smoke runs each one"
+            " that is installed)"
+        )
+    details = [f"way out {number}: {way}" for number, way in enumerate(ways, 1)]
+    if not converters.supports("torch2trt", pinned):
+        details.append(
+            f"Python {facts.python_version}: the matrix's TensorRT for it is {pinned}, as no"
+            " TensorRT below 11 has bindings for it"
+        )
     return CHECK.finding(
         FAIL,
         f"torch2trt cannot convert with TensorRT {version}: it creates every network with "
         "NetworkDefinitionCreationFlag.EXPLICIT_BATCH and sets BuilderFlag.FP16 for fp16, "
         f"which TensorRT {version.split('.')[0]} removed (networks are strongly typed; "
         "platform_has_fast_fp16 and the INT8 calibrator are gone too)",
-        [
-            f"way out 1: TensorRT {pinned} (the matrix's, below 11), the remedy below",
-            f"way out 2: keep TensorRT {version} and convert with {others} instead "
-            "(the smoke runs each one that is installed)",
-        ],
+        details,
         remedy=back,
     )
 

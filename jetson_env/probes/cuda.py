@@ -244,6 +244,13 @@ def login_settings(root, files=None):
     }
 
 
+def nvcc_in(root):
+    """The toolkit's own nvcc (<root>/bin/nvcc), None where it has none: a login script that
+    puts <root>/bin on PATH gives new shells nvcc only where it is there."""
+    path = os.path.join(root, "bin", "nvcc") if root else None
+    return path if path and os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
 def collect():
     unknown = {}
     nvcc = shutil.which("nvcc")
@@ -257,6 +264,7 @@ def collect():
         "version": version,
         "version_source": version_source,
         "nvcc_on_path": nvcc,
+        "nvcc_in_root": nvcc_in(root),
         "cuda_h": include if include and os.path.isfile(include) else None,
         "cuda_h_reachable": cuda_h_reachable(unknown),
         "cudart": cudart(unknown),

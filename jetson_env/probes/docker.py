@@ -109,6 +109,21 @@ def service_manager():
     return None
 
 
+# Where dockerd finds the runtime daemon.json names by its bare name: its own PATH (a
+# service's), which the doctor's session may not have (sudo's secure_path, a venv's PATH).
+RUNTIME_PATH = os.pathsep.join(
+    [
+        os.environ.get("PATH", ""),
+        "/usr/local/sbin",
+        "/usr/local/bin",
+        "/usr/sbin",
+        "/usr/bin",
+        "/sbin",
+        "/bin",
+    ]
+)
+
+
 def collect():
     cli = shutil.which("docker")
     return {
@@ -117,6 +132,6 @@ def collect():
         "daemon_json": daemon_json(),
         "csv_dir": CSV_DIR,
         "csv_lists": csv_lists(),
-        "nvidia_container_runtime": shutil.which("nvidia-container-runtime"),
+        "nvidia_container_runtime": shutil.which("nvidia-container-runtime", path=RUNTIME_PATH),
         "service_manager": service_manager(),
     }

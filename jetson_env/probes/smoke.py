@@ -14,7 +14,8 @@ time and max error against PyTorch:
 - ONNX: torch.onnx.export, then TensorRT's own OnnxParser (a strongly typed network from
   TensorRT 11 on, explicit batch before 10), the serialized engine written to a file with a
   sidecar `<engine>.json` saying which TensorRT and compute capability built it, read back,
-  deserialized and run.
+  deserialized and run; then run once more as NVIDIA's samples run an engine, host buffers
+  through cuda-python's driver API where cuda.bindings imports, else pycuda's.
 - Torch-TensorRT (torch_tensorrt.compile), when it is installed.
 
 Temporary files are removed. TensorRT attributes that some releases lack are read with
@@ -349,8 +350,103 @@ def onnx_engine(torch, trt, model, x, reference, result, work):
             entry["error"] = "deserialize_cuda_engine returned None for the file just written"
             return
         measured(torch, entry, engine_runner(torch, trt, engine), x, reference, result)
+        entry["host_runtime"] = host_runtime(trt, engine, x, reference)
     except Exception as exc:
         entry["error"] = describe(exc)
+
+
+def host_runtime(trt, engine, x, reference):
+    """The reloaded engine run as NVIDIA's TensorRT samples run one, without torch's memory:
+    host buffers copied to device memory and back through cuda-python's driver API
+    (cuda.bindings, the samples' from TensorRT 10.14 on) where it imports, else pycuda's."""
+    stage("running the engine through the host's CUDA bindings")
+    entry = {"bindings": None, "max_abs_error": None, "within_tolerance": None, "error": None}
+    names = [engine.get_tensor_name(i) for i in range(getattr(engine, "num_io_tensors", 0))]
+    context = engine.create_execution_context()
+    if not names or not hasattr(context, "execute_async_v3"):
+        entry["error"] = "this TensorRT has no tensor API (execute_async_v3): not run"
+        return entry
+    host_in = x.detach().cpu().float().numpy()  # randn: contiguous
+    host_out = reference.detach().cpu().float().numpy().copy()
+    host_out.fill(0)
+    try:
+        from cuda.bindings import driver  # noqa: F401 (cuda-python, Python 3.9+)
+
+        entry["bindings"] = "cuda-python"
+        run_engine = run_with_cuda_python
+    except Exception:
+        try:
+            import pycuda.driver  # noqa: F401
+
+            entry["bindings"] = "pycuda"
+            run_engine = run_with_pycuda
+        except Exception as exc:
+            entry["error"] = "neither cuda-python nor pycuda imports (%s)" % describe(exc)
+            return entry
+    try:
+        run_engine(context, names, host_in, host_out)
+        error = float(abs(host_out - reference.detach().cpu().float().numpy()).max())
+        entry["max_abs_error"] = error
+        entry["tolerance"] = TOLERANCE["fp32"]
+        entry["within_tolerance"] = error <= TOLERANCE["fp32"]
+    except Exception as exc:
+        entry["error"] = describe(exc)
+    return entry
+
+
+def run_with_cuda_python(context, names, host_in, host_out):
+    """cuMemAlloc, cuMemcpyHtoDAsync, execute_async_v3 on a new stream, cuMemcpyDtoHAsync, in
+    the device's primary context (torch's)."""
+    from cuda.bindings import driver
+
+    def checked(result):
+        if int(getattr(result[0], "value", result[0])) != 0:
+            raise RuntimeError(getattr(result[0], "name", str(result[0])))
+        return result[1] if len(result) > 1 else None
+
+    checked(driver.cuInit(0))
+    device = checked(driver.cuDeviceGet(0))
+    checked(driver.cuCtxSetCurrent(checked(driver.cuDevicePrimaryCtxRetain(device))))
+    stream = checked(driver.cuStreamCreate(0))
+    buffers = [checked(driver.cuMemAlloc(a.nbytes)) for a in (host_in, host_out)]
+    try:
+        checked(driver.cuMemcpyHtoDAsync(buffers[0], host_in.ctypes.data, host_in.nbytes, stream))
+        context.set_tensor_address(names[0], int(buffers[0]))
+        context.set_tensor_address(names[1], int(buffers[1]))
+        if not context.execute_async_v3(int(stream)):
+            raise RuntimeError("execute_async_v3 returned False")
+        checked(driver.cuMemcpyDtoHAsync(host_out.ctypes.data, buffers[1], host_out.nbytes,
+                                         stream))  # fmt: skip
+        checked(driver.cuStreamSynchronize(stream))
+    finally:
+        for buffer in buffers:
+            driver.cuMemFree(buffer)
+        driver.cuStreamDestroy(stream)
+        driver.cuDevicePrimaryCtxRelease(device)
+
+
+def run_with_pycuda(context, names, host_in, host_out):
+    """pycuda's mem_alloc, memcpy_htod_async, execute_async_v3 on a pycuda Stream and
+    memcpy_dtoh_async, in the device's primary context (torch's)."""
+    import pycuda.driver as cuda
+
+    cuda.init()
+    primary = cuda.Device(0).retain_primary_context()
+    primary.push()
+    try:
+        stream = cuda.Stream()
+        buffers = [cuda.mem_alloc(a.nbytes) for a in (host_in, host_out)]
+        cuda.memcpy_htod_async(buffers[0], host_in, stream)
+        context.set_tensor_address(names[0], int(buffers[0]))
+        context.set_tensor_address(names[1], int(buffers[1]))
+        if not context.execute_async_v3(stream.handle):
+            raise RuntimeError("execute_async_v3 returned False")
+        cuda.memcpy_dtoh_async(host_out, buffers[1], stream)
+        stream.synchronize()
+        for buffer in buffers:
+            buffer.free()
+    finally:
+        primary.pop()
 
 
 def torch_tensorrt_module(torch, model, x, reference, result):

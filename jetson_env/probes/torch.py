@@ -143,10 +143,22 @@ def inspect_torchvision(torch):
     return info
 
 
+def gpu_visibility():
+    """What hides a GPU from CUDA whatever the driver: the variables schedulers and containers
+    set (CUDA_VISIBLE_DEVICES empty, -1 or no such index; NVIDIA_VISIBLE_DEVICES=void/none)
+    and the device nodes a container was given (none: started without GPUs)."""
+    return {
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "nvidia_visible_devices": os.environ.get("NVIDIA_VISIBLE_DEVICES"),
+        "device_nodes": sorted(glob.glob("/dev/nvidia*")),
+        "container": any(os.path.exists(p) for p in ("/.dockerenv", "/run/.containerenv")),
+    }
+
+
 def collect():
     torch_info, torch = inspect_torch()
     try:
         torchvision_info = inspect_torchvision(torch)
     except Exception:
         torchvision_info = {"installed": True, "importable": False, "error": traceback.format_exc()}
-    return {"torch": torch_info, "torchvision": torchvision_info}
+    return {"torch": torch_info, "torchvision": torchvision_info, "visibility": gpu_visibility()}

@@ -529,3 +529,164 @@ def test_a_fleet_page_shows_control_characters_as_the_terminal_does(suffix: str)
     page = fleet_page.render(fleet, suffix)
     assert not any(ch in page for ch in "\x1b\x07\x9b"), repr(page)
     assert "\\x1b[2J" in page
+
+
+# -- round 4 (issue 48): writes into a bundle folder ---------------------------------------
+
+
+@pytest.mark.parametrize("planted", ["manifest-temp", "part-file", "files-folder"])
+def test_a_link_planted_in_a_bundle_folder_is_never_written_through(
+    bundle: Path, tmp_path: Path, planted: str
+):
+    """A link at `.manifest.json.tmp`, at `files/.NAME.part` or as `files/` itself: the
+    manifest and the file's bytes went to the link's target (the victim was overwritten)."""
+    victim = tmp_path / "victim"
+    victim.write_text("the user's own file\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    new = tarball(tmp_path / "new", name="TensorRT-10.1.0.Linux.x86_64-gnu.cuda-12.4.tar.gz")
+    if planted == "manifest-temp":
+        (bundle / ".manifest.json.tmp").symlink_to(victim)
+    elif planted == "part-file":
+        (bundle / "files" / f".{new.name}.part").symlink_to(victim)
+    else:
+        for file in (bundle / "files").iterdir():
+            (outside / file.name).write_bytes(file.read_bytes())
+            file.unlink()
+        (bundle / "files").rmdir()
+        (bundle / "files").symlink_to(outside)
+    before = (bundle / "manifest.json").read_bytes()
+    proc = jetson_env("bundle", bundle, "--x86", "--roles", "tensorrt", "--no-controller",
+                      "--file", f"tensorrt={new}")  # fmt: skip
+    no_traceback(proc)
+    assert victim.read_text() == "the user's own file\n"
+    assert sorted(p.name for p in outside.iterdir()) == ([] if planted != "files-folder"
+                                                         else [TARBALL])  # fmt: skip
+    if planted == "files-folder":  # refused whole, before anything was fetched or written
+        assert proc.returncode == 2, proc.stderr
+        text = " ".join(proc.stderr.split())
+        assert "files is a symbolic link" in text and "nothing was written" in text, text
+        assert (bundle / "manifest.json").read_bytes() == before
+    else:  # the planted link is removed, never followed; the run adds the file
+        assert proc.returncode == 0, proc.stderr
+        assert f"files/{new.name}" in json.loads((bundle / "manifest.json").read_text())[
+            "artifacts"]  # fmt: skip
+        assert (bundle / "files" / new.name).read_bytes() == new.read_bytes()
+        assert jetson_env("bundle", "--verify", bundle).returncode == 0
+
+
+# An Ansible callback that swaps the bundle's manifest for another once ansible-playbook has
+# started (after `--trust` checked it, before any task reads it): deterministic, no race.
+SWAPPER = """
+import os
+from ansible.plugins.callback import CallbackBase
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "swap_manifest"
+    CALLBACK_NEEDS_ENABLED = True
+
+    def v2_playbook_on_start(self, playbook):
+        os.replace(os.environ["SWAP_FROM"], os.environ["SWAP_TO"])
+"""
+
+
+def test_the_manifest_trust_verified_is_the_one_the_play_reads(bundle: Path, tmp_path: Path):
+    """A manifest swapped for an unsigned one after `provision --bundle DIR --trust KEY.pub`
+    had checked it was the one the playbook used."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    team = ssh_key(keys, "team")
+    assert jetson_env("bundle", bundle, "--sign", team).returncode == 0
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    del manifest["signature"]
+    (path,) = manifest["artifacts"]
+    manifest["artifacts"][path]["what"] = "swapped in"
+    swapped = tmp_path / "swapped.json"
+    swapped.write_text(json.dumps(manifest))
+    plugins = tmp_path / "callbacks"
+    plugins.mkdir()
+    (plugins / "swap_manifest.py").write_text(SWAPPER)
+    env = {"ANSIBLE_CALLBACK_PLUGINS": str(plugins), "ANSIBLE_CALLBACKS_ENABLED": "swap_manifest",
+           "SWAP_FROM": str(swapped), "SWAP_TO": str(bundle / "manifest.json")}  # fmt: skip
+    proc = jetson_env("provision", "--bundle", bundle, "--trust", f"{team}.pub", "--check",
+                      "--python", sys.executable, env=env, timeout=600)  # fmt: skip
+    no_traceback(proc)
+    assert not swapped.exists()  # the swap happened, after the check
+    assert "running:" in proc.stderr, proc.stderr
+    assert proc.returncode != 0, proc.stdout
+    text = " ".join(proc.stdout.split())
+    assert "changed after --trust checked it" in text, proc.stdout[-3000:]
+
+
+def test_verify_applies_the_preflights_apt_checks(tmp_path: Path):
+    """--verify passed a bundle whose apt Packages names a file outside its repository,
+    which the preflight refuses."""
+    directory = tmp_path / "b"
+    repo = directory / "apt" / "debian-bookworm-amd64"
+    repo.mkdir(parents=True)
+    packages = b"Package: python3-pip\nFilename: ./../../../../etc/shadow\nSHA256: 00\n"
+    (repo / "Packages").write_bytes(packages)
+    manifest = {
+        "schema": 1, "manual": [], "artifacts": {},
+        "targets": {"x86_64-x86-cp311": {"machine": "x86_64", "python": "3.11", "glibc": "2.36",
+                                         "l4t": "", "distribution": "debian/bookworm",
+                                         "roles": ["python_base"]}},
+        "apt": {"x86_64-x86-cp311": {"distribution": "debian/bookworm",
+                                     "roles": {"python_base": ["python3-pip"]},
+                                     "packages": ["python3-pip"],
+                                     "repo": "apt/debian-bookworm-amd64", "not_bundled": [],
+                                     "why_not": {}, "download": ""}},
+        "apt_repos": {"apt/debian-bookworm-amd64": {"packages_sha256":
+                                                    hashlib.sha256(packages).hexdigest()}},
+    }  # fmt: skip
+    write_manifest(directory, manifest)
+    proc = jetson_env("bundle", "--verify", directory, "--json")
+    no_traceback(proc)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (problem,) = json.loads(proc.stdout)["problems"]
+    assert "not a plain file name" in problem["problem"], problem
+
+
+def test_verify_remedies_for_a_file_index_wheel_run(tmp_path: Path):
+    """--verify's remedy for a wheel from a file: index was `--file python_base=...`, which
+    `bundle` refuses ("unknown kind"). The printed remedy is run here."""
+    directory = tmp_path / "b"
+    proc = jetson_env("bundle", directory, "--x86", "--roles", "python_base", "--no-controller",
+                      timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    local = [p for p, e in manifest["artifacts"].items() if e["source"].startswith("file:")]
+    if not local:
+        pytest.skip("pip's configured index here is not a file: index")
+    wheel = local[0]
+    (directory / wheel).unlink()
+    proc = jetson_env("bundle", "--verify", directory, "--json")
+    assert proc.returncode == 1, proc.stderr
+    (problem,) = json.loads(proc.stdout)["problems"]
+    words = shlex.split(problem["fix"])
+    assert words[:2] == ["jetson-env", "bundle"], problem
+    proc = jetson_env(*words[1:], timeout=900)
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert jetson_env("bundle", "--verify", directory).returncode == 0
+
+
+def test_verify_trust_says_what_it_verified(bundle: Path, tmp_path: Path):
+    """Issue 47: `bundle --verify --trust` never said the signature was checked."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    team = ssh_key(keys, "team")
+    assert jetson_env("bundle", bundle, "--sign", team).returncode == 0
+    fingerprint = subprocess.run(["ssh-keygen", "-l", "-f", f"{team}.pub"], capture_output=True,
+                                 text=True, check=True).stdout.split()[1]  # fmt: skip
+    manifest_sha256 = sha256(bundle / "manifest.json")
+    proc = jetson_env("bundle", "--verify", bundle, "--trust", f"{team}.pub")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "signature: good" in text and fingerprint in text and manifest_sha256 in text, text
+    proc = jetson_env("bundle", "--verify", bundle, "--trust", f"{team}.pub", "--json")
+    data = json.loads(proc.stdout)
+    assert data["signature"] == {"key": f"{team}.pub", "fingerprint": fingerprint}
+    assert data["manifest_sha256"] == manifest_sha256

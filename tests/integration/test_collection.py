@@ -19,6 +19,7 @@ import pytest
 import yaml
 from playbook_support import remove_host, start_host
 from support.hosts import REPO_ROOT
+from support.standins import stage_container_runtime
 
 pytestmark = pytest.mark.hosts
 
@@ -69,6 +70,7 @@ def test_a_users_playbook_calls_two_roles_of_the_installed_collection(
 
     host = start_host("x86-debian12", "collection-user")
     try:
+        stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
         fleet = tmp_path / "fleet"
         fleet.mkdir()
         (fleet / "ansible.cfg").write_text(

@@ -40,7 +40,11 @@ from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import VENV, Host, free_port, wait_for_port
 from support.schemas import fix_schema_validator
 from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
-from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
+from support.standins import (
+    build_cuda_toolkit_archive,
+    build_tensorrt_tarball,
+    stage_container_runtime,
+)
 
 from jetson_env import matrix, roles
 
@@ -93,6 +97,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         host.copy_in(build_cuda_toolkit_archive(work), "/tmp/cuda.tar")
         host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
         host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
+        stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
         tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
         playbook_vars = {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
         yield Fleet(host, home, f"root@127.0.0.1:{port}", playbook_vars)
@@ -136,6 +141,51 @@ def write_daemon_json(host: Host, config: dict, work: Path) -> None:
     local.write_text(json.dumps(config))
     host.exec(["mkdir", "-p", str(Path(DAEMON_JSON).parent)])
     host.copy_in(local, DAEMON_JSON)
+
+
+def test_without_nvidias_runtime_nothing_registers_it_and_the_doctor_names_its_package(
+    fleet: Fleet, tmp_path: Path
+):
+    """No nvidia-container-runtime on the host (its package comes from NVIDIA's apt
+    repository, off by default): docker_runtime leaves the nvidia runtime out of daemon.json
+    and says why, where `docker run --runtime nvidia` would fail; a daemon.json that registers
+    it anyway is not ok to the doctor, whose remedy is the package and the role that installs
+    it (docker_runtime_install_packages). Then the runtime (a stand-in) is staged where its
+    package puts it again: the role registers it."""
+    host = fleet.host
+    host.exec(["rm", "/usr/bin/nvidia-container-runtime"])
+    inventory = write_inventory(
+        tmp_path / "inventory.yml", {"fix": {"ansible_host": host.container}}, fleet.playbook_vars
+    )
+    write_daemon_json(host, OTHER_DAEMON_KEYS, tmp_path)
+
+    left_out = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", "docker_runtime")
+
+    assert left_out.rc == 0, left_out.messages() or left_out.stderr
+    assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout) == OTHER_DAEMON_KEYS
+    said = left_out.task_result("Say that the nvidia runtime is not registered", "fix")["msg"]
+    assert "NVIDIA's container runtime is not installed" in said, said
+    assert "docker_runtime_install_packages=true installs it (docker.io, nvidia-container-" in said
+
+    write_daemon_json(host, {**OTHER_DAEMON_KEYS, "runtimes": NVIDIA_RUNTIME}, tmp_path)
+    (registered,) = findings_of(report(fleet), "docker", DAEMON_JSON)
+    assert registered["status"] == "warn", registered
+    assert "nvidia-container-runtime is not installed" in registered["summary"]
+    assert registered["remedy"] == "apt-get install -y nvidia-container-toolkit"
+    assert registered["playbook"]["vars"] == {
+        "docker_runtime_install_packages": True,
+        "docker_runtime_packages": ["nvidia-container-toolkit"],
+    }
+
+    stage_container_runtime(host)
+    write_daemon_json(host, OTHER_DAEMON_KEYS, tmp_path)
+    registers = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", "docker_runtime")
+
+    assert registers.rc == 0, registers.messages() or registers.stderr
+    assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout)["runtimes"] == NVIDIA_RUNTIME
+    (ok,) = findings_of(report(fleet), "docker", DAEMON_JSON)
+    assert ok["status"] == "ok", ok
+    host.exec(["sh", "-c", f"rm -f {DAEMON_JSON}.*~"])  # the next test counts its own backups
 
 
 def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
@@ -233,6 +283,42 @@ def test_bad_input_and_an_unreachable_host_change_nothing(fleet: Fleet):
     assert paths_changed_since(fleet.host, MARKER) == set()
 
 
+def test_a_bundle_without_a_roles_files_leaves_the_role_out_and_says_where_they_go(
+    fleet: Fleet, tmp_path: Path
+):
+    """`--fix --bundle B` where B was made for tensorrt but without its files (the TensorRT
+    wheels or tarball, which nothing here can download): the playbook's preflight would skip
+    the tensorrt role for want of them, so --fix does not run it (it reported "failed
+    (tensorrt): still fail after role tensorrt") but leaves it out, saying where the files go."""
+    host = fleet.host
+    bundle = tmp_path / "bundle"
+    made = subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "bundle", str(bundle), "--x86", "--roles",
+         "tensorrt", "--no-controller", "--python", "3.11", "--glibc", "2.36",
+         "--distribution", "debian/bookworm"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    host.exec(["sh", "-c", f"rm {TRT_LD_CONF} && ldconfig"])
+    try:
+        fixed = fix(fleet, "--bundle", str(bundle), "--json")
+
+        said = fixed.stdout + fixed.stderr
+        document = json.loads(fixed.stdout)
+        assert "tensorrt" not in document["plan"]["roles"], document["plan"]
+        assert "--fix: role tensorrt" not in said
+        (row,) = [r for r in document["findings"] if r["check"] == "libnvinfer"]
+        assert row["verdict"] == "left out", row
+        assert row["why"].startswith(
+            f"the bundle {bundle} lacks role tensorrt's files for this host: TensorRT wheels"
+        ), row
+        assert "add it as pip/tensorrt_cu13*-*.whl" in row["why"]
+        assert "--file tensorrt=PATH" in row["why"]
+        assert f"left out for libnvinfer on {fleet.address}: role tensorrt fixes it" in said
+    finally:
+        fix(fleet)  # the tarball of --playbook-vars lists TensorRT's folder again
+
+
 NANO = "nano-r32.4.3"
 # --fix runs from an unrelated folder: the installed wheel carries the roles.
 WORKDIR = "/root/elsewhere"
@@ -258,8 +344,10 @@ def flash_like_jetpack4(host: Host, apt: StandinApt, work: Path) -> None:
                     "-o", "APT::Get::List-Cleanup=0"]  # fmt: skip
     host.exec(["apt-get", "update", "-qq", *only_jetpack], timeout=600)
     host.exec(["apt-get", "install", "-y", "-qq", *CSV_PACKAGES.values()], timeout=600)
-    # daemon.json as docker_runtime writes it on a Jetson
+    # daemon.json as docker_runtime writes it on a Jetson, with the runtime it names
+    # (nvidia-docker2's, a stand-in)
     write_daemon_json(host, {"runtimes": NVIDIA_RUNTIME, "default-runtime": "nvidia"}, work)
+    stage_container_runtime(host)
 
 
 def local_fix(host: Host) -> subprocess.CompletedProcess:
@@ -327,5 +415,53 @@ def test_a_nano_standin_on_debians_python_fixes_its_missing_csv_list_itself(tmp_
             (verdict,) = second["findings"]
             assert verdict["verdict"] == "failed", verdict
             assert verdict["why"].startswith("the plan of role docker_runtime: "), verdict
+    finally:
+        remove_host(host)
+
+
+ORIN = "orin-r36.4.3"
+
+
+def test_a_termcolor_fix_changes_termcolor_only_on_a_jetson_row_with_an_exact_numpy_pin():
+    """JetPack 6's row pins numpy==1.26.1 and lists onnx (with protobuf and ml_dtypes) for
+    torch.onnx.export. A user with numpy 1.26.4 and no termcolor runs `doctor --fix`: its plan
+    names termcolor alone, and after it numpy is still 1.26.4 and onnx is not there (the whole
+    python_base ran: numpy moved to the pin, onnx and protobuf 7 came with termcolor). Then
+    the full python_base's plan (provision --check) keeps that numpy too: the pin is for a
+    Python without numpy. An x86 host with the Orin's release files: the row is the Jetson's,
+    nothing here depends on the CPU."""
+    host = start_x86_with_files_of(ORIN, "doctor-fix-sets")
+    try:
+        host.install_project()
+        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
+        host.exec([PYTHON, "-m", "pip", "install", "--quiet", "--break-system-packages",
+                   "numpy==1.26.4"], timeout=900)  # fmt: skip
+        host.exec(["mkdir", "-p", WORKDIR])
+        jetson_env = ["sh", "-c", f'cd {WORKDIR} && exec "$@"', "sh", f"{VENV}/bin/jetson-env",
+                      "--no-color"]  # fmt: skip
+
+        fixed = host.exec([*jetson_env, "doctor", "--fix", "--yes", "--json", "--python",
+                           PYTHON, "--check", "termcolor", "--no-smoke"],
+                          check=False, timeout=900)  # fmt: skip
+
+        assert fixed.returncode == 0, fixed.stdout[-3000:] + fixed.stderr[-3000:]
+        document = json.loads(fixed.stdout)
+        assert document["plan"]["vars"]["python_base_sets"] == ["packages"], document["plan"]
+        assert {"check": "termcolor", "before": "fail", "after": "ok"} in document["moved"]
+        would = [line for line in fixed.stderr.splitlines()
+                 if "--check:" in line and "pip would install" in line]  # fmt: skip
+        assert len(would) == 1 and "termcolor==" in would[0], would or fixed.stderr[-3000:]
+        assert "numpy" not in would[0] and "onnx" not in would[0], would
+        assert pip_version(host, "numpy") == "1.26.4"
+        for untouched in ("onnx", "protobuf", "ml_dtypes"):
+            assert pip_version(host, untouched) is None, untouched
+
+        planned = host.exec([*jetson_env, "provision", "--check", "--python", PYTHON, "--tags",
+                             "python_base", "-e", '{"python_base_sets": ["numpy", "packages"]}'],
+                            check=False, timeout=900)  # fmt: skip
+
+        said = planned.stdout + planned.stderr
+        assert planned.returncode == 0, said[-3000:]
+        assert "pip finds every requirement met" in said, said[-3000:]
     finally:
         remove_host(host)

@@ -57,6 +57,7 @@ from support.standins import (
     build_standin_wheel,
     build_tensorrt_tarball,
     deterministic_tar,
+    stage_container_runtime,
 )
 
 from jetson_env import matrix, roles
@@ -95,6 +96,8 @@ def lived_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LivedIn]:
     host = start_lived_in(image, HOST)
     try:
         host.install_project()
+        # The GPU server's user has NVIDIA's container runtime: docker_runtime registers it.
+        stage_container_runtime(host)
         tarball = build_tensorrt_tarball("10.3.0", "cp311", work / "trt")
         common = {
             "jetson_facts_python": f"{LIVED_IN_VENV}/bin/python",

@@ -36,7 +36,7 @@ from playbook_support import (
 )
 from support.ansible_envs import AnsibleEnd
 from support.hosts import VENV, Host
-from support.standins import build_tensorrt_tarball
+from support.standins import build_tensorrt_tarball, stage_container_runtime
 
 from jetson_env import roles
 
@@ -66,6 +66,7 @@ def x86_a(work: Path) -> Iterator[Host]:
     seed = work / "daemon.seed.json"
     seed.write_text(json.dumps(PRE_EXISTING_DAEMON_JSON))
     host.copy_in(seed, DAEMON_JSON)
+    stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
     yield host
     remove_host(host)
 

@@ -3,6 +3,10 @@
 newest: PyPI's newest `ansible` (so the newest ansible-core) for the newest Python on
         the machine, what `pip install` gives a user today;
 oldest: ansible 9 = ansible-core 2.16, the last that drives JetPack 4's Python 3.6.
+Beside them, for JetPack 5's Python 3.8 (which the newest no longer drives): JETPACK5, the
+ansible-core jetson-env prescribes for it (the matrix's ansible_core table), and CONTROLLER,
+a controller on the newest Python as a user installs it (jetson-env's dependencies, the newest
+ansible-core), to run jetson-env itself there.
 Both are PyPI's `ansible` package because it carries the collections the tests use
 (community.docker's connection, ansible.posix's json callback); the playbook itself
 needs only ansible-core. A venv is cached under .cache/ansible/ keyed by its Python,
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from support.hosts import REPO_ROOT, _file_lock, _run_logged, short_hash
+from support.hosts import REPO_ROOT, _file_lock, _run_logged, runtime_dependencies, short_hash
 from support.pythons import PYENV_ROOT
 
 VENVS = REPO_ROOT / ".cache" / "ansible"
@@ -46,16 +50,18 @@ def newest_python() -> str:
 class AnsibleEnd:
     name: str
     requirement: str
+    extra: tuple[str, ...] = ()  # more requirements installed with it
+    newest: bool = False  # the newest Python and this week's releases, else the tests' Python
 
     @cached_property
     def python(self) -> str:
-        return newest_python() if self.name == "newest" else sys.executable
+        return newest_python() if self.newest else sys.executable
 
     @cached_property
     def venv(self) -> Path:
-        week = datetime.date.today().isocalendar()[:2] if self.name == "newest" else ""
+        week = datetime.date.today().isocalendar()[:2] if self.newest else ""
         key = short_hash(self.python, ".".join(map(str, _python_version(self.python))),
-                         self.requirement, str(week))  # fmt: skip
+                         self.requirement, str(week), *self.extra)  # fmt: skip
         return VENVS / f"{self.name}-{key}"
 
     def bin(self, tool: str) -> Path:
@@ -69,7 +75,8 @@ class AnsibleEnd:
             with _file_lock(self.venv.name):
                 if not stamp.exists():
                     _run_logged([self.python, "-m", "venv", "--clear", self.venv], LOG)
-                    _run_logged([self.bin("pip"), "install", "--quiet", self.requirement], LOG)
+                    _run_logged([self.bin("pip"), "install", "--quiet", self.requirement,
+                                 *self.extra], LOG)  # fmt: skip
                     stamp.write_text(self.requirement + "\n")
         return self
 
@@ -86,6 +93,10 @@ class AnsibleEnd:
 
 
 ANSIBLE_ENDS = {
-    "newest": AnsibleEnd("newest", "ansible"),
+    "newest": AnsibleEnd("newest", "ansible", newest=True),
     "oldest": AnsibleEnd("oldest", "ansible>=9,<10"),
 }
+# What jetson-env prescribes for Python 3.8 targets, written out (the tests check the product's
+# message against it): the ansible-core line of JetPack 5 ends with 2.19.
+JETPACK5 = AnsibleEnd("jetpack5", "ansible", ("ansible-core<2.20",))
+CONTROLLER = AnsibleEnd("controller", "ansible", tuple(runtime_dependencies()), newest=True)

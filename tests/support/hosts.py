@@ -740,10 +740,10 @@ def prepare_default_run() -> int:
     default run needs before its first host test. scripts/test runs this beside lint
     (`python -m support.hosts`, tests/ on the path); pytest's HostPool then finds the images
     built or waits on the same build locks. Exits 1 if anything failed (pytest reports it)."""
-    from support.ansible_envs import ANSIBLE_ENDS
+    from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
 
     jobs = [HostImage(spec).ensure for spec in HOSTS.values()]
-    jobs += [end.ensure for end in ANSIBLE_ENDS.values()]
+    jobs += [end.ensure for end in (*ANSIBLE_ENDS.values(), JETPACK5, CONTROLLER)]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(job) for job in jobs]
     failed = [future.exception() for future in futures if future.exception()]

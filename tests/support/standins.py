@@ -127,7 +127,9 @@ def build_tensorrt_pip_wheels(version: str, cuda_major: str, dest: Path) -> list
 
 
 def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:
-    """TensorRT-<version>/{lib,include,python} packed like NVIDIA's tar packages."""
+    """TensorRT-<version>/{lib,include,python} packed like NVIDIA's tar packages: 10.x as
+    TensorRT-<version>.Linux.x86_64-gnu...tar.gz, 11.x as
+    TensorRT-Enterprise-<version>-Linux-x86_64-...tar.zst; both unpack to TensorRT-<version>/."""
     root_name = f"TensorRT-{version}"
     work = dest / "tree"
     root = work / root_name
@@ -146,9 +148,14 @@ def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:
         '/* STAND-IN header (jetson-env tests) */\n#include "NvInferVersion.h"\n'
     )
     build_bindings_wheel(version, python_tag, root / "python")
-    tarball = dest / f"{root_name}.Linux.x86_64-gnu.STANDIN.tar.gz"
-    with tarfile.open(tarball, "w:gz") as archive:
-        archive.add(root, arcname=root_name)
+    if int(version.split(".")[0]) >= 11:
+        tarball = dest / f"TensorRT-Enterprise-{version}-Linux-x86_64-cuda-13.0-STANDIN.tar.zst"
+        subprocess.run(["tar", "--zstd", "-C", str(work), "-cf", str(tarball), root_name],
+                       check=True, capture_output=True)  # fmt: skip
+    else:
+        tarball = dest / f"{root_name}.Linux.x86_64-gnu.STANDIN.tar.gz"
+        with tarfile.open(tarball, "w:gz") as archive:
+            archive.add(root, arcname=root_name)
     shutil.rmtree(work)
     return tarball
 
@@ -237,3 +244,14 @@ def deterministic_tar(source: Path, top: str, archive: Path) -> Path:
             tar.add(path, arcname=str(Path(top) / path.relative_to(source)), recursive=False,
                     filter=normalised)  # fmt: skip
     return archive
+
+
+CONTAINER_RUNTIME_STANDIN = FIXTURES / "docker" / "nvidia-container-runtime-standin"
+
+
+def stage_container_runtime(host, path: str = "/usr/bin/nvidia-container-runtime") -> None:
+    """NVIDIA's container runtime (its package comes from NVIDIA's apt repository) stood in
+    for at the place its package installs it: the docker_runtime role registers the nvidia
+    runtime only where it is there."""
+    host.copy_in(CONTAINER_RUNTIME_STANDIN, path)
+    host.exec(["chmod", "755", path])

@@ -1,5 +1,6 @@
 """The controller's apt sources as the bundle reads them, and which of them serve a target."""
 
+import hashlib
 from pathlib import Path
 
 from jetson_env import apt_repository
@@ -85,23 +86,25 @@ def test_the_distribution_comes_from_os_release():
     assert apt_repository.distribution_of({"id": "ubuntu", "version_codename": None}) == ""
 
 
-def test_packages_lists_only_the_debs_that_are_there_and_release_pins_it(tmp_path: Path):
-    (tmp_path / "a_1_all.deb").write_bytes(b"a")
-    first = apt_repository.write_repository(
-        tmp_path,
+def test_packages_lists_only_the_debs_that_are_there_and_release_pins_it():
+    first = apt_repository.repository_index(
+        "",
         {
             "a_1_all.deb": "Package: a\nVersion: 1\nFilename: ./a_1_all.deb",
             "gone_1_all.deb": "Package: gone\nVersion: 1\nFilename: ./gone_1_all.deb",
         },
+        {"a_1_all.deb"},
     )
-    assert [name for name, _ in apt_repository.read_packages(tmp_path)] == ["a_1_all.deb"]
+    assert [name for name, _ in apt_repository.parse_packages(first.decode())] == ["a_1_all.deb"]
     # A later run adds its own entries to those already listed.
-    (tmp_path / "b_2_all.deb").write_bytes(b"b")
-    second = apt_repository.write_repository(
-        tmp_path, {"b_2_all.deb": "Package: b\nVersion: 2\nFilename: ./b_2_all.deb"}
+    second = apt_repository.repository_index(
+        first.decode(),
+        {"b_2_all.deb": "Package: b\nVersion: 2\nFilename: ./b_2_all.deb"},
+        {"a_1_all.deb", "b_2_all.deb"},
     )
-    assert [name for name, _ in apt_repository.read_packages(tmp_path)] == [
+    assert [name for name, _ in apt_repository.parse_packages(second.decode())] == [
         "a_1_all.deb",
         "b_2_all.deb",
     ]
-    assert first != second and f" {second} " in (tmp_path / "Release").read_text()
+    sha256 = hashlib.sha256(second).hexdigest()
+    assert f" {sha256} {len(second)} Packages" in apt_repository.release_of(second).decode()

@@ -240,14 +240,26 @@ def test_torchvision_remedy_for_a_torch_without_a_known_pair_never_pins_a_stale_
         # A local label on either side is the same release (the GPU server's pair).
         ("2.11.0+cu130", "0.26.0+cu130", "ok",
          "torchvision 0.26.0+cu130 (pairs with torch 2.11.0+cu130)",
-         "pytorch/vision's compatibility table (the matrix's torchvision_pairs)",
-         "'torchvision==0.26.*'"),
+         "torchvision 0.26.0's Requires-Dist: torch==2.11.0", "'torchvision==0.26.*'"),
         ("2.11.0+cu130", "0.25.0+cu130", "fail", "torchvision 0.25.0+cu130 does not pair with "
          "torch 2.11.0+cu130 (torch 2.11.0+cu130 needs torchvision 0.26.x)",
-         "pytorch/vision's compatibility table (the matrix's torchvision_pairs)",
-         "'torchvision==0.26.*'"),
+         "torchvision 0.26.0's Requires-Dist: torch==2.11.0", "'torchvision==0.26.*'"),
+        # Patch pins: each wheel requires one torch release exactly.
+        ("2.9.0", "0.24.1", "fail", "torchvision 0.24.1 does not pair with torch 2.9.0 (torch "
+         "2.9.0 needs torchvision 0.24.x, not 0.24.1)",
+         "torchvision 0.24.0's Requires-Dist: torch==2.9.0", "'torchvision==0.24.*,!=0.24.1'"),
+        ("2.9.1", "0.24.0", "fail", "torchvision 0.24.0 does not pair with torch 2.9.1 (torch "
+         "2.9.1 needs torchvision 0.24.x from 0.24.1)",
+         "torchvision 0.24.1's Requires-Dist: torch==2.9.1", "'torchvision==0.24.*,>=0.24.1'"),
+        ("2.12.1", "0.27.0", "fail", "torchvision 0.27.0 does not pair with torch 2.12.1 (torch "
+         "2.12.1 needs torchvision 0.27.x from 0.27.1)",
+         "torchvision 0.27.1's Requires-Dist: torch==2.12.1", "'torchvision==0.27.*,>=0.27.1'"),
+        ("2.5.1", "0.20.0", "fail", "torchvision 0.20.0 does not pair with torch 2.5.1 (torch "
+         "2.5.1 needs torchvision 0.20.x from 0.20.1)",
+         "torchvision 0.20.1's Requires-Dist: torch==2.5.1", "'torchvision==0.20.*,>=0.20.1'"),
     ],
-    ids=["2.15-0.29.2", "2.15-0.29.0", "2.14.0-0.29.0", "local-labels", "local-labels-unpaired"],
+    ids=["2.15-0.29.2", "2.15-0.29.0", "2.14.0-0.29.0", "local-labels", "local-labels-unpaired",
+         "2.9.0-0.24.1", "2.9.1-0.24.0", "2.12.1-0.27.0", "2.5.1-0.20.0"],
 )  # fmt: skip
 def test_torchvision_pairing_says_where_the_pair_comes_from(
     torch_version, vision_version, status, summary, source, requirement
@@ -400,10 +412,11 @@ def test_torch2trt_with_tensorrt_11_says_what_fails_and_both_ways_out():
     assert finding.summary.startswith("torch2trt cannot convert with TensorRT 11.4.0.106: ")
     assert "NetworkDefinitionCreationFlag.EXPLICIT_BATCH" in finding.summary
     assert "BuilderFlag.FP16" in finding.summary
+    # No Torch-TensorRT release requires TensorRT 11.4 (2.14.0 requires 11.1): ONNX only.
     assert finding.details == (
         "way out 1: TensorRT 10.16.1.11 (the matrix's, below 11), the remedy below",
         "way out 2: keep TensorRT 11.4.0.106 and convert with ONNX export + TensorRT's "
-        "OnnxParser, Torch-TensorRT instead (the smoke runs each one that is installed)",
+        "OnnxParser instead (the smoke runs each one that is installed)",
     )
     assert finding.remedy.role == "tensorrt"
     assert "tensorrt-cu13==10.16.1.11" in finding.remedy.shell

@@ -96,3 +96,79 @@ def test_a_missing_cuda_library_points_at_jetpacks_packages():
 )
 def test_which_kernels_a_device_runs(arch_list, capability, kernel):
     assert torch.kernel_for(arch_list, capability) == kernel
+
+
+def h100(visibility: dict, gpus: int = 1, is_jetson: bool = False) -> Facts:
+    """An x86 host whose nvidia-smi lists `gpus` H100s and whose torch (a CUDA build) sees none."""
+    listed = [{"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}] * gpus
+    raw = {
+        "is_jetson": is_jetson,
+        "machine": "x86_64",
+        "l4t": None,
+        "gpus": listed,
+        "uid": 0,
+        "os": {"pretty_name": "Ubuntu 24.04"},
+        "unknown": {},
+        "python": {"version": "3.12.3", "executable": "/opt/torch/.venv/bin/python3"},
+    }
+    torch_facts = {"installed": True, "importable": True, "version": "2.11.0+cu130",
+                   "cuda_build": "13.0", "cuda_available": False, "device_count": 0,
+                   "devices": [], "arch_list": [], "error": None}  # fmt: skip
+    results = {"platform": ProbeResult("platform", raw, None, 0.1),
+               "torch": ProbeResult("torch", {"torch": torch_facts, "visibility": visibility},
+                                    None, 0.1)}  # fmt: skip
+    described = {**raw, "compute_capability": "9.0", "jetpack": None, "supported": True}
+    return Facts(results, MATRIX, described)
+
+
+NODES = ["/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"]
+
+
+@pytest.mark.parametrize(
+    "visibility, gpus, names, remedy",
+    [
+        ({"cuda_visible_devices": "", "device_nodes": NODES}, 1,
+         "CUDA_VISIBLE_DEVICES='' (set empty) hides every GPU", "unset CUDA_VISIBLE_DEVICES"),
+        ({"cuda_visible_devices": "-1", "device_nodes": NODES}, 1,
+         "CUDA_VISIBLE_DEVICES=-1 hides every GPU", "unset CUDA_VISIBLE_DEVICES"),
+        ({"cuda_visible_devices": "2,0", "device_nodes": NODES}, 2,
+         "CUDA_VISIBLE_DEVICES=2,0 names GPU 2, and this host has 2 (0 to 1)",
+         "unset CUDA_VISIBLE_DEVICES"),
+        ({"cuda_visible_devices": "gpu0", "device_nodes": NODES}, 1,
+         "CUDA_VISIBLE_DEVICES=gpu0 names no GPU", "unset CUDA_VISIBLE_DEVICES"),
+        ({"nvidia_visible_devices": "void", "device_nodes": [], "container": True}, 0,
+         "NVIDIA_VISIBLE_DEVICES=void gives this container no GPU", "docker run --gpus all"),
+        ({"nvidia_visible_devices": "none", "device_nodes": ["/dev/nvidiactl"],
+          "container": True}, 0,
+         "NVIDIA_VISIBLE_DEVICES=none gives this container no GPU", "docker run --gpus all"),
+        ({"device_nodes": [], "container": True}, 0,
+         "this container has no NVIDIA device nodes (/dev/nvidia0 ...)", "docker run --gpus all"),
+    ],
+    ids=["cuda-empty", "cuda-minus-one", "cuda-no-such-index", "cuda-not-an-index",
+         "nvidia-void", "nvidia-none", "container-without-nodes"],
+)  # fmt: skip
+def test_what_hides_the_gpu_is_named_before_the_driver_is_blamed(visibility, gpus, names, remedy):
+    (finding,) = torch.run(h100(visibility, gpus=gpus))
+
+    assert finding.status == (FAIL if gpus else WARN)
+    assert finding.summary == (
+        f"torch 2.11.0+cu130, built with CUDA 13.0, but {names}: torch.cuda.is_available() is False"
+    )
+    assert remedy in finding.remedy.shell, finding.remedy.shell
+    assert "driver" not in finding.remedy.shell and finding.remedy.role is None
+
+
+@pytest.mark.parametrize(
+    "visibility",
+    [{"cuda_visible_devices": "0", "device_nodes": NODES},
+     {"cuda_visible_devices": "GPU-8c0a4e1d", "device_nodes": NODES},
+     {"nvidia_visible_devices": "all", "device_nodes": NODES, "container": True},
+     {"device_nodes": [], "container": False}],
+    ids=["a-present-index", "a-uuid", "nvidia-all", "no-nodes-outside-a-container"],
+)  # fmt: skip
+def test_a_gpu_nothing_hides_still_points_at_the_driver(visibility):
+    (finding,) = torch.run(h100(visibility))
+    assert finding.status == FAIL and finding.summary.endswith(
+        "but torch.cuda.is_available() is False"
+    )
+    assert "check the driver" in finding.remedy.shell

@@ -37,7 +37,11 @@ def test_matrix_json_lists_every_release():
     assert data["x86"]["tensorrt_pip"] == {
         "package": "tensorrt-cu13", "version": "10.16.1.11", "supported": "<11,>=10.13.2"
     }  # fmt: skip
-    assert data["x86"]["converters"] == ["torch2trt", "onnx", "torch_tensorrt"]
+    # No Torch-TensorRT release requires torch 2.14 with TensorRT 10.16 (2.12.1: torch < 2.13).
+    assert data["x86"]["converters"] == ["torch2trt", "onnx"]
+    assert [(o["python"], o["version"]) for o in data["x86"]["tensorrt_options"]] == [
+        ("3.10", "10.16.1.11"), ("3.12", "10.16.1.11"), ("3.14", "11.1.0.106")
+    ]  # fmt: skip
     nano = data["releases"][0]
     assert nano == {
         "l4t": "32.4.3",
@@ -75,6 +79,13 @@ def test_matrix_json_lists_every_release():
             "ref": "4e820ae31b4e35d59685935223b05b2e11d47b03",
         },
         "converters": ["torch2trt", "onnx"],
+        "tensorrt_options": [
+            {
+                "version": "7.1.3",
+                "from": "JetPack's apt packages",
+                "converters": ["torch2trt", "onnx"],
+            }
+        ],
         "tensorrt_pip": None,
         "assumed_from": None,
         "sources": [
@@ -121,7 +132,11 @@ def test_matrix_one_release_table():
 def test_unknown_release_is_a_usage_error_naming_supported_ones(fmt):
     proc = jetson_env("matrix", "--l4t", "31.1.0", *fmt)
     assert proc.returncode == 2
-    assert proc.stdout == ""
+    if fmt:  # --json: one document, also on failure (docs/json.md)
+        data = json.loads(proc.stdout)
+        assert data["exit_code"] == 2 and "R31.1.0 is not supported" in data["error"]
+    else:
+        assert proc.stdout == ""
     assert "R31.1.0 is not supported" in proc.stderr
     assert "R36.4.3" in proc.stderr
 

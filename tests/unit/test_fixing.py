@@ -106,7 +106,7 @@ def test_a_bundle_runs_only_the_roles_it_serves_and_its_variable_wins():
     """`doctor --fix --bundle B`: the roles `provision --bundle B` runs (bundle's Provisioning),
     the others left out with the bundle named; B's variable over --playbook-vars', as the
     last -e of provision."""
-    bundle = Provisioning(Path("/srv/b"), ["cuda_env", "python_base"])
+    bundle = Provisioning(Path("/srv/b"), ["cuda_env", "python_base"], "0" * 64)
     before = report(finding("termcolor", role="python_base"), finding("pycuda", role="pycuda"),
                     finding("tensorrt-python"))  # fmt: skip
     plan = fixing.plan(before, ROLES, bundle=bundle)
@@ -127,6 +127,7 @@ def test_a_bundle_runs_only_the_roles_it_serves_and_its_variable_wins():
     assert setup.variables == {"jetson_env_bundle": "/elsewhere", "x": 1} and setup.bundle is bundle
     variables = fixing.host_variables(before, "/usr/bin/python3", plan, setup)
     assert variables["jetson_env_bundle"] == "/srv/b" and variables["x"] == 1  # the bundle's wins
+    assert variables["jetson_env_bundle_manifest_sha256"] == "0" * 64
 
 
 def test_the_roles_install_into_the_probed_python_not_ansibles():

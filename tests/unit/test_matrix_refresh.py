@@ -73,6 +73,7 @@ def test_pypi_releases_without_a_pair_and_a_newer_x86_torch_are_printed(tmp_path
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[1:] == [
         f"torch and torchvision from {versions}: 3 finding(s)",
+        f"Requires-Dist and file lists from {versions}: no finding(s)",
         f"- torch {unpaired_torch[:-2]} (newest {unpaired_torch}) has no torchvision pair in the"
         " matrix",
         f"- torchvision {unpaired_vision} (newest {unpaired_vision}.0) pairs with no torch",
@@ -89,3 +90,65 @@ def test_pypi_as_the_matrix_has_it_is_quiet(tmp_path):
     proc = refresh("--versions", str(versions))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[1] == f"torch and torchvision from {versions}: no finding(s)"
+
+
+def outside_facts_as_the_matrix_has_them(m: matrix_mod.Matrix) -> dict:
+    """Every outside fact matrix-refresh reads, as the shipped matrix caches it."""
+    torch_tensorrt = m.raw["converters"]["torch_tensorrt"]
+    return {
+        "torch": [m.x86.torch.version],
+        "torchvision": [m.x86.torchvision],
+        "requires_dist": {
+            "torchvision": dict(m.requires_dist),
+            "torch-tensorrt": {release: dict(entry) for release, entry in torch_tensorrt.items()},
+        },
+        "bindings_wheels": {pin.version: list(pin.bindings_pythons) for pin in m.x86_tensorrt_pins},
+        "bindings_versions": [pin.version for pin in m.x86_tensorrt_pins],
+        "pycuda": [m.raw["packages"]["pycuda"]["version"]],
+    }
+
+
+def test_outside_facts_as_the_matrix_caches_them_are_quiet(tmp_path):
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps(outside_facts_as_the_matrix_has_them(matrix_mod.load())))
+    proc = refresh("--versions", str(versions))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (
+        proc.stdout.splitlines()[2]
+        == f"Requires-Dist and file lists from {versions}: no finding(s)"
+    )
+
+
+def test_drift_in_any_outside_fact_is_printed_and_exits_1(tmp_path):
+    """A torchvision or Torch-TensorRT release whose Requires-Dist is new or differs, a pin whose
+    bindings gained or lost a Python, a newer 10.x bindings release, a newer pycuda."""
+    m = matrix_mod.load()
+    data = outside_facts_as_the_matrix_has_them(m)
+    data["requires_dist"]["torchvision"] |= {"0.24.1": "torch==2.9.2", "0.30.0": "torch==2.15.0"}
+    data["requires_dist"]["torch-tensorrt"]["2.14.0"]["tensorrt"] = ">=11.1.0,<11.3.0"
+    data["requires_dist"]["torch-tensorrt"]["2.15.0"] = {
+        "torch": ">=2.15.0,<2.16.0",
+        "tensorrt": ">=11.4.0,<11.5.0",
+    }
+    data["bindings_wheels"]["10.16.1.11"] = [*data["bindings_wheels"]["10.16.1.11"], "3.14"]
+    data["bindings_versions"].append("10.17.0.1")
+    data["pycuda"].append("2026.2")
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps(data))
+
+    proc = refresh("--versions", str(versions))
+
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[2:] == [
+        f"Requires-Dist and file lists from {versions}: 7 finding(s)",
+        "- torchvision 0.24.1 requires torch==2.9.2; the matrix says torch==2.9.1",
+        "- torchvision 0.30.0 requires torch==2.15.0: not in torchvision_pairs.requires_dist",
+        "- Torch-TensorRT 2.14.0 requires tensorrt >=11.1.0,<11.3.0; the matrix says"
+        " >=11.1.0,<11.2.0",
+        "- Torch-TensorRT 2.15.0 requires torch >=2.15.0,<2.16.0, TensorRT >=11.4.0,<11.5.0: not"
+        " in converters.torch_tensorrt",
+        "- tensorrt-cu13-bindings 10.16.1.11 has wheels for Python 3.8, 3.9, 3.10, 3.11, 3.12,"
+        " 3.13, 3.14; the matrix says 3.8, 3.9, 3.10, 3.11, 3.12, 3.13",
+        "- tensorrt-cu13-bindings 10.17.0.1 is newer than the x86 pin 10.16.1.11 (below 11)",
+        "- pycuda 2026.2 is the newest; the matrix builds 2026.1",
+    ]

@@ -26,11 +26,28 @@ FLOOR = "torchvision 0.29.1's Requires-Dist: torch>=2.14.0"
 @pytest.mark.parametrize(
     "torch, minor, first, source",
     [
-        ("2.11.0", "0.26", "0.26.0", TABLE),
-        ("2.11.0+cu130", "0.26", "0.26.0", TABLE),  # the GPU server's torch
-        ("2.13.0+cpu", "0.28", "0.28.0", TABLE),
-        ("2.5.0a0+872d972e41.nv24.08", "0.20", "0.20.0", TABLE),  # NVIDIA's Jetson wheel
-        ("1.13.0a0", "0.14", "0.14.0", TABLE),
+        ("2.11.0", "0.26", "0.26.0", "torchvision 0.26.0's Requires-Dist: torch==2.11.0"),
+        (
+            "2.11.0+cu130",
+            "0.26",
+            "0.26.0",  # the GPU server's torch
+            "torchvision 0.26.0's Requires-Dist: torch==2.11.0",
+        ),
+        ("2.13.0+cpu", "0.28", "0.28.0", "torchvision 0.28.0's Requires-Dist: torch==2.13.0"),
+        (
+            "2.5.0a0+872d972e41.nv24.08",
+            "0.20",
+            "0.20.0",  # NVIDIA's Jetson wheel
+            "torchvision 0.20.0's Requires-Dist: torch==2.5.0",
+        ),
+        ("1.13.0a0", "0.14", "0.14.0", "torchvision 0.14.0's Requires-Dist: torch==1.13.0"),
+        ("2.9.1", "0.24", "0.24.1", "torchvision 0.24.1's Requires-Dist: torch==2.9.1"),
+        (
+            "1.10.0",
+            "0.11",
+            "0.11.0",  # a pin on a local version pins its release
+            "torchvision 0.11.0's Requires-Dist: torch==1.10.0+cu102",
+        ),
         ("2.14.0", "0.29", "0.29.0", "torchvision 0.29.0's Requires-Dist: torch==2.14.0"),
         ("2.14.1", "0.29", "0.29.1", FLOOR),  # 0.29.0 pins torch==2.14.0
         ("2.15.0+cu132", "0.29", "0.29.1", FLOOR),
@@ -62,6 +79,12 @@ def test_the_pair_of_a_torch(torch, minor, first, source):
         ("2.15.0", "0.29.1", True),
         ("2.15.0", "0.29.2+cu130", True),
         ("2.14.0", "0.29.0", True),
+        ("2.9.0", "0.24.0", True),
+        ("2.9.0", "0.24.1", False),  # 0.24.1 requires torch==2.9.1
+        ("2.9.1", "0.24.0", False),
+        ("2.12.0", "0.27.1", False),  # 0.27.1 requires torch==2.12.1
+        ("2.5.1", "0.20.0", False),  # 0.20.0 requires torch==2.5.0
+        ("2.5.1", "0.20.1", True),
         ("2.11.0", "", False),
         ("2.11.0", "junk", False),
     ],
@@ -79,7 +102,8 @@ def test_which_torchvision_releases_pair(torch, torchvision, pairs):
         ("2.15.0", "", "0.29.1"),
         ("2.11.0+cu130", "0.29.1", "0.26.0"),  # a kept torch: its own pair
         ("2.5.0a0+872d972e41.nv24.08", "0.20.0", "0.20.0"),
-        ("1.13.1", "", "0.14.0"),
+        ("1.13.1", "", "0.14.1"),  # 0.14.0 requires torch==1.13.0, 0.14.1 torch==1.13.1
+        ("2.9.0", "", "0.24.0"),
     ],
 )
 def test_the_tag_built_for_a_torch(torch, row_torchvision, tag):

@@ -205,3 +205,16 @@ def test_a_missing_interpreter_is_unusable(tmp_path):
     with pytest.raises(Unusable) as caught:
         run_probe(LocalTarget(str(tmp_path / "nope")), "platform", timeout=10)
     assert str(caught.value) == f"cannot start {tmp_path / 'nope'}: No such file or directory"
+
+
+def test_the_torch_probe_reports_what_hides_a_gpu_from_the_targets_environment(tmp_path):
+    """The variables as the target's session has them (here: set empty and void) and the
+    device nodes, read whether or not torch is installed (a stdlib-only 3.6 here)."""
+    python = stand_in(tmp_path, f'exec {PYTHON36} -S -I "$@"')
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "NVIDIA_VISIBLE_DEVICES": "void"}
+    result = run_probe(LocalTarget(python, env=env), "torch", timeout=60)
+
+    seen = result.data["visibility"]
+    assert seen["cuda_visible_devices"] == "" and seen["nvidia_visible_devices"] == "void"
+    assert seen["device_nodes"] == sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+    assert seen["container"] == any(Path(p).exists() for p in ("/.dockerenv", "/run/.containerenv"))

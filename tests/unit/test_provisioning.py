@@ -95,7 +95,7 @@ def test_x86_gets_the_x86_profile_and_its_gpus_compute_capability():
 
 def test_torchvision_tag_pairs_with_the_torch_installed():
     assert torchvision_tag_for(M, "2.5.0a0+872d972e41.nv24.08") == "0.20.0"
-    assert torchvision_tag_for(M, "1.13.1") == "0.14.0"
+    assert torchvision_tag_for(M, "1.13.1") == "0.14.1"  # its Requires-Dist: torch==1.13.1
     with pytest.raises(UnknownRelease, match=r"torch 0\.4\.1 has no torchvision pair"):
         torchvision_tag_for(M, "0.4.1")
 

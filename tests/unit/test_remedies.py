@@ -21,6 +21,7 @@ REPO = Path(__file__).parents[2]
 PLAYBOOK = REPO / "ansible_collections" / "jetson_env" / "jetson" / "playbooks" / "provision.yml"
 MATRIX = load()
 SYSTEM_PYTHON = "/usr/bin/python3"
+DAEMON_JSON = roles.default("docker_runtime", "daemon_json")
 
 
 def facts(uid: int = 1000, python: str = SYSTEM_PYTHON, **data) -> Facts:
@@ -75,8 +76,11 @@ def test_cuda_remedies_write_the_cuda_env_roles_files():
     assert {r.role for r in remedies} == {"cuda_env"}
     profile = roles.default("cuda_env", "profile_file")
     ldconfig = roles.default("cuda_env", "ldconfig_file")
-    assert f"sudo tee -a {profile}" in remedies[0].shell
-    assert remedies[1].shell.endswith(f"| sudo tee {profile}")
+    # One file, one remedy: nvcc's PATH, the login shells and cuda.h's CPATH share the
+    # command that writes the role's whole script (never appends to it).
+    assert remedies[0] == remedies[1] == remedies[2]
+    assert f"| sudo tee {profile} >/dev/null && . {profile}" in remedies[0].shell
+    assert "tee -a" not in remedies[0].shell
     assert f"sudo tee {ldconfig}" in remedies[3].shell
     # libcudart's folder is not <root>/lib64: the role lists it as an extra dir.
     assert dict(remedies[3].variables) == {
@@ -90,10 +94,12 @@ def test_termcolor_is_installed_with_pip_as_python_base_does():
     assert finding.remedy.shell == (
         f"sudo {SYSTEM_PYTHON} -m pip install --break-system-packages termcolor"
     )
-    # The role installs into the Python the doctor probed, not Ansible's interpreter.
+    # The role installs into the Python the doctor probed, not Ansible's interpreter, and
+    # only termcolor's set: no numpy pin, no onnx (and its protobuf) with it.
     assert finding.as_dict()["playbook"] == {
         "role": "python_base", "tags": ["python_base"],
-        "vars": {"jetson_facts_python": SYSTEM_PYTHON},
+        "vars": {"jetson_facts_python": SYSTEM_PYTHON, "python_base_sets": ["packages"],
+                 "python_base_pip_packages": ["termcolor"]},
     }  # fmt: skip
 
 
@@ -118,6 +124,45 @@ def test_the_nvidia_runtime_is_docker_runtimes():
     for finding in docker.run(facts(docker=no_runtime)):  # the engine's, daemon.json's
         assert finding.remedy.role == "docker_runtime"
         assert "nvidia-ctk" not in finding.remedy.shell
+        # No runtime binary: the role installs it only with its packages on.
+        assert dict(finding.remedy.variables) == {
+            "docker_runtime_install_packages": True,
+            "docker_runtime_packages": [TOOLKIT],
+        }
+        assert finding.remedy.shell.startswith("sudo apt-get install -y nvidia-container-toolkit")
+
+
+TOOLKIT = "nvidia-container-toolkit"  # x86's package of nvidia-container-runtime
+REGISTERED = {"exists": True, "config": {"runtimes": {"nvidia": {
+    "path": "nvidia-container-runtime", "runtimeArgs": []}}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "engine", [{"reachable": True, "server_version": "20.10.24", "runtimes": ["nvidia", "runc"],
+                "default_runtime": "runc"}, None], ids=["engine-lists-it", "no-engine"],
+)  # fmt: skip
+def test_a_registered_runtime_without_its_binary_is_not_ok(engine):
+    """daemon.json (and the engine's `docker info`) name the nvidia runtime, but
+    nvidia-container-runtime is not installed: `docker run --runtime nvidia` fails there."""
+    registered = {"cli": "/usr/bin/docker", "csv_lists": [], "service_manager": "systemd",
+                  "engine": engine, "daemon_json": REGISTERED,
+                  "nvidia_container_runtime": None}  # fmt: skip
+
+    findings = docker.run(facts(docker=registered))
+
+    runtime = [f for f in findings if "nvidia-container-runtime is not installed" in f.summary]
+    assert len(runtime) == (2 if engine else 1), findings
+    assert [f.status for f in runtime] == ["warn"] * len(runtime)
+    assert "ok" not in {f.status for f in findings if f.summary.startswith(DAEMON_JSON)}
+    for finding in runtime:
+        assert finding.remedy.shell == "sudo apt-get install -y nvidia-container-toolkit"
+        assert finding.remedy.as_dict()["vars"] == {
+            "docker_runtime_install_packages": True,
+            "docker_runtime_packages": [TOOLKIT],
+        }
+    installed = docker.run(facts(docker={**registered, "nvidia_container_runtime":
+                                         "/usr/bin/nvidia-container-runtime"}))  # fmt: skip
+    assert {f.status for f in installed} == ({"ok"} if engine else {"ok", "warn"})
 
 
 def test_the_login_script_remedy_gives_a_login_shell_cuda(tmp_path: Path):
@@ -134,10 +179,50 @@ def test_the_login_script_remedy_gives_a_login_shell_cuda(tmp_path: Path):
     found = cuda_probe.login_settings("/usr/local/cuda-12.6", [str(script)])
 
     assert found == {"PATH": [str(script)], "LD_LIBRARY_PATH": [str(script)]}
-    login_shell = f'. {script}; echo "$PATH"; echo "$LD_LIBRARY_PATH"'
+    # Read twice (a login shell, then a sub-shell that reads it again): each folder once.
+    login_shell = f'. {script}; . {script}; echo "$PATH"; echo "$LD_LIBRARY_PATH"; echo "$CPATH"'
     printed = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "sh", "-c", login_shell],
                              capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
-    assert printed == ["/usr/local/cuda-12.6/bin:/usr/bin:/bin", "/usr/local/cuda-12.6/lib64"]
+    assert printed == ["/usr/local/cuda-12.6/bin:/usr/bin:/bin", "/usr/local/cuda-12.6/lib64",
+                       "/usr/local/cuda-12.6/include"]  # fmt: skip
+
+
+def test_a_setting_the_login_script_gives_new_shells_is_ok_in_a_shell_that_predates_it(
+    tmp_path: Path,
+):
+    """After provisioning, the shell the doctor runs in was started before the role wrote its
+    script: nvcc off PATH and cuda.h not found are this shell's, not the host's. The script
+    (the remedy's, written for real into a scratch profile.d) read by the cuda probe's own
+    functions makes them ok, each with a note naming the script."""
+    profile_d = tmp_path / "profile.d"
+    profile_d.mkdir()
+    script = profile_d / "jetson-env-cuda.sh"
+    (remedy,) = {f.remedy for f in cuda.run(facts(uid=0, cuda=CUDA_NOT_ON_PATHS))[1:4]}
+    shell = remedy.shell.replace(roles.default("cuda_env", "profile_file"), str(script))
+    subprocess.run(["sh", "-c", shell], check=True, capture_output=True)
+    provisioned = {
+        **CUDA_NOT_ON_PATHS,
+        "cudart": {"library": "libcudart.so.12", "version": "12.6"},
+        "nvcc_in_root": "/usr/local/cuda-12.6/bin/nvcc",
+        "login": cuda_probe.login_settings("/usr/local/cuda-12.6", [str(script)]),
+        "profile_d": {v: cuda_probe.profile_scripts_setting(v, str(profile_d))
+                      for v in ("PATH", "CPATH")},
+    }  # fmt: skip
+
+    findings = cuda.run(facts(uid=0, cuda=provisioned))
+
+    assert [f.status for f in findings] == ["ok"] * 5, findings
+    assert findings[1].summary == (
+        f"nvcc is not on PATH in this shell (/usr/local/cuda-12.6/bin), which predates {script}:"
+        f" new login shells get it (`. {script}` gives it to this one)"
+    )
+    assert findings[3].summary.startswith(
+        "the C compiler does not find cuda.h in this shell (CPATH: /usr/local/cuda-12.6/include)"
+        f", which predates {script}"
+    )
+    # A toolkit without its nvcc: the script cannot give new shells one.
+    (_, nvcc, *_) = cuda.run(facts(uid=0, cuda={**provisioned, "nvcc_in_root": None}))
+    assert nvcc.status == "warn" and "has none (/usr/local/cuda-12.6/bin/nvcc)" in nvcc.summary
 
 
 def test_the_daemon_json_remedy_is_the_roles_merge(tmp_path: Path):
@@ -145,7 +230,8 @@ def test_the_daemon_json_remedy_is_the_roles_merge(tmp_path: Path):
     a copy, keeps the other keys and a backup, as docker_runtime's merge does."""
     written = {"exists": True, "error": None, "config": {"log-level": "warn"}}
     daemon = {"cli": None, "engine": None, "csv_lists": None, "service_manager": None,
-              "daemon_json": written}  # fmt: skip
+              "daemon_json": written,
+              "nvidia_container_runtime": "/usr/bin/nvidia-container-runtime"}  # fmt: skip
     (skip, finding) = docker.run(facts(uid=0, docker=daemon))
     assert skip.status == "skip" and finding.status == "warn"
     assert finding.remedy.role == "docker_runtime" and "restart" not in finding.remedy.shell

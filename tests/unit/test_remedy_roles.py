@@ -102,6 +102,7 @@ CASES = {
     "docker-stopped": ("docker", X86, {"docker": {
         "cli": "/usr/bin/docker", "engine": {"reachable": False, "error": "no socket"},
         "daemon_json": {"exists": True, "config": {"runtimes": {"nvidia": {"path": "x"}}}},
+        "nvidia_container_runtime": "/usr/bin/nvidia-container-runtime",
         "csv_lists": [], "service_manager": "systemd"}}, None),
     "no-gpu-driver": ("platform", {**X86, "gpus": []}, {}, None),
 }  # fmt: skip

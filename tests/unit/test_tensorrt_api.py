@@ -94,12 +94,16 @@ print(json.dumps({"version": trt.__version__, "found": found}))
 # PyPI's bindings, cached by sha256
 
 
-def resolve(requirement: str) -> dict | None:
-    """What pip would download for `requirement` for this Python (wheels only): {"url",
-    "sha256", "filename", "version"}, or None where PyPI has none. Cached for a day."""
+def resolve(requirement: str, python: str = "") -> dict | None:
+    """What pip would download for `requirement` for this Python, or for CPython `python` on
+    x86_64 Linux (wheels only): {"url", "sha256", "filename", "version"}, or None where PyPI
+    has none. Cached for a day."""
     key = hashlib.sha256(
-        json.dumps([requirement, sys.version_info[:2], time.strftime("%Y-%m-%d")]).encode()
+        json.dumps(
+            [requirement, python or sys.version_info[:2], time.strftime("%Y-%m-%d")]
+        ).encode()
     ).hexdigest()[:24]
+    platform = ["--python-version", python, "--platform", "manylinux_2_28_x86_64"] if python else []
     cached = CACHE / "resolve" / f"{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
@@ -109,7 +113,7 @@ def resolve(requirement: str) -> dict | None:
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
          "--only-binary=:all:", "--quiet", "--disable-pip-version-check",
-         "--target", str(CACHE / "never"), "--report", str(report), requirement],
+         "--target", str(CACHE / "never"), "--report", str(report), *platform, requirement],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     found = None
@@ -301,7 +305,8 @@ def project_uses() -> tuple[set[str], set[str]]:
 
 def matrix_requirements() -> dict[str, str]:
     """TensorRT version the matrix names -> the bindings requirement for it on PyPI."""
-    wanted = {MATRIX.x86_tensorrt.version: f"tensorrt-cu13-bindings=={MATRIX.x86_tensorrt.version}"}
+    wanted = {pin.version: f"{pin.package}-bindings=={pin.version}"
+              for pin in MATRIX.x86_tensorrt_pins}  # fmt: skip
     for release in MATRIX.releases.values():
         major, minor = release.tensorrt.split(".")[:2]
         name = (f"tensorrt-cu{release.cuda.split('.')[0]}-bindings" if int(major) >= 10
@@ -335,6 +340,19 @@ def test_the_matrix_names_tensorrt_releases_pypi_has_bindings_for(bindings):
     requirements = matrix_requirements()
     assert requirements[MATRIX.x86_tensorrt.version] in bindings
     assert TENSORRT_11 in bindings
+
+
+@pytest.mark.parametrize("python", ["3.10", "3.12", "3.13", "3.14"])
+def test_each_x86_pin_has_bindings_wheels_for_the_pythons_it_is_pinned_for(python: str):
+    """x86.tensorrt.pins against PyPI's real file lists: the pin for a Python has a wheel for
+    it (10.16.1.11: cp38-cp313; 11.1.0.106 for 3.14), the 10.x pin has no cp314 wheel, and the
+    newest 11.x (11.4) has one too."""
+    pin = MATRIX.x86_tensorrt_for(python)
+    wheel = resolve(f"{pin.package}-bindings=={pin.version}", python)
+    assert wheel is not None and f"-cp{python.replace('.', '')}-" in wheel["filename"], pin
+    if python == "3.14":
+        assert resolve(f"tensorrt-cu13-bindings=={MATRIX.x86_tensorrt.version}", python) is None
+        assert "-cp314-" in resolve(TENSORRT_11, python)["filename"]
 
 
 def test_every_tensorrt_attribute_the_probes_use_exists_in_every_covered_release(bindings):
@@ -417,7 +435,9 @@ def test_torch2trt_needs_tensorrt_below_11_derived_from_its_source(bindings):
         seen = inspect(wheel_dir, sorted(fp16), libraries)
         absent[seen["version"]] = {path for path, there in seen["found"].items() if not there}
     newest_10 = MATRIX.x86_tensorrt.version
-    (eleven,) = [version for version in absent if version.startswith("11.")]
+    elevens = [version for version in absent if version.startswith("11.")]
+    assert len(elevens) == 2, absent  # 3.14's pin (11.1) and PyPI's newest 11.x (11.4)
+    eleven = max(elevens, key=lambda version: tuple(int(p) for p in version.split(".")))
     assert absent[newest_10] == set()
     assert "NetworkDefinitionCreationFlag.EXPLICIT_BATCH" in absent[eleven] & every
     assert "BuilderFlag.FP16" in absent[eleven] & fp16

@@ -347,3 +347,20 @@ def test_the_plan_asks_the_doctors_rule_a_version_compatible_engine_survives_wit
     _, found = verdicts("R39.2.2", engines={**ENGINES, "engines": [plain, compatible]})
     assert found["/srv/models/resnet.plan"][0] == "rebuild"
     assert found["/srv/models/vc.plan"][0] == "survives"
+
+
+def test_cuda_13_forward_compatibility_on_jetpack_6_is_named_and_not_offered():
+    """A JetPack 6 Orin planned to JetPack 7.2 hears why the CUDA 13 compat package is no route
+    of jetson-env's, with the sources; an x86 host and a Thor do not."""
+    to = MATRIX.release("39.2.2")
+    request = upgrading.Request(to, (), "/b", None, None)
+    orin = upgrading.host_plan(MATRIX, "orin", results(ORIN), request)
+    (route,) = orin["not_offered"]
+    assert route["route"] == "CUDA 13 on JetPack 6 through NVIDIA's cuda-compat-orin-13-x package"
+    assert "no release note names cuda-compat-orin-13-x" in route["reason"]
+    assert "https://github.com/NVIDIA/nvidia-container-toolkit/pull/1614" in route["sources"]
+    assert "https://github.com/pytorch/pytorch/pull/186285" in route["sources"]
+    x86 = upgrading.host_plan(MATRIX, "x86", results(X86), request)
+    assert x86["not_offered"] == []
+    thor = {**ORIN, "l4t": "38.2.0", "soc": "tegra264"}
+    assert MATRIX.routes_not_offered(thor["l4t"], thor["soc"]) == []

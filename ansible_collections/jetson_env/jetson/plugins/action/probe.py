@@ -27,6 +27,9 @@ if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
 
+MODULE_VERSION = "import platform; print(platform.python_version())"
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("payload",))
@@ -45,9 +48,27 @@ class ActionModule(ActionBase):
         # The doctor judges the run (the launcher's records, EXIT_RECORD), not the shell's rc.
         result.update(changed=False, failed=False, python=python, shell_rc=done["rc"],
                       stdout=done["stdout"], stderr=done["stderr"])  # fmt: skip
+        result.update(self._module_python(python, task_vars or {}))
         if facts:
             result["ansible_facts"] = facts
         return result
+
+    def _module_python(self, probed, task_vars):
+        """This ansible-core's version and the Python it runs modules with on the host, so
+        the doctor can say where it cannot provision or fix (jetson_env.ansible_core). The
+        version is asked only of a module Python other than the probed one (the probes
+        report that one's)."""
+        from ansible.release import __version__
+
+        from jetson_env import target_python
+
+        python, _facts = target_python.module_python(self, task_vars)
+        version = ""
+        if python != probed:
+            done = self._low_level_execute_command(shlex.join([python, "-c", MODULE_VERSION]))
+            version = done["stdout"].strip() if done["rc"] == 0 else ""
+        return {"ansible_core": __version__, "module_python": python,
+                "module_python_version": version}  # fmt: skip
 
     def _interpreter(self, task_vars):
         """The host's target Python (jetson_env.target_python.for_host: its

@@ -24,12 +24,15 @@ try:
         bundle,
         keeping,
         matrix,
+        pins,
         provisioning,
         target_python,
+        tensorrt_tarballs,
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = provisioning = target_python = wheels = None
+    apt_repository = bundle = keeping = matrix = pins = provisioning = target_python = None
+    tensorrt_tarballs = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
@@ -49,6 +52,13 @@ def plan(matrix_file, platform, python, host, allow_newer_point_release=False):
     "platform_key", "pycuda"}, or {"error": the message} for a host it cannot provision."""
     loaded = _load(matrix_file)
     return provisioning.plan(loaded, platform, python, str(host), bool(allow_newer_point_release))
+
+
+def ansible_core_refusal(core_version, python_version, host, matrix_file=""):
+    """Why this ansible-core cannot run modules in the host's Python, with the way out (the
+    matrix's ansible_core table, jetson_env.ansible_core); "" when it can."""
+    support = _load(matrix_file).ansible_core
+    return support.refusal(str(core_version), str(python_version or ""), str(host))
 
 
 def torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", version=""):
@@ -104,22 +114,32 @@ def torch_probe_needed(installed_version, wanted_version):
     return keeping.probe_needed(str(installed_version or ""), str(wanted_version))
 
 
+def pip_requirement(requirement, installed="", move=False):
+    """The requirement for pip, "" where the installed release is kept: an exact pin of the
+    matrix (numpy==1.26.1) does not move an installed release of its major unless `move`
+    (jetson_env.pins)."""
+    _require_package()
+    return pins.requirement_for(str(requirement), str(installed or "") or None, _truthy(move))
+
+
 def pip_platforms(machine, glibc):
     """`--platform TAG` arguments for every wheel tag a `machine` with `glibc` accepts."""
     _require_package()
     return wheels.pip_platform_args(str(machine), str(glibc) if glibc else None)
 
 
-def bundle_plan(directory, platform, python, roles):
+def bundle_plan(directory, platform, python, roles, manifest_sha256=""):
     """What a host can install from the bundle in `directory` for the enabled `roles`
-    (jetson_env.bundle.host_plan): {"error": None | why, with the `jetson-env bundle` line
-    that fixes it, "target", "skipped", "pip", "torch_wheel", ...}."""
+    (jetson_env.bundle.host_plan), from the manifest with `manifest_sha256` when given (the
+    one `jetson-env provision --bundle [--trust]` checked): {"error": None | why, with the
+    `jetson-env bundle` line that fixes it, "target", "skipped", "pip", "torch_wheel", ...}."""
     _require_package()
     return bundle.host_plan(
         str(directory),
         dict(platform),
         dict(python),
         {str(k): _truthy(v) for k, v in dict(roles).items()},
+        str(manifest_sha256 or ""),
     )
 
 
@@ -155,6 +175,29 @@ def _require_package():
         raise AnsibleFilterError(MISSING)
 
 
+def x86_tensorrt_requirement(python_version, matrix_file=""):
+    """x86's pip TensorRT for a target CPython ("3.14.0" -> tensorrt-cu13==11.1.0.106: no 10.x
+    has cp314 bindings), jetson_env.matrix.Matrix.x86_tensorrt_for."""
+    return _load(matrix_file).x86_tensorrt_for(str(python_version or "")).requirement
+
+
+def cuda_python_requirement(python_version, cuda_version, matrix_file=""):
+    """The cuda-python for a target Python and CUDA ("cuda-python==13.*"), "" where Python is
+    below cuda-python's floor or there is no CUDA (jetson_env.matrix.Matrix.cuda_python_for)."""
+    found = _load(matrix_file).cuda_python_for(str(python_version or ""), str(cuda_version or ""))
+    return found or ""
+
+
+def tensorrt_tarball_folder(tarball):
+    """The folder NVIDIA's TensorRT tarball unpacks to, "TensorRT-<version>", for 10.x and 11.x
+    names alike (jetson_env.tensorrt_tarballs)."""
+    _require_package()
+    try:
+        return tensorrt_tarballs.folder(str(tarball))
+    except ValueError as exc:
+        raise AnsibleFilterError(f"{exc}. Nothing was changed.") from None
+
+
 def pip_overrides_pep668(python):
     """Whether pip installs into this Python (the facts module's jetson_env_python) need
     --break-system-packages: jetson_env.target_python's rule, the doctor's too."""
@@ -165,13 +208,18 @@ def pip_overrides_pep668(python):
 class FilterModule:
     def filters(self):
         return {
+            "ansible_core_refusal": ansible_core_refusal,
             "apt_download_line": apt_download_line,
             "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
+            "cuda_python_requirement": cuda_python_requirement,
             "matrix": matrix_mapping,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
+            "pip_requirement": pip_requirement,
             "plan": plan,
+            "tensorrt_tarball_folder": tensorrt_tarball_folder,
+            "x86_tensorrt_requirement": x86_tensorrt_requirement,
             "torch_source": torch_source,
             "torchvision_tag": torchvision_tag,
             "torchvision_kept": torchvision_kept,

@@ -1,0 +1,37 @@
+"""An exact pin and the release a user has: what a fix may move.
+
+The matrix pins numpy exactly on some rows (numpy==1.26.1 on JetPack 6: NVIDIA's torch
+wheels are built against numpy 1.x). That pin is what a Python without numpy gets; a numpy
+the user already has is theirs to keep while it is of the pin's major release (numpy's ABI
+changes between majors, 1.x -> 2.x, not within one). A range (numpy>=1.26,<3) goes to pip as
+it is: pip keeps an installed release inside it and moves one outside it.
+"""
+
+from __future__ import annotations
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+
+def requirement_for(requirement: str, installed: str | None, move: bool = False) -> str:
+    """`requirement` as pip is to get it, or "" where the installed release is kept: an exact
+    pin (`name==X.Y.Z`) with an installed release of the same major, unless `move` (a fix for
+    this package itself, or the user's own pin)."""
+    if move or not installed:
+        return requirement
+    try:
+        specifiers = list(Requirement(requirement).specifier)
+        have = Version(installed)
+    except (InvalidRequirement, InvalidVersion):
+        return requirement
+    if (
+        len(specifiers) != 1
+        or specifiers[0].operator not in ("==", "===")
+        or (specifiers[0].version.endswith("*"))
+    ):
+        return requirement
+    try:
+        pinned = Version(specifiers[0].version)
+    except InvalidVersion:
+        return requirement
+    return "" if have.major == pinned.major else requirement
