@@ -290,7 +290,8 @@ def in_the_matrix(platform: dict[str, Any]) -> str:
 def cmd_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     term.verbosity = max(term.verbosity, args.doctor_verbose)
     try:
-        checks = doctor_mod.select(args.check, smoke=not args.no_smoke, quick=args.quick)
+        checks = doctor_mod.select(args.check, smoke=not args.no_smoke, quick=args.quick,
+                                   engines=bool(args.engines))  # fmt: skip
     except doctor_mod.UnknownCheck as exc:
         term.error(str(exc), hint="`jetson-env doctor --list` lists the checks")
         return EXIT_USAGE
@@ -340,11 +341,17 @@ def doctor_report(
         target = LocalTarget(args.python)
     try:
         with term.progress() as progress:
-            return doctor_mod.run(target, matrix, checks, args.timeout, progress)
+            return doctor_mod.run(target, matrix, checks, args.timeout, progress,
+                                  engine_arguments(args))  # fmt: skip
     finally:
         close = getattr(target, "close", None)
         if close is not None:
             close()
+
+
+def engine_arguments(args: argparse.Namespace) -> dict[str, Any] | None:
+    """`doctor --engines DIR`: the engines probe's folders (data, never code)."""
+    return {"engines": {"folders": args.engines}} if args.engines else None
 
 
 def cmd_doctor_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: list) -> int:
@@ -405,9 +412,8 @@ def fleet_doctor(args: argparse.Namespace, term: Terminal, matrix: Matrix, check
             return EXIT_USAGE
     try:
         with term.progress() as progress:
-            report = fleet.run(
-                args.inventory, args.limit, matrix, checks, args.timeout, args.forks, progress
-            )
+            report = fleet.run(args.inventory, args.limit, matrix, checks, args.timeout,
+                               args.forks, progress, engine_arguments(args))  # fmt: skip
         if args.fix is not None:
             report = fleet.fix(term, setup, report, matrix, checks, yes=args.yes,
                                timeout=args.timeout, forks=args.forks)  # fmt: skip
@@ -873,6 +879,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--python", default=target_python.DEFAULT,
                         help="target interpreter (default python3 on PATH)")  # fmt: skip
     doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
+    doctor.add_argument(
+        "--engines", action="append", metavar="DIR",
+        help="also say, per TensorRT engine file under DIR on the host(s), whether it loads "
+        "there, must be rebuilt, or is unknown (repeatable; docs/doctor.md)",
+    )  # fmt: skip
     doctor.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
     doctor.add_argument(
         "-i",

@@ -18,6 +18,7 @@ from typing import Any
 
 from jetson_env import info
 from jetson_env.checks import BY_NAME, CHECKS, Check
+from jetson_env.checks import engines as engine_checks
 from jetson_env.checks.context import Facts
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 from jetson_env.findings import CRASH, FAIL, SKIP, STATUSES, UNHEALTHY, Finding, Remedy, worst
@@ -37,10 +38,15 @@ def needs_framework(check: Check) -> bool:
     return any(PROBES[probe].framework for probe in check.probes)
 
 
-def select(names: Iterable[str] | None, smoke: bool = True, quick: bool = False) -> list[Check]:
+def select(
+    names: Iterable[str] | None, smoke: bool = True, quick: bool = False, engines: bool = False
+) -> list[Check]:
     """The checks to run, in CHECKS order. --quick leaves out those that import frameworks
-    and adds the package-metadata check that stands in for them (only there)."""
+    and adds the package-metadata check that stands in for them (only there); the checks on
+    request run when named, the engine files' also with --engines."""
     names = list(names or [])
+    if engines and names and "engine-files" not in names:
+        names.append("engine-files")
     unknown = [n for n in names if n not in BY_NAME]
     if unknown:
         raise UnknownCheck(
@@ -53,9 +59,10 @@ def select(names: Iterable[str] | None, smoke: bool = True, quick: bool = False)
         )
     if names:
         return [c for c in CHECKS if c.name in names]
+    asked = [c for c in CHECKS if not c.on_request or (engines and c.name == "engine-files")]
     if quick:
-        return [c for c in CHECKS if not needs_framework(c)]
-    return [c for c in CHECKS if not c.quick_only and (smoke or c.name != "smoke")]
+        return [c for c in asked if not needs_framework(c)]
+    return [c for c in asked if not c.quick_only and (smoke or c.name != "smoke")]
 
 
 @dataclass(frozen=True)
@@ -109,7 +116,19 @@ class Report:
                 for name, r in sorted(self.results.items())
             },
             "smoke": self.results["smoke"].data if "smoke" in self.results else None,
+            "engines": self.engines,
         }
+
+    @property
+    def engines(self) -> list[dict[str, Any]] | None:
+        """`doctor --engines`: each engine file's verdict here, worst first (None without)."""
+        result = self.results.get("engines")
+        if result is None or not result.ok:
+            return None
+        tensorrt = self.results.get("tensorrt")
+        tensorrt = engine_checks.host_tensorrt(tensorrt.data if tensorrt is not None else None)
+        capability = (self.platform or {}).get("compute_capability")
+        return engine_checks.rows(result.data, tensorrt, capability)
 
 
 def not_reached(target: str, check: str, summary: str, remedy: str | None) -> Report:
@@ -174,10 +193,12 @@ def run(
     checks: list[Check],
     timeout: float | None = None,
     progress: Callable[[str], None] = lambda _text: None,
+    arguments: dict[str, Any] | None = None,
 ) -> Report:
-    """Probes, then checks; findings in CHECKS order. Cancelled (Ctrl-C) propagates."""
+    """Probes (`arguments`: probe name -> its arguments, the engine folders), then checks;
+    findings in CHECKS order. Cancelled (Ctrl-C) propagates."""
     try:
-        results = probe_all(target, needed_probes(checks), timeout, progress)
+        results = probe_all(target, needed_probes(checks), timeout, progress, arguments)
     except Unusable as exc:
         return not_reached(target.description, "interpreter", str(exc), exc.remedy)
     except Unreachable as exc:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection, fixing, target_python
+from jetson_env import collection, engine_files, fixing, target_python
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.exit_codes import EXIT_USAGE
@@ -189,7 +189,31 @@ class FleetReport:
             "exit_code": self.exit_code,
             "counts": {status: counts.get(status, 0) for status in HOST_STATUSES},
             "hosts": hosts,
+            "engines": engine_grid(hosts),
         }
+
+
+def engine_grid(hosts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """`doctor -i --engines`: engine file x host (the hosts in the fleet's order, worst
+    first), the engine worst anywhere first; a cell is that host's verdict and why, null
+    where the host has no such file. None without --engines."""
+    if all(host["report"].get("engines") is None for host in hosts):
+        return None
+    not_read = {"verdict": engine_files.UNKNOWN, "reason": "unknown: this host's engine "
+                "files were not read (see its report)"}  # fmt: skip
+    by_path: dict[str, list[dict[str, str] | None]] = {}
+    for column, host in enumerate(hosts):
+        for row in host["report"].get("engines") or []:
+            cells = by_path.setdefault(row["path"], [None] * len(hosts))
+            cells[column] = {"verdict": row["verdict"], "reason": row["reason"]}
+    rows = []
+    for path, cells in by_path.items():
+        cells = [not_read if host["report"].get("engines") is None else cell
+                 for host, cell in zip(hosts, cells, strict=True)]  # fmt: skip
+        verdict = engine_files.worst([cell["verdict"] for cell in cells if cell])
+        rows.append({"path": path, "verdict": verdict, "cells": cells})
+    rows.sort(key=lambda row: (engine_files.VERDICTS.index(row["verdict"]), row["path"]))
+    return {"hosts": [host["host"] for host in hosts], "rows": rows}
 
 
 def _payload(script: str, budget: float, startup: float) -> bytes:
@@ -302,15 +326,17 @@ def run(
     timeout: float | None = None,
     forks: int | None = None,
     progress: Callable[[str], None] = lambda _text: None,
+    arguments: dict[str, Any] | None = None,
 ) -> FleetReport:
     reports: dict[str, doctor_mod.Report] = {}
     unmanaged: dict[str, str] = {}
     names = doctor_mod.needed_probes(checks)
-    for host, target in recorded(inventory, limit, names, timeout, forks, progress).items():
+    hosts = recorded(inventory, limit, names, timeout, forks, progress, arguments)
+    for host, target in hosts.items():
         if isinstance(target, doctor_mod.Report):
             reports[host] = target
             continue
-        report = doctor_mod.run(target, matrix, checks, timeout)
+        report = doctor_mod.run(target, matrix, checks, timeout, arguments=arguments)
         if not report.reached:  # the interpreter: what to set in the inventory
             report = _with_remedy(report, INTERPRETER_REMEDY)
         reports[host] = report

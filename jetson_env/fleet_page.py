@@ -21,6 +21,7 @@ from jetson_env.terminal import clean
 FORMATS = (".html", ".md")
 COLOURS = {"ok": "#c8e6c9", "warn": "#fff59d", "fail": "#ef9a9a", "crash": "#e57373",
            "skip": "#eeeeee", "unreachable": "#b0bec5"}  # fmt: skip
+ENGINE_CLASSES = {"loads": "ok", "unknown": "warn", "rebuild": "fail"}
 STYLE = (
     "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
     "th,td{border:1px solid #999;padding:.3em .6em;text-align:left;vertical-align:top}"
@@ -107,6 +108,23 @@ def html_page(fleet: dict[str, Any]) -> str:
                 out.append(f'<td data-check="{e(check)}"></td>')
         out.append("</tr>")
     out.append("</tbody></table>")
+    grid = fleet.get("engines")
+    if grid:
+        out += [
+            '<h2>Engine files</h2><table id="engines"><thead><tr><th>Engine</th>',
+            *(f"<th>{e(name)}</th>" for name in grid["hosts"]),
+            "</tr></thead><tbody>",
+        ]
+        for row in grid["rows"]:
+            out.append(f'<tr data-engine="{e(row["path"])}"><th>{e(row["path"])}</th>')
+            for name, cell in zip(grid["hosts"], row["cells"], strict=True):
+                if cell is None:
+                    out.append(f'<td data-host="{e(name)}">-</td>')
+                    continue
+                out.append(f'<td class="{ENGINE_CLASSES[cell["verdict"]]}" data-host="{e(name)}"'
+                           f' title="{e(cell["reason"])}">{e(cell["verdict"])}</td>')  # fmt: skip
+            out.append("</tr>")
+        out.append("</tbody></table>")
     for host in fleet["hosts"]:
         report = host["report"]
         problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]
@@ -157,6 +175,20 @@ def markdown(fleet: dict[str, Any]) -> str:
         row = [md_text(host["host"]), md_text(host["platform_label"]), host["status"]]
         row += [found[check][0] if check in found else "" for check in checks]
         out.append("| " + " | ".join(row) + " |")
+    grid = fleet.get("engines")
+    if grid:
+        out += ["", "## Engine files", "",
+                "| " + " | ".join(["Engine", *map(md_text, grid["hosts"])]) + " |",
+                "|" + "---|" * (1 + len(grid["hosts"]))]  # fmt: skip
+        for row in grid["rows"]:
+            verdicts = [cell["verdict"] if cell else "-" for cell in row["cells"]]
+            out.append("| " + " | ".join([md_text(row["path"]), *verdicts]) + " |")
+        out.append("")
+        out += [f"- {cell['verdict']}: {md_text(name)}: {md_text(row['path'])}: "
+                f"{md_text(cell['reason'])}"
+                for row in grid["rows"]
+                for name, cell in zip(grid["hosts"], row["cells"], strict=True)
+                if cell and cell["verdict"] != "loads"]  # fmt: skip
     for host in fleet["hosts"]:
         report = host["report"]
         problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]

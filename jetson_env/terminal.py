@@ -27,6 +27,7 @@ HOST_LABELS = {"unreachable": "UNREACHABLE", "crash": "CRASH", "fail": "FAIL", "
 HOST_STYLES = {**STATUS_STYLES, "unreachable": "bold red"}
 PLAN_STYLES = {"survives": "green", "unknown": "dim", "reinstall": "yellow", "rebuild": "yellow",
                "blocked": "red", "refused": "bold red", "unreachable": "bold red"}  # fmt: skip
+ENGINE_STYLES = {"loads": "green", "unknown": "yellow", "rebuild": "red"}
 MIN_WIDTH = 40
 # C0 and C1 control characters (ESC starts every escape sequence), DEL, and the bidi
 # overrides that reorder what a terminal shows; tab is shown as a space.
@@ -160,6 +161,8 @@ class Terminal:
                           HOST_LABELS[host["status"]], clean(failing),
                           style=HOST_STYLES[host["status"]])  # fmt: skip
         self.out.print(table)
+        if fleet.get("engines"):
+            self.engine_grid(fleet["engines"])
         for host in fleet["hosts"]:
             if host["unmanaged"]:
                 self.out.print(f"Not provisioned or fixed from here: {clean(host['unmanaged'])}")
@@ -174,6 +177,22 @@ class Terminal:
             f"(exit code {fleet['exit_code']})",
             style=HOST_STYLES[fleet["status"]],
         )
+
+    def engine_grid(self, grid: dict[str, Any]) -> None:
+        """`doctor -i --engines`: engine file x host, the worst first; then why, per cell
+        that is not "loads"."""
+        table = Table(title="Engine files", title_justify="left")
+        for column in ("Engine", *grid["hosts"]):
+            table.add_column(clean(column), overflow="fold")
+        for row in grid["rows"]:
+            cells = [cell["verdict"] if cell else "-" for cell in row["cells"]]
+            table.add_row(clean(row["path"]), *cells, style=ENGINE_STYLES[row["verdict"]])
+        self.out.print(table)
+        for row in grid["rows"]:
+            for host, cell in zip(grid["hosts"], row["cells"], strict=True):
+                if cell and cell["verdict"] != "loads":
+                    line = f"{clean(host)}: {clean(row['path'])}: {clean(cell['reason'])}"
+                    self.out.print(line, style=ENGINE_STYLES[cell["verdict"]], soft_wrap=True)
 
     def plan(self, plan: dict[str, Any]) -> None:
         """`jetson-env plan`: per host its parts, worst first, with the reasons; then the

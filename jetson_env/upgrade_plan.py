@@ -18,6 +18,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from jetson_env import engine_files
 from jetson_env.matrix import Matrix, Release, UnknownRelease, normalize_l4t
 from jetson_env.provisioning import torchvision_tag_for
 
@@ -309,14 +310,11 @@ def _engine_parts(engines: dict[str, Any], change: Change) -> list[Part]:
         path = str(engine.get("path"))
         built = engine.get("tensorrt")
         after = f"TensorRT {trt_after}"
-        if built:
+        if built:  # the rule the doctor uses; the GPU stays
             now = f"TensorRT {built} ({engine.get('source')})"
-            same = _minor(str(built)) == _minor(trt_after)
-            reason = f"built with TensorRT {built}; {change.to} has {trt_after}"
-            if not same:
-                reason += ": an engine loads only on the TensorRT version that built it"
-            verdict = "survives" if same else "rebuild"
-            parts.append(Part("engine", path, now, after, verdict, reason))
+            said, why = engine_files.verdict(engine, trt_after, None, after=change.to)
+            verdict = {engine_files.LOADS: "survives"}.get(said, said)
+            parts.append(Part("engine", path, now, after, verdict, why))
             continue
         why = engine.get("unknown") or "not read"
         if _minor(change.current.tensorrt) != _minor(trt_after):

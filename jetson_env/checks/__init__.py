@@ -28,6 +28,7 @@ class Check:
     probes: tuple[str, ...]
     run: Callable[[Facts], list[Finding]]
     quick_only: bool = False  # stands in for the framework checks under --quick
+    on_request: bool = False  # runs only when asked (by name, or doctor --engines)
     role: str | None = None
     manual: str = ""
 
@@ -55,6 +56,7 @@ def _registry() -> tuple[Check, ...]:
         cuda_python,
         cudnn,
         docker,
+        engines,
         libnvinfer,
         packages,
         platform,
@@ -83,6 +85,7 @@ def _registry() -> tuple[Check, ...]:
         packages,
         docker,
         portability,
+        engines,
         smoke,
     )
     return tuple(module.CHECK for module in modules)

@@ -3,33 +3,17 @@
 A serialized TensorRT engine runs only on the compute capability and the TensorRT version it
 was built with: build on the device that will run it. The project writes a sidecar
 `<engine>.json` beside every engine it builds (the smoke's ONNX engine; docs/doctor.md):
-{"tensorrt", "compute_capability", "device", "built_by", "built_at"}; engine_problems()
-says from it why a file will not load on a host.
+{"tensorrt", "compute_capability", "hardware_compatibility", "version_compatible", "device",
+"built_by", "built_at"}; jetson_env.engine_files.verdict() says from it whether the file loads
+on a host, by the rule `doctor --engines` and `plan --engines` use.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from jetson_env import engine_files
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, Finding
-
-
-def engine_problems(sidecar: dict[str, Any], tensorrt: str | None, capability: str | None):
-    """Why an engine with this sidecar will not load where TensorRT `tensorrt` runs on compute
-    capability `capability` (empty: it loads). TensorRT must be the same release (major.minor
-    .patch; the build number may differ), the compute capability the same."""
-    problems = []
-    built_with = str(sidecar.get("tensorrt") or "")
-    if tensorrt and built_with.split(".")[:3] != tensorrt.split(".")[:3]:
-        problems.append(f"it was built by TensorRT {built_with or '(unknown)'}, this host has"
-                        f" TensorRT {tensorrt}")  # fmt: skip
-    built_for = str(sidecar.get("compute_capability") or "")
-    if capability and built_for != capability:
-        problems.append(f"it was built for compute capability {built_for or '(unknown)'}, this"
-                        f" GPU is {capability}")  # fmt: skip
-    return problems
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -58,17 +42,17 @@ def run(facts: Facts) -> list[Finding]:
     engine = (facts.data("smoke").get("onnx") or {}).get("engine") or {}
     sidecar = engine.get("sidecar")
     if sidecar:
-        problems = engine_problems(sidecar, version, capability)
-        built = (
-            f"TensorRT {sidecar.get('tensorrt')}, compute capability"
-            f" {sidecar.get('compute_capability')}"
-        )
+        said, why = engine_files.verdict(sidecar, version, capability)
         summary = (
-            "the smoke's engine file would not load here: " + "; ".join(problems)
-            if problems
-            else f"the smoke's engine file carries what built it ({built}) and loads here"
+            f"the smoke's engine file carries what built it and {why}"
+            if said == engine_files.LOADS
+            else f"the smoke's engine file: {why}"
         )
-        findings.append(CHECK.finding(FAIL if problems else OK, summary, [f"sidecar: {sidecar}"]))
+        findings.append(
+            CHECK.finding(
+                OK if said == engine_files.LOADS else FAIL, summary, [f"sidecar: {sidecar}"]
+            )
+        )
     return findings
 
 

@@ -30,11 +30,10 @@ def describe(exc):
 READ_LIMIT = 1 << 20  # bytes: the most a probe reads of any file on the target
 
 
-def read_bytes(path, limit=READ_LIMIT):
-    """A regular file's bytes, at most `limit`: OSError (its strerror says why; callers name
-    the file) for anything else
-    (a FIFO, a device such as a link to /dev/zero, a file that never ends), never a hang
-    or a read of gigabytes."""
+def read_head(path, count):
+    """The first `count` bytes of a regular file (fewer where it is shorter): OSError (its
+    strerror says why; callers name the file) for anything else (a FIFO, a device such as a
+    link to /dev/zero, a directory, a link loop), never a hang."""
     import errno
     import stat
 
@@ -42,7 +41,15 @@ def read_bytes(path, limit=READ_LIMIT):
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file (not read)")
-        data = handle.read(limit + 1)
+        return handle.read(count)
+
+
+def read_bytes(path, limit=READ_LIMIT):
+    """A regular file's bytes, at most `limit`: read_head()'s OSError for anything else, and
+    for a file that is larger (never a read of gigabytes)."""
+    import errno
+
+    data = read_head(path, limit + 1)
     if len(data) > limit:
         raise OSError(errno.EFBIG, "larger than %d bytes (not read)" % limit)
     return data
@@ -138,6 +145,7 @@ def run_probes(probes, gpu_work=False):
     helpers = {
         "STAGE": STAGE,
         "describe": describe,
+        "read_head": read_head,
         "read_bytes": read_bytes,
         "read_text": read_text,
         "distribution_version": distribution_version,

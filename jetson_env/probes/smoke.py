@@ -259,11 +259,15 @@ def network_flags(trt):
 
 def sidecar_for(trt, torch, converter):
     """What the project writes beside an engine file: who built it, for which TensorRT and
-    compute capability (an engine loads only on the same; checks/portability.py)."""
+    compute capability, with which compatibility settings (an engine loads only on the same;
+    jetson_env/engine_files.py). The smoke builds plain engines: no hardware compatibility
+    level, not version-compatible (the builder's defaults, which it does not change)."""
     major, minor = torch.cuda.get_device_capability(0)
     return {
         "tensorrt": trt.__version__,
         "compute_capability": "%d.%d" % (major, minor),
+        "hardware_compatibility": "none",
+        "version_compatible": False,
         "device": torch.cuda.get_device_name(0),
         "built_by": "jetson-env smoke (%s)" % converter,
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -361,3 +361,27 @@ def test_a_remote_interpreter_that_never_starts_leaves_nothing(
     while remote_processes("sleep 613|import os, sys") and time.monotonic() < deadline:
         time.sleep(0.2)
     assert remote_processes("sleep 613|import os, sys") == []
+
+
+def test_engines_are_read_on_the_remote_host(home: Path, sshd: SSHHost):
+    """`doctor --host ... --engines DIR`: the folder is the remote host's; its files' headers
+    are read there (no TensorRT on it: each read version is "unknown" for want of one)."""
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {sshd.host_key}\n")
+    standins = Path(__file__).resolve().parents[1] / "fixtures" / "engines"
+    docker("cp", str(standins), f"{CONTAINER}:/srv/remote-models")
+
+    proc = doctor(home, "--host", sshd.address, "--python", REMOTE_PYTHON, "--check",
+                  "engine-files", "--engines", "/srv/remote-models")  # fmt: skip
+
+    assert "Traceback" not in proc.stderr
+    report = json.loads(proc.stdout)
+    found = {row["path"]: row for row in report["engines"]}
+    trt11 = found["/srv/remote-models/standin-trt11.plan"]
+    assert (trt11["tensorrt"], trt11["source"]) == ("11.1.0.106", "header")
+    assert (
+        trt11["reason"]
+        == "unknown: built by TensorRT 11.1.0.106; this host's TensorRT was not found"
+    )
+    assert found["/srv/remote-models/standin-trt10.engine"]["compute_capability"] == "8.7"
+    assert not Path("/srv/remote-models").exists()  # not this machine's folder
+    assert proc.returncode == report["exit_code"] == 0  # unknowns are warnings

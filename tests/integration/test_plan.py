@@ -110,7 +110,7 @@ def test_within_the_line_almost_everything_survives(orin: Host) -> None:
     assert data["hosts"][0]["kind"] == "apt"
     assert found["torch"][0] == "survives" and found["torchvision"][0] == "survives"
     assert found[f"{ENGINES}/a.engine"][0] == "unknown"
-    assert "no TensorRT tool on the host" in found[f"{ENGINES}/a.engine"][1]
+    assert "not a TensorRT plan" in found[f"{ENGINES}/a.engine"][1]
     assert found[f"{ENGINES}/yolo/b.plan"][0] == "rebuild"  # the sidecar: built with 10.16
     assert found["JetPack packages"][0] == "unknown"  # NVIDIA's repository is not configured
     assert "not configured" in found["JetPack packages"][1]

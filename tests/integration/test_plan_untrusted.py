@@ -116,7 +116,7 @@ ODD = {
     "python": ({"native": {"python": {"version": ["3.10"], "executable": 7, "venv": 1}}},
                "unreachable"),
     "nan": ({"native": {"distributions": [], "pure": float("nan")}}, "unreachable"),
-    "engines": ({"engines": {"engines": [{"path": "/a", "tensorrt": {"x": 1}}]}}, "rebuild"),
+    "engines": ({"engines": {"engines": [{"path": "/a", "tensorrt": {"x": 1}}]}}, "unknown"),
     "apt": ({"apt_upgrade": {"holds": [[1]], "simulation": {"ok": True, "kept_back": [[1]]}}},
             "blocked"),
 }  # fmt: skip

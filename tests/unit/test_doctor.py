@@ -64,8 +64,10 @@ def test_json_report_follows_the_documented_schema(bare_python):
     assert {f["check"] for f in report["findings"]} == {c.name for c in CHECKS} - {
         "smoke",
         "packages",  # --quick only
+        "engine-files",  # --engines only
     }
     assert "smoke" not in report["probes"]
+    assert report["engines"] is None and "engines" not in report["probes"]
     for finding in report["findings"]:
         if finding["status"] in ("warn", "fail"):
             assert finding["remedy"], finding

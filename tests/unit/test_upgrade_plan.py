@@ -96,7 +96,9 @@ def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged():
     assert "0.29.1" in found["torchvision"][1]
     assert "cpython-310" in found["pycuda"][1] and "Python 3.12" in found["pycuda"][1]
     assert "libcudart.so.12" in found["cupy-cuda12x"][1] and "CUDA 13.2" in found["cupy-cuda12x"][1]
-    assert "TensorRT 10.3.0; R39.2.2 has 10.16" in found["/srv/models/resnet.plan"][1]
+    assert found["/srv/models/resnet.plan"][1] == (
+        "rebuild: built by TensorRT 10.3.0, R39.2.2 has TensorRT 10.16 (unless it was built "
+        "version-compatible, which its header does not record)")  # fmt: skip
     assert "only /ota survives" in found["JetPack packages"][1]
 
 
@@ -322,7 +324,7 @@ def test_the_engines_probe_gets_its_folders_as_data_and_reads_sidecars(tmp_path)
     assert by_path["a.engine"]["tensorrt"] == "10.3.0.30"
     assert by_path["a.engine"]["source"] == str(folder / "a.engine.json")
     assert by_path["b.plan"]["tensorrt"] is None
-    assert "no TensorRT tool" in by_path["b.plan"]["unknown"]
+    assert "not a TensorRT plan" in by_path["b.plan"]["unknown"]
     assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
 
 
@@ -335,6 +337,16 @@ def test_a_host_planned_over_ssh_is_provisioned_through_ansible_over_ssh():
         '\'{"ansible_user": "jetson", "ansible_port": 2222}\'',
         "jetson-env doctor --host 'jetson@[fd00::7]:2222'",
     ]
+
+
+def test_the_plan_asks_the_doctors_rule_a_version_compatible_engine_survives_within_its_major():
+    """JetPack 6.2 (TensorRT 10.3) -> R39.2.2 (10.16): a plain engine is rebuilt; one whose
+    sidecar says it was built version-compatible loads on the later 10.x (engine_files)."""
+    plain = {**ENGINES["engines"][1], "version_compatible": False}
+    compatible = {**plain, "path": "/srv/models/vc.plan", "version_compatible": True}
+    _, found = verdicts("R39.2.2", engines={**ENGINES, "engines": [plain, compatible]})
+    assert found["/srv/models/resnet.plan"][0] == "rebuild"
+    assert found["/srv/models/vc.plan"][0] == "survives"
 
 
 def test_cuda_13_forward_compatibility_on_jetpack_6_is_named_and_not_offered():

@@ -1,0 +1,73 @@
+"""Engine files (`doctor --engines DIR`): does each engine under the folders load here?
+
+Reads the engines probe (each file's TensorRT from its header or sidecar; the compute
+capability and compatibility settings from a sidecar) and this host's TensorRT (the loader's
+libnvinfer) and compute capability, and asks jetson_env.engine_files.verdict, the rule that
+`plan --engines` and the portability check use. One finding per engine file: ok "loads
+here", fail "rebuild: ...", warn "unknown: why". rows() is the same, as data (the report's
+"engines", docs/json.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jetson_env import engine_files
+from jetson_env.checks import Check
+from jetson_env.checks.context import Facts
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
+
+STATUS = {engine_files.LOADS: OK, engine_files.REBUILD: FAIL, engine_files.UNKNOWN: WARN}
+
+
+def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) -> list[dict]:
+    """Per engine file (and per folder or limit that hid some): its verdict, worst first."""
+    found = []
+    for engine in engines.get("engines") or []:
+        verdict, reason = engine_files.verdict(engine, tensorrt, capability)
+        found.append({"path": str(engine.get("path")), "verdict": verdict, "reason": reason,
+                      "tensorrt": engine.get("tensorrt"), "source": engine.get("source"),
+                      "layout": engine.get("layout"),
+                      "compute_capability": engine.get("compute_capability")})  # fmt: skip
+    hidden = [(folder, "no such folder on the host") for folder in engines.get("missing") or []]
+    if engines.get("left_out"):
+        hidden.append((f"{engines['left_out']} more engines", f"past the first "
+                       f"{engines.get('max_engines')}: counted, not read; give narrower "
+                       "--engines folders"))  # fmt: skip
+    if engines.get("truncated"):
+        hidden.append(("engines not searched", f"the search stopped after "
+                       f"{engines.get('max_entries')} directory entries; give narrower "
+                       "--engines folders"))  # fmt: skip
+    found += [{"path": path, "verdict": engine_files.UNKNOWN, "reason": f"unknown: {why}",
+               "tensorrt": None, "source": None, "layout": None, "compute_capability": None}
+              for path, why in hidden]  # fmt: skip
+    return sorted(found, key=lambda row: engine_files.VERDICTS.index(row["verdict"]))
+
+
+def host_tensorrt(tensorrt: dict[str, Any] | None) -> str | None:
+    """This host's TensorRT: the libnvinfer the loader finds (the tensorrt probe's data)."""
+    loaded = (tensorrt or {}).get("loaded")
+    return loaded.get("version") if isinstance(loaded, dict) else None
+
+
+def run(facts: Facts) -> list[Finding]:
+    engines = facts.data("engines")
+    if not engines.get("folders"):
+        return [CHECK.finding(SKIP, "no engine folders given: `jetson-env doctor --engines DIR`")]
+    found = rows(engines, host_tensorrt(facts.data("tensorrt")), facts.compute_capability)
+    if not found:
+        where = ", ".join(engines["folders"])
+        return [CHECK.finding(SKIP, f"no .engine, .plan or .trt file under {where}")]
+    return [CHECK.finding(STATUS[row["verdict"]], f"{row['path']}: {row['reason']}")
+            for row in found]  # fmt: skip
+
+
+CHECK = Check(
+    name="engine-files",
+    area="engine",
+    summary="each engine file under --engines DIR: loads here, must be rebuilt, or unknown",
+    probes=("engines", "tensorrt", "platform"),
+    run=run,
+    on_request=True,
+    manual="an engine file is the user's own: it is rebuilt on the GPU it runs on",
+)
