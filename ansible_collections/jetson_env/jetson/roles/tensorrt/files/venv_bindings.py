@@ -15,18 +15,28 @@ pth = os.path.join(sysconfig.get_paths()["purelib"], pth_name)
 
 
 def done(changed=False, links=None, note=None, error=None):
-    print(json.dumps({"changed": changed, "pth": pth, "links": links or {}, "note": note,
-                      "error": error}))
+    print(
+        json.dumps(
+            {"changed": changed, "pth": pth, "links": links or {}, "note": note, "error": error}
+        )
+    )
     sys.exit(0)
 
 
-listed = subprocess.run(["dpkg-query", "-L", "python3-libnvinfer"], stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE, universal_newlines=True)
+listed = subprocess.run(
+    ["dpkg-query", "-L", "python3-libnvinfer"],
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    universal_newlines=True,
+)
 paths = listed.stdout.splitlines() if listed.returncode == 0 else []
 inits = [p for p in paths if p.endswith("/tensorrt/__init__.py")]
 if not inits:
-    why = "python3-libnvinfer is not installed" if listed.returncode else (
-        "python3-libnvinfer has no tensorrt/__init__.py")
+    why = (
+        "python3-libnvinfer is not installed"
+        if listed.returncode
+        else ("python3-libnvinfer has no tensorrt/__init__.py")
+    )
     if check:  # apt would install it first
         done(True, note=why + " yet: the venv is linked to it after apt installs it")
     done(error=why)
@@ -34,13 +44,17 @@ dist = os.path.dirname(os.path.dirname(inits[0]))
 folder = os.path.basename(os.path.dirname(dist))  # python3.10, or python3 (any 3.x)
 mine = "python%d.%d" % sys.version_info[:2]
 if folder not in ("python3", mine):
-    done(error="JetPack's bindings in %s are built for %s, and %s is Python %s: make the venv "
-         "with /usr/bin/python3 (%s)" % (dist, folder, sys.executable, mine[6:], folder))
-names = sorted({p[len(dist) + 1:].split("/")[0] for p in paths if p.startswith(dist + "/")})
+    done(
+        error="JetPack's bindings in %s are built for %s, and %s is Python %s: make the venv "
+        "with /usr/bin/python3 (%s)" % (dist, folder, sys.executable, mine[6:], folder)
+    )
+names = sorted({p[len(dist) + 1 :].split("/")[0] for p in paths if p.startswith(dist + "/")})
 links = dict((name, os.path.join(dist, name)) for name in names)
-present = dict((n, os.readlink(os.path.join(links_dir, n))) for n in (
-    os.listdir(links_dir) if os.path.isdir(links_dir) else [])
-    if os.path.islink(os.path.join(links_dir, n)))
+present = dict(
+    (n, os.readlink(os.path.join(links_dir, n)))
+    for n in (os.listdir(links_dir) if os.path.isdir(links_dir) else [])
+    if os.path.islink(os.path.join(links_dir, n))
+)
 try:
     with open(pth) as handle:
         listed_dir = handle.read()
