@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
@@ -43,7 +42,7 @@ from playbook_support import (
 )
 from playbook_support import start_host as start_playbook_host
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import REPO_ROOT, VENV, Host, project_wheel
+from support.hosts import REPO_ROOT, VENV, Host, fresh_clone, project_wheel
 from support.pythons import pyenv_version
 from support.standins import build_tensorrt_tarball
 
@@ -62,25 +61,6 @@ def readme_provisioning_install() -> str:
     section = README[README.index("## Provisioning") :]
     block = section[section.index("```sh\n") + len("```sh\n") :]
     return block.splitlines()[0]
-
-
-def fresh_clone(dest: Path) -> Path:
-    """The checkout's files as a clone would have them (tracked and new, nothing ignored)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO_ROOT, capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    for name in filter(None, listed.decode().split("\0")):
-        source = REPO_ROOT / name
-        if not source.exists() and not source.is_symlink():
-            continue  # deleted in the working tree
-        target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():
-            target.symlink_to(os.readlink(source))
-        else:
-            shutil.copy2(source, target)
-    return dest
 
 
 def free_port() -> int:
