@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from support.standin_apt import tls_files
 
-from jetson_env import fleet_page
+from jetson_env.fleet import page as fleet_page
 
 TARBALL = "TensorRT-10.0.0.Linux.x86_64-gnu.cuda-12.4.tar.gz"
 
