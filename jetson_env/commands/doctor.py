@@ -90,8 +90,8 @@ def engine_arguments(args: argparse.Namespace) -> dict[str, Any] | None:
     return {"engines": {"folders": args.engines}} if args.engines else None
 
 
-def fix_setup(args: argparse.Namespace, term: Terminal):
-    """--fix's setup (its bundle checked, its roles and variables read) before any host is
+def checked_fix_request(args: argparse.Namespace, term: Terminal):
+    """--fix's request (its bundle checked, its roles and variables read) before any host is
     touched, or an exit code."""
     from jetson_env import fixing
 
@@ -99,7 +99,7 @@ def fix_setup(args: argparse.Namespace, term: Terminal):
     if isinstance(from_bundle, int):
         return from_bundle
     try:
-        return fixing.setup(args.fix, args.playbook_vars, from_bundle)
+        return fixing.fix_request(args.fix, args.playbook_vars, from_bundle)
     except fixing.FixError as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
@@ -109,11 +109,11 @@ def run_fix(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: li
     """--fix on this machine or --host: fixing.fix_one's flow (docs/doctor.md, --fix)."""
     from jetson_env import fixing
 
-    setup = fix_setup(args, term)
-    if isinstance(setup, int):
-        return setup
+    request = checked_fix_request(args, term)
+    if isinstance(request, int):
+        return request
     return fixing.fix_one(
-        term, setup, lambda: doctor_report(args, term, matrix, checks), host=args.host,
+        term, request, lambda: doctor_report(args, term, matrix, checks), host=args.host,
         identity=args.identity, python=args.python, yes=args.yes, as_json=args.json,
         password=args.password,
     )  # fmt: skip
@@ -147,15 +147,15 @@ def run_fleet(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: 
         if args.json:
             term.error("--inventory --fix has no --json: run --fix --json for one host with --host")
             return EXIT_USAGE
-        setup = fix_setup(args, term)
-        if isinstance(setup, int):
-            return setup
+        request = checked_fix_request(args, term)
+        if isinstance(request, int):
+            return request
     try:
         with term.progress() as progress:
             report = fleet.run(args.inventory, args.limit, matrix, checks, args.timeout,
                                args.forks, progress, engine_arguments(args))  # fmt: skip
         if args.fix is not None:
-            report = fleet.fix(term, setup, report, matrix, checks, yes=args.yes,
+            report = fleet.fix(term, request, report, matrix, checks, yes=args.yes,
                                timeout=args.timeout, forks=args.forks)  # fmt: skip
     except fleet.FleetError as exc:
         term.error(str(exc), hint=exc.hint)
