@@ -26,6 +26,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,7 @@ class FixError(Exception):
 
 
 @dataclass(frozen=True)
-class Setup:
+class FixRequest:
     """What every --fix needs, checked before the doctor runs: bad input changes nothing."""
 
     known_roles: list[str]
@@ -66,7 +67,8 @@ class Setup:
     bundle: Provisioning | None = None  # --bundle: only the roles it serves run
 
 
-def setup(fix: list[str], playbook_vars: str | None, bundle: Provisioning | None = None) -> Setup:
+def fix_request(fix: list[str], playbook_vars: str | None,
+                bundle: Provisioning | None = None) -> FixRequest:  # fmt: skip
     known = collection.provision_roles()
     only = [role for part in fix for role in part.split(",") if role] or None
     unknown = sorted(set(only or ()) - set(known))
@@ -84,11 +86,13 @@ def setup(fix: list[str], playbook_vars: str | None, bundle: Provisioning | None
     except collection.AnsibleMissing as exc:
         hint = f"{exc.hint}; nothing was changed"
         raise FixError(f"--fix needs Ansible: {exc}", hint=hint) from None
-    return Setup(known, only, ansible_playbook, variables, bundle)
+    return FixRequest(known, only, ansible_playbook, variables, bundle)
 
 
 @dataclass
-class Plan:
+class RolePlan:
+    """The roles that fix a report's findings, their variables, and the findings they leave."""
+
     roles: list[str] = field(default_factory=list)
     variables: dict[str, Any] = field(default_factory=dict)
     fixed_by: dict[str, list[str]] = field(default_factory=dict)  # role -> checks
@@ -111,11 +115,11 @@ class Plan:
 
 
 def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
-         bundle: Provisioning | None = None) -> Plan:  # fmt: skip
+         bundle: Provisioning | None = None) -> RolePlan:  # fmt: skip
     """The roles that fix the report's findings, in the playbook's order, and what is left
     (a role the user's --fix ROLES or the --bundle leaves out, or one whose files the bundle
     lacks for this host)."""
-    result = Plan(only=only, bundle=bundle)
+    result = RolePlan(only=only, bundle=bundle)
     if bundle is not None:
         from jetson_env.bundle.doctor_advice import roles_left_out
 
@@ -156,7 +160,7 @@ def probed_python(report: Report, default: str) -> str:
     return (data.get("python") or {}).get("executable") or default
 
 
-def host_variables(report: Report, python: str, the_plan: Plan, setup: Setup,
+def host_variables(report: Report, python: str, the_plan: RolePlan, request: FixRequest,
                    connection_is_root: bool | None = None,
                    local: bool = False) -> dict[str, Any]:  # fmt: skip
     """The playbook's variables for one host: the Python to provision (the probed one), no
@@ -178,8 +182,8 @@ def host_variables(report: Report, python: str, the_plan: Plan, setup: Setup,
     found = collection.data(the_plan.variables)
     if "jetson_facts_python" in found:
         target_python.checked(found["jetson_facts_python"])
-    bundle = collection.data(setup.bundle.variables) if setup.bundle else {}
-    return {**collection.data(variables), **found, **setup.variables, **bundle}
+    bundle = collection.data(request.bundle.variables) if request.bundle else {}
+    return {**collection.data(variables), **found, **request.variables, **bundle}
 
 
 @dataclass(frozen=True)
@@ -238,7 +242,7 @@ class InventoryHost:
 def command(
     ansible_playbook: str,
     connection: Connection | InventoryHost,
-    the_plan: Plan,
+    the_plan: RolePlan,
     variables_file: Path,
     *,
     check: bool,
@@ -277,7 +281,9 @@ def run_playbook(cmd: list[str]) -> PlaybookRun:
     with tempfile.TemporaryDirectory(prefix="jetson-env-fix-") as tmp:
         results_file = Path(tmp) / "results.json"
         env = collection.environment(cmd[0])
-        env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join([*callbacks_enabled(env), RESULTS_CALLBACK])
+        env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(
+            [*callbacks_enabled(cmd[0], env), RESULTS_CALLBACK]
+        )
         env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
         process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=sys.stderr,
                                    text=True)  # fmt: skip
@@ -309,17 +315,31 @@ class PlaybookRun:
         return f"ansible-playbook exited {self.code} (its output is above)"
 
 
-def callbacks_enabled(env: dict[str, str]) -> list[str]:
-    """The callbacks the user's own settings enable (Ansible's config lookup: the
-    environment, ANSIBLE_CONFIG, ./ansible.cfg, ~/.ansible.cfg), so that --fix adds its
-    results callback to them instead of replacing them."""
+def callbacks_enabled(ansible_playbook: str, env: dict[str, str]) -> list[str]:
+    """The callbacks the user's own settings enable (the environment, ANSIBLE_CONFIG,
+    ./ansible.cfg, ~/.ansible.cfg), as `ansible-config dump` of the same Ansible says, so
+    that --fix adds its results callback to them instead of replacing them."""
     if env.get("ANSIBLE_CALLBACKS_ENABLED"):
         return [name for name in env["ANSIBLE_CALLBACKS_ENABLED"].split(",") if name.strip()]
+    ansible_config = str(Path(ansible_playbook).with_name("ansible-config"))
+    return list(_configured_callbacks(ansible_config, os.getcwd(), tuple(sorted(env.items()))))
+
+
+@cache
+def _configured_callbacks(ansible_config: str, cwd: str, env: tuple) -> tuple[str, ...]:
+    """CALLBACKS_ENABLED from `ansible-config dump --format json` (once per process: every
+    role's run asks); none when that Ansible has no ansible-config or it fails."""
     try:
-        from ansible.config.manager import ConfigManager
-    except ImportError:  # Ansible of another environment: only its environment is known
-        return []
-    return list(ConfigManager().get_config_value("CALLBACKS_ENABLED") or [])
+        done = subprocess.run([ansible_config, "dump", "--format", "json"], env=dict(env),
+                              cwd=cwd, capture_output=True, text=True, timeout=120,
+                              check=False)  # fmt: skip
+        settings = json.loads(done.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return ()
+    for setting in settings if isinstance(settings, list) else ():
+        if isinstance(setting, dict) and setting.get("name") == "CALLBACKS_ENABLED":
+            return tuple(setting.get("value") or ())
+    return ()
 
 
 @dataclass
@@ -338,7 +358,7 @@ class RoleRun:
 
 
 @dataclass
-class HostFix:
+class RoleRuns:
     """What --fix did on one host: "nothing", "plan-failed" (every role's plan failed),
     "no-terminal", "declined" or "applied" (at least one role ran for real)."""
 
@@ -354,15 +374,15 @@ class HostFix:
 def fix_host(
     term: Terminal,
     say: Callable[[str], None],
-    setup: Setup,
+    request: FixRequest,
     connection: Connection | InventoryHost,
-    the_plan: Plan,
+    the_plan: RolePlan,
     variables: dict[str, Any],
     host: str,
     *,
     yes: bool,
     ask_become_pass: bool = False,
-) -> HostFix:
+) -> RoleRuns:
     """--fix's flow on one host: each role's plan (--check --diff, one role at a time), one
     question for the roles whose plan passed (unless --yes), then those roles for real, one
     at a time: a role that fails is reported and the next one still runs."""
@@ -374,12 +394,12 @@ def fix_host(
             f"{the_plan.why_left_out(finding.remedy.role)}")  # fmt: skip
     if not the_plan.roles:
         say(f"--fix: nothing to do on {host} (no finding that a role of the playbook fixes)")
-        return HostFix("nothing")
+        return RoleRuns("nothing")
     runs = []
 
     def playbook(role: str, *, check: bool) -> PlaybookRun:
         with variables_file({**connection.variables(), **variables}) as path:
-            cmd = command(setup.ansible_playbook, connection, Plan(roles=[role]), path,
+            cmd = command(request.ansible_playbook, connection, RolePlan(roles=[role]), path,
                           check=check, ask_become_pass=ask_become_pass)  # fmt: skip
             term.note("running: " + shlex.join(cmd))
             return run_playbook(cmd)
@@ -397,17 +417,17 @@ def fix_host(
     ready = [run for run in runs if run.plan_error is None]
     if not ready:
         term.error(f"no role's plan passed for {host}", hint=f"nothing was changed on {host}")
-        return HostFix("plan-failed", runs)
+        return RoleRuns("plan-failed", runs)
     names = ", ".join(run.role for run in ready)
     if not yes:
         if not sys.stdin.isatty():
             term.error("--fix asks before changing anything and there is no terminal to ask",
                        hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
-            return HostFix("no-terminal", runs)
+            return RoleRuns("no-terminal", runs)
         answer = input(f"Apply roles {names} on {host}? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             say(f"--fix: nothing was changed on {host}")
-            return HostFix("declined", runs)
+            return RoleRuns("declined", runs)
     for run in ready:
         result = playbook(run.role, check=False)
         run.applied, run.changed = True, result.changed
@@ -415,7 +435,7 @@ def fix_host(
             run.error = result.error()
             term.error(f"role {run.role} failed on {host}: {run.error}",
                        hint="its output is above; the other roles still run")  # fmt: skip
-    done = HostFix("applied", runs)
+    done = RoleRuns("applied", runs)
     say(f"--fix: {host} changed={done.changed if done.changed is not None else 'unknown'}")
     return done
 
@@ -441,7 +461,7 @@ def before_after(before: Report, after: Report) -> list[tuple[str, str, str]]:
 
 
 def verdicts(
-    before: Report, the_plan: Plan, fixed: HostFix | None, after: Report | None
+    before: Report, the_plan: RolePlan, fixed: RoleRuns | None, after: Report | None
 ) -> list[dict[str, Any]]:
     """Per finding that has a remedy: fixed, failed (why), left out (the user's role filter),
     no automatic fix, or not applied (declined, no terminal)."""
@@ -494,13 +514,13 @@ def say_verdicts(say: Callable[[str], None], host: str, rows: list[dict[str, Any
 
 
 @dataclass
-class Outcome:
+class FixReport:
     """What one --fix did, for `--fix --json` (docs/json.md): set as it goes."""
 
     host: str
     before: Report | None = None
-    plan: Plan | None = None
-    fixed: HostFix | None = None
+    plan: RolePlan | None = None
+    fixed: RoleRuns | None = None
     after: Report | None = None
 
     @property
@@ -539,7 +559,7 @@ class Outcome:
 
 def fix_one(
     term: Terminal,
-    setup: Setup,
+    request: FixRequest,
     examine: Callable[[], Report | int],
     *,
     host: str | None,
@@ -555,7 +575,7 @@ def fix_one(
     document (docs/json.md) at the end. `examine` runs the doctor (an exit code when the
     target cannot be opened)."""
     say = term.note if as_json else term.line
-    outcome = Outcome(host=host or "localhost")
+    outcome = FixReport(host=host or "localhost")
 
     def finish(exit_code: int) -> int:
         if outcome.before is not None and outcome.plan is not None:
@@ -573,17 +593,17 @@ def fix_one(
         term.findings(before.as_dict())
     if not before.reached:
         return finish(before.exit_code)
-    the_plan = outcome.plan = plan(before, setup.known_roles, setup.only, setup.bundle)
+    the_plan = outcome.plan = plan(before, request.known_roles, request.only, request.bundle)
     platform = before.results.get("platform")
     as_root = bool(platform and platform.data and platform.data.get("uid") == 0)
     try:
-        variables = host_variables(before, python, the_plan, setup, connection_is_root=as_root,
+        variables = host_variables(before, python, the_plan, request, connection_is_root=as_root,
                                    local=host is None)  # fmt: skip
     except target_python.NoPython as exc:
         term.error(f"--fix on {outcome.host}: {exc}; nothing was changed", hint=exc.hint)
         return finish(EXIT_UNREACHABLE)
     fixed = outcome.fixed = fix_host(
-        term, say, setup, Connection(host, identity, password), the_plan, variables,
+        term, say, request, Connection(host, identity, password), the_plan, variables,
         outcome.host, yes=yes, ask_become_pass=not as_root and sys.stdin.isatty(),
     )  # fmt: skip
     if fixed.status != "applied":

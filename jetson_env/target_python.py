@@ -142,10 +142,10 @@ def for_host(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, 
     given = action._templar.template(task_vars.get("jetson_facts_python") or "")
     if given:
         return checked(str(given), "jetson_facts_python"), {}
-    return module_python(action, task_vars)
+    return modules_interpreter(action, task_vars)
 
 
-def module_python(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+def modules_interpreter(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
     """The interpreter Ansible would run a module with on this host (the inventory's,
     ansible.cfg's, or discovered), and the discovery fact when it discovered one."""
     from ansible.executor.interpreter_discovery import (

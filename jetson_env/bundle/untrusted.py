@@ -10,8 +10,9 @@ that keeps what it says inside its folder lives here, and every reader goes thro
   level, relative to the folder above it), must be a regular file (a FIFO, a device or a
   link is refused before it is read), has the recorded size and sha256, and is read with
   a bound;
-- the manifest has a bounded size and the documented shape (docs/json.md), which bounds
-  its depth; anything else is refused with what to do next;
+- the manifest has a bounded size (its depth bounded by the JSON reader) and the shape of
+  docs/bundle-manifest.schema.json (checked with fastjsonschema); anything else is
+  refused with what to do next;
 - a file is written (NewFile) into a folder opened level by level without following a link
   (a folder that is a link is refused before anything is written), through a temporary name
   created with `O_EXCL | O_NOFOLLOW` and renamed over the file's name once complete.
@@ -27,12 +28,14 @@ import os
 import re
 import stat
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from jetson_env.bundle.errors import BundleError
 
 MANIFEST = "manifest.json"
+MANIFEST_SCHEMA = Path(__file__).parents[1] / "data" / "bundle-manifest.schema.json"
 SCHEMA = 1
 CHUNK = 1 << 20
 MANIFEST_MAX_BYTES = 32 << 20
@@ -44,15 +47,6 @@ FOLDERS = {
     "apt": 3,
     "controller": 2,
 }  # top folder -> parts of a path under it
-SHA256 = re.compile(r"[0-9a-f]{64}")
-ROLE = re.compile(r"[a-z][a-z0-9_]{0,63}")
-TARGET_KEY = re.compile(r"[a-z0-9_]{1,16}-(x86|l4t\d{1,3}(\.\d{1,3}){1,3})-cp3\d{1,2}")
-PYTHON = re.compile(r"3\.\d{1,2}")
-GLIBC = re.compile(r"(2\.\d{1,2})?")
-L4T = re.compile(r"(\d{1,3}(\.\d{1,3}){1,3})?")
-DISTRIBUTION = re.compile(r"([a-z0-9][a-z0-9.+-]{0,63}/[a-z0-9][a-z0-9.+-]{0,63})?")
-MACHINE = re.compile(r"[a-z0-9_]{1,16}")
-PACKAGE = re.compile(r"[a-z0-9][a-z0-9.+-]{0,127}")
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -329,7 +323,14 @@ def _read_manifest(directory: Path) -> tuple[dict[str, Any] | None, str]:
         )
     raw = b"".join(chunks)
     try:
-        data = json.loads(raw, parse_constant=_no_constant)
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=_no_fraction)
+    except _Fraction as exc:
+        raise BundleError(
+            f"{directory / MANIFEST} is not a jetson-env bundle manifest of schema {SCHEMA}: it "
+            f"has the number {exc}, where a manifest's numbers are whole. Nothing was read "
+            "through it.",
+            hint=hint,
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise BundleError(
             f"{directory / MANIFEST} is not JSON: {str(exc)[:200]}", hint=hint
@@ -348,116 +349,36 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _str(value: object, pattern: re.Pattern | None = None, limit: int = 4096) -> bool:
-    return (
-        isinstance(value, str)
-        and len(value) <= limit
-        and (pattern is None or bool(pattern.fullmatch(value)))
-    )
+class _Fraction(ValueError):
+    """A number with a fraction or an exponent: a manifest's numbers are whole (sizes)."""
 
 
-def _strs(value: object, pattern: re.Pattern | None = None) -> bool:
-    return (
-        isinstance(value, list) and len(value) <= 100_000 and all(_str(v, pattern) for v in value)
-    )
+def _no_fraction(text: str) -> None:
+    raise _Fraction(text[:40])
 
 
-def _fields(value: object, required: dict[str, Callable[[object], bool]], where: str) -> str | None:
-    if not isinstance(value, dict):
-        return f"{where} is not an object"
-    for key, check in required.items():
-        if key not in value:
-            return f"{where} has no {key!r}"
-        if not check(value[key]):
-            return f"{where}'s {key!r} is not of the documented form"
-    return None
+@cache
+def _manifest_validator() -> Callable[[object], object]:
+    """docs/bundle-manifest.schema.json, compiled once (fastjsonschema: pure Python)."""
+    import fastjsonschema
 
-
-TARGET_FIELDS: dict[str, Callable[[object], bool]] = {
-    "machine": lambda v: _str(v, MACHINE),
-    "python": lambda v: _str(v, PYTHON),
-    "glibc": lambda v: _str(v, GLIBC),
-    "l4t": lambda v: _str(v, L4T),
-    "distribution": lambda v: _str(v, DISTRIBUTION),
-    "roles": lambda v: _strs(v, ROLE),
-}
-ARTIFACT_FIELDS: dict[str, Callable[[object], bool]] = {
-    "sha256": lambda v: _str(v, SHA256),
-    "size": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 40,
-    "role": lambda v: _str(v, ROLE),
-    "targets": lambda v: _strs(v, TARGET_KEY),
-    "what": _str,
-    "source": _str,
-}
-MANUAL_FIELDS: dict[str, Callable[[object], bool]] = {
-    "role": lambda v: _str(v, ROLE),
-    "what": _str,
-    "expected": _str,
-    "where_from": _str,
-    "kind": lambda v: _str(v, ROLE),
-    "targets": lambda v: _strs(v, TARGET_KEY),
-    "sha256": lambda v: v is None or _str(v, SHA256),
-}
-APT_FIELDS: dict[str, Callable[[object], bool]] = {
-    "distribution": lambda v: _str(v, DISTRIBUTION),
-    "roles": lambda v: (
-        isinstance(v, dict) and all(_str(k, ROLE) and _strs(p, PACKAGE) for k, p in v.items())
-    ),
-    "packages": lambda v: _strs(v, PACKAGE),
-    "repo": lambda v: v is None or (_str(v) and len(v.split("/")) == 2 and _repo(v)),
-    "not_bundled": lambda v: _strs(v, PACKAGE),
-    "why_not": lambda v: (
-        isinstance(v, dict) and all(_str(k, ROLE) and _str(w) for k, w in v.items())
-    ),
-    "download": _str,
-}
-
-
-def _repo(value: str) -> bool:
-    top, _, name = value.partition("/")
-    return top == "apt" and bool(NAME.fullmatch(name))
+    return fastjsonschema.compile(json.loads(MANIFEST_SCHEMA.read_text(encoding="utf-8")))
 
 
 def manifest_problem(data: object) -> str | None:
-    """What makes `data` no manifest of the documented shape (docs/json.md), or None."""
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        return f"no 'schema': {SCHEMA}"
-    for key in ("targets", "artifacts", "apt"):
-        if not isinstance(data.get(key), dict):
-            return f"'{key}' is not an object"
-    if not isinstance(data.get("manual"), list):
-        return "'manual' is not a list"
-    for key, target in data["targets"].items():
-        problem = _fields(target, TARGET_FIELDS, f"target {key!r}")
-        if problem or not TARGET_KEY.fullmatch(key):
-            return problem or f"the target key {key!r} is not of the documented form"
-    for path, entry in data["artifacts"].items():
+    """What makes `data` no manifest of the documented shape
+    (docs/bundle-manifest.schema.json), or None."""
+    import fastjsonschema
+
+    artifacts = data.get("artifacts") if isinstance(data, dict) else None
+    for path in artifacts if isinstance(artifacts, dict) else ():
         try:
             plain_path(path)
         except BundleError:
             return f"the artifact path {path!r} is not a plain path inside the bundle"
-        problem = _fields(entry, ARTIFACT_FIELDS, f"artifact {path!r}")
-        if problem:
-            return problem
-        if "roles" in entry and not _strs(entry["roles"], ROLE):
-            return f"artifact {path!r}'s 'roles' is not of the documented form"
-    for item in data["manual"]:
-        problem = _fields(item, MANUAL_FIELDS, "a 'manual' entry")
-        if problem:
-            return problem
-    for key, entry in data["apt"].items():
-        problem = _fields(entry, APT_FIELDS, f"apt entry {key!r}")
-        if problem:
-            return problem
-    repos = data.get("apt_repos", {})
-    if not isinstance(repos, dict) or not all(
-        _str(repo)
-        and _repo(repo)
-        and _fields(v, {"packages_sha256": lambda s: _str(s, SHA256)}, "") is None
-        for repo, v in repos.items()
-    ):
-        return "'apt_repos' is not of the documented form"
-    signature = data.get("signature")
-    if signature is not None and not _str(signature, limit=16384):
-        return "'signature' is not a text"
+    try:
+        _manifest_validator()(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        where = exc.name.replace("data", "manifest", 1)  # a key from the bundle: repr'd
+        return f"{where[:300]!r} is not of the documented form ({exc.rule})"
     return None

@@ -46,7 +46,7 @@ def login_line(variable: str, value: str, prepend: bool = False) -> str:
 class Facts:
     results: dict[str, ProbeResult]
     matrix: Matrix
-    platform: dict[str, Any] | None  # info.describe(): platform facts read against the matrix
+    platform: dict[str, Any] | None  # platforms.describe(): platform facts read against the matrix
 
     def data(self, probe: str) -> dict[str, Any]:
         result = self.results.get(probe)

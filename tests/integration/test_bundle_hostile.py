@@ -24,10 +24,11 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import jsonschema
 import pytest
 from support.standin_apt import tls_files
 
-from jetson_env import fleet_page
+from jetson_env.fleet import page as fleet_page
 
 TARBALL = "TensorRT-10.0.0.Linux.x86_64-gnu.cuda-12.4.tar.gz"
 
@@ -471,6 +472,36 @@ def test_a_planted_command_in_a_manifest_stays_text(bundle: Path, tmp_path: Path
     else:
         assert proc.returncode == 2 and "not of the documented form" in proc.stderr
     assert not pwned.exists()
+
+
+MANIFEST_SCHEMA = json.loads(
+    (Path(__file__).parents[2] / "docs" / "bundle-manifest.schema.json").read_text()
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("glibc", "2.36; rm"), ("roles", ["tensorrt;touch x"]), ("machine", 7), ("args", ["--x86"])],
+)
+def test_the_manifest_has_the_published_shape_and_readers_refuse_another(
+    bundle: Path, field: str, value: object
+):
+    """The manifest `jetson-env bundle` writes is valid against
+    docs/bundle-manifest.schema.json (checked here with jsonschema, the tests' validator),
+    and what that schema refuses --verify and the preflight refuse, as not of the
+    documented form, before reading anything through it."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    jsonschema.Draft7Validator.check_schema(MANIFEST_SCHEMA)
+    jsonschema.Draft7Validator(MANIFEST_SCHEMA).validate(manifest)
+    (key,) = manifest["targets"]
+    manifest["targets"][key][field] = value
+    assert not jsonschema.Draft7Validator(MANIFEST_SCHEMA).is_valid(manifest)
+    write_manifest(bundle, manifest)
+    for args in (("bundle", "--verify", bundle), ("provision", "--bundle", bundle, "--check")):
+        proc = jetson_env(*args, timeout=60)
+        no_traceback(proc)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "not of the documented form" in " ".join(proc.stderr.split()), proc.stderr
 
 
 def test_inventories_that_are_missing_empty_or_read_in_part_are_bad_input(tmp_path: Path):

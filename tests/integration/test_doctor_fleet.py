@@ -32,7 +32,7 @@ from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixt
 
 from jetson_env import collection, matrix
 from jetson_env import doctor as doctor_mod
-from jetson_env import fleet as fleet_mod
+from jetson_env.fleet import inventory as fleet_mod
 
 pytestmark = pytest.mark.hosts
 
@@ -175,7 +175,7 @@ def test_a_mixed_fleet_is_one_summary_json_and_page(fleet: Path, sshd: SSHHost):
         pytest.skip("no chromium here (Debian: apt-get install chromium) to open the page in")
     shown = in_a_browser(fleet / "fleet.html")
     assert shown.cells == page.cells
-    assert shown.backgrounds["fail"] == "rgb(239, 154, 154)"  # fleet_page.COLOURS, painted
+    assert shown.backgrounds["fail"] == "rgb(239, 154, 154)"  # fleet.page.COLOURS, painted
     assert shown.backgrounds["ok"] == "rgb(200, 230, 201)"
 
 

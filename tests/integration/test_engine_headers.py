@@ -129,14 +129,15 @@ def test_hostile_files_are_unknown_never_a_traceback_or_a_hang(tmp_path: Path, p
 def test_plan_reads_the_same_headers_and_asks_the_same_rule():
     """`plan --to R39.2.2 --engines DIR` on a JetPack 6.2 Orin (TensorRT 10.3 -> 10.16): the
     engines probe's headers, judged by jetson_env.engine_files (the GPU stays)."""
-    from jetson_env import matrix, upgrade_plan
+    from jetson_env import matrix
+    from jetson_env.plan import judgement
 
     rows = matrix.load()
-    change = upgrade_plan.Change(rows.release("36.4.3"), rows.release("39.2.2"), "3.10", "3.12",
-                                 upgrade_plan.REFLASH)  # fmt: skip
+    change = judgement.Change(rows.release("36.4.3"), rows.release("39.2.2"), "3.10", "3.12",
+                                 judgement.REFLASH)  # fmt: skip
     found = probe_all(LocalTarget(sys.executable), ["engines"], 60, lambda _: None,
                       {"engines": {"folders": [str(STANDINS)]}})["engines"]  # fmt: skip
-    parts = {Path(p.name).name: p for p in upgrade_plan._engine_parts(found.data, change)}
+    parts = {Path(p.name).name: p for p in judgement._engine_parts(found.data, change)}
     assert parts["standin-trt10.engine"].now == "TensorRT 10.3.0.30 (header)"
     assert parts["standin-trt10.engine"].verdict == "rebuild"
     assert parts["standin-ultralytics-trt10.engine"].now == "TensorRT 10.7.0.23 (header)"

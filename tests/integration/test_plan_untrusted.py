@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from jetson_env import matrix, plan_page, upgrade_plan, upgrading
+from jetson_env import matrix
+from jetson_env.plan import assembly, judgement
+from jetson_env.plan import page as plan_page
 from jetson_env.probing import ProbeResult, probe_all, wrong_shape
 from jetson_env.targets import LocalTarget
 
@@ -44,7 +46,7 @@ def sandbox_run(tmp_path: Path, line: str) -> list[list[str]]:
     return [json.loads(row) for row in recorded.read_text().splitlines()]
 
 
-def planned(name: str, python: str, kind: str = upgrade_plan.APT) -> dict:
+def planned(name: str, python: str, kind: str = judgement.APT) -> dict:
     return {"host": name, "kind": kind, "status": "survives", "distribution": "ubuntu/jammy",
             "python": {"version": "3.10.12", "executable": python, "venv": True}}  # fmt: skip
 
@@ -56,8 +58,8 @@ def test_the_printed_commands_pass_each_value_as_one_argument(tmp_path: Path, ss
     python = (f"/opt/v $(touch {marks}/dollar) `touch {marks}/tick`;touch {marks}/semi; "
               f"extra=1 {{{{ lookup('pipe','touch {marks}/jinja') }}}}/bin/python")  # fmt: skip
     bundle = f"/srv/b ';touch {marks}/quote'"
-    request = upgrading.Request(TO, (), bundle, None, None, ssh_host)
-    found = upgrading.commands(request, [planned("orin", python)])
+    request = assembly.Request(TO, (), bundle, None, None, ssh_host)
+    found = assembly.commands(request, [planned("orin", python)])
 
     provision, doctor = (sandbox_run(tmp_path, line) for line in found["after"])
     (before,) = (sandbox_run(tmp_path, line) for line in found["before"])
@@ -83,14 +85,14 @@ def test_a_held_packages_command_names_it_as_one_argument_or_not_at_all(tmp_path
     marks.mkdir()
     package = package.replace("MARK", str(marks / "held"))
     apt = {"holds": [package], "simulation": {"ok": True, "kept_back": [package], "changes": []}}
-    change = upgrade_plan.Change(MATRIX.release("36.4.3"), TO, "3.10", "3.10", upgrade_plan.APT)
-    (part,) = upgrade_plan._apt_parts(apt, change)
+    change = judgement.Change(MATRIX.release("36.4.3"), TO, "3.10", "3.10", judgement.APT)
+    (part,) = judgement._apt_parts(apt, change)
 
     commands = re.findall(r"`([^`]*)`", part.reason)
     ran = [argv for line in commands for argv in sandbox_run(tmp_path, line)]
 
     assert part.verdict == "blocked" and sorted(p.name for p in marks.iterdir()) == []
-    if upgrade_plan.DEBIAN_PACKAGE.fullmatch(package):
+    if judgement.DEBIAN_PACKAGE.fullmatch(package):
         assert ran == [["sudo", "apt-mark", "unhold", package]]
     else:
         assert ran == [] and "not a Debian package name" in part.reason
@@ -124,14 +126,14 @@ ODD = {
 
 @pytest.mark.parametrize("odd", list(ODD))
 def test_one_hosts_odd_facts_stop_only_its_plan(tmp_path: Path, odd: str):
-    request = upgrading.Request(TO, (), "/b", "fleet.yml", None)
-    hosts = [upgrading.host_plan(MATRIX, "good", facts(), request),
-             upgrading.host_plan(MATRIX, "odd", facts(**ODD[odd][0]), request)]  # fmt: skip
-    data = upgrading.document(request, hosts)
+    request = assembly.Request(TO, (), "/b", "fleet.yml", None)
+    hosts = [assembly.host_plan(MATRIX, "good", facts(), request),
+             assembly.host_plan(MATRIX, "odd", facts(**ODD[odd][0]), request)]  # fmt: skip
+    data = assembly.document(request, hosts)
     text = json.dumps(data, allow_nan=False)  # one JSON document, whatever the host said
 
     by_name = {h["host"]: h for h in json.loads(text)["hosts"]}
-    assert by_name["good"]["kind"] == upgrade_plan.APT and by_name["good"]["parts"]
+    assert by_name["good"]["kind"] == judgement.APT and by_name["good"]["parts"]
     assert by_name["odd"]["status"] == ODD[odd][1], by_name["odd"]
     if ODD[odd][1] == "unreachable":
         assert by_name["odd"]["error"].startswith("a probe printed facts of the wrong shape")
@@ -148,11 +150,11 @@ def test_the_wrong_shape_message_is_the_doctors():
 
 
 def test_a_report_escapes_what_the_host_said(tmp_path: Path):
-    request = upgrading.Request(TO, (), "/b", "fleet.yml", None)
+    request = assembly.Request(TO, (), "/b", "fleet.yml", None)
     evil = "\x1b]8;;http://x\x07link\x1b[2J"
     apt = {"holds": [evil], "simulation": {"ok": True, "kept_back": [evil], "changes": []}}
-    host = upgrading.host_plan(MATRIX, "orin", facts(apt_upgrade=apt), request)
-    data = upgrading.document(request, [host])
+    host = assembly.host_plan(MATRIX, "orin", facts(apt_upgrade=apt), request)
+    data = assembly.document(request, [host])
     for suffix in (".html", ".md"):
         page = plan_page.render(data, suffix)
         assert "\x1b" not in page and "\x07" not in page
@@ -176,8 +178,8 @@ def test_the_engines_probe_says_what_it_left_out_and_a_deep_sidecar_is_its_engin
     assert len(engines) == 200 and found.data["left_out"] == 3
     assert engines["e001.engine"]["tensorrt"] == "10.3.0"
     assert "e000.engine.json" in engines["e000.engine"]["unknown"]
-    change = upgrade_plan.Change(MATRIX.release("36.4.3"), TO, "3.10", "3.10", upgrade_plan.APT)
-    parts = {p.name: p for p in upgrade_plan._engine_parts(found.data, change)}
+    change = judgement.Change(MATRIX.release("36.4.3"), TO, "3.10", "3.10", judgement.APT)
+    parts = {p.name: p for p in judgement._engine_parts(found.data, change)}
     assert parts["3 more engines"].verdict == "unknown"
     assert "past the first 200" in parts["3 more engines"].reason
     assert os.path.isdir(folder)

@@ -4,10 +4,11 @@ import itertools
 
 import pytest
 
-from jetson_env import doctor, fixing, fleet_page
+from jetson_env import doctor, fixing
 from jetson_env.checks import BY_NAME, docker, packages, tensorrt_python
 from jetson_env.checks.context import Facts
 from jetson_env.findings import SEVERITY, Finding
+from jetson_env.fleet import page as fleet_page
 from jetson_env.matrix import load
 from jetson_env.probing import ProbeResult
 

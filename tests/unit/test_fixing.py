@@ -2,7 +2,9 @@
 file only the user can read (a become password never on argv, so never echoed either); the
 plan per role and the summary per finding, without Ansible."""
 
+import os
 import stat
+import sys
 from pathlib import Path
 
 import yaml
@@ -34,7 +36,7 @@ def test_the_default_port_is_left_to_ssh():
 
 def test_variables_go_in_a_file_only_the_user_reads():
     secret = {"ansible_become_password": "s3cret-pass"}
-    the_plan = fixing.Plan(roles=["python_base"])
+    the_plan = fixing.RolePlan(roles=["python_base"])
     with fixing.variables_file(secret) as path:
         cmd = fixing.command("ansible-playbook", fixing.Connection("u@10.0.0.7"), the_plan, path,
                              check=True, ask_become_pass=False)  # fmt: skip
@@ -79,7 +81,7 @@ def test_each_finding_gets_a_verdict_with_the_reason():
     after = report(finding("termcolor", role="python_base"), finding("cuda", OK),
                    finding("cuda", "warn"), finding("tensorrt-python"))  # fmt: skip
 
-    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.HostFix("applied", runs),
+    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.RoleRuns("applied", runs),
                                                    after)}  # fmt: skip
 
     assert rows["cuda"]["verdict"] == fixing.FIXED
@@ -94,7 +96,7 @@ def test_each_finding_gets_a_verdict_with_the_reason():
 def test_a_role_that_ran_but_did_not_fix_says_what_is_left():
     plan = fixing.plan(BEFORE, ROLES, only=["cuda_env"])
     runs = [fixing.RoleRun("cuda_env", applied=True, changed=0)]
-    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.HostFix("applied", runs),
+    rows = {r["check"]: r for r in fixing.verdicts(BEFORE, plan, fixing.RoleRuns("applied", runs),
                                                    BEFORE)}  # fmt: skip
     assert rows["cuda"]["verdict"] == fixing.FAILED
     assert rows["cuda"]["why"] == "still fail after role cuda_env: cuda is fail"
@@ -113,7 +115,7 @@ def test_a_bundle_runs_only_the_roles_it_serves_and_its_variable_wins():
     assert plan.roles == ["python_base"]
     assert [f.check for f in plan.left_out] == ["pycuda"]
     runs = [fixing.RoleRun("python_base", applied=True, changed=1)]
-    rows = {r["check"]: r for r in fixing.verdicts(before, plan, fixing.HostFix("applied", runs),
+    rows = {r["check"]: r for r in fixing.verdicts(before, plan, fixing.RoleRuns("applied", runs),
                                                    report())}  # fmt: skip
     assert rows["termcolor"]["verdict"] == fixing.FIXED
     assert rows["pycuda"]["verdict"] == fixing.LEFT_OUT
@@ -123,7 +125,7 @@ def test_a_bundle_runs_only_the_roles_it_serves_and_its_variable_wins():
     # The user's role filter is named first where it is what leaves a role out.
     only = fixing.plan(before, ROLES, only=["python_base"], bundle=bundle)
     assert only.why_left_out("pycuda") == "--fix python_base leaves out role pycuda"
-    setup = fixing.setup([], '{"jetson_env_bundle": "/elsewhere", "x": 1}', bundle)
+    setup = fixing.fix_request([], '{"jetson_env_bundle": "/elsewhere", "x": 1}', bundle)
     assert setup.variables == {"jetson_env_bundle": "/elsewhere", "x": 1} and setup.bundle is bundle
     variables = fixing.host_variables(before, "/usr/bin/python3", plan, setup)
     assert variables["jetson_env_bundle"] == "/srv/b" and variables["x"] == 1  # the bundle's wins
@@ -138,10 +140,28 @@ def test_the_roles_install_into_the_probed_python_not_ansibles():
     platform = ProbeResult("platform", {"python": {"executable": probed}}, None, 0.1)
     before = Report("host", None, BEFORE.findings, {"platform": platform})
     plan = fixing.plan(before, ROLES)
-    setup = fixing.Setup(ROLES, None, "ansible-playbook", {"tensorrt_tarball": "/t.tgz"})
+    setup = fixing.FixRequest(ROLES, None, "ansible-playbook", {"tensorrt_tarball": "/t.tgz"})
     remote = fixing.host_variables(before, "python3", plan, setup)
     assert remote["jetson_facts_python"] == probed
     assert "ansible_python_interpreter" not in remote
     assert remote["tensorrt_tarball"] == "/t.tgz"
     local = fixing.host_variables(before, "python3", plan, setup, local=True)
     assert local["jetson_facts_python"] == local["ansible_python_interpreter"] == probed
+
+
+def test_fix_adds_its_callback_to_those_the_users_ansible_cfg_enables(tmp_path, monkeypatch):
+    """--fix reads the user's callbacks from `ansible-config dump` of the Ansible it runs (no
+    private ansible-core API), so its results callback joins them instead of replacing them."""
+    (tmp_path / "ansible.cfg").write_text(
+        "[defaults]\ncallbacks_enabled = ansible.posix.profile_tasks, timer\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    ansible_playbook = str(Path(sys.executable).with_name("ansible-playbook"))
+    enabled = fixing.callbacks_enabled(ansible_playbook, env)
+    assert enabled == ["ansible.posix.profile_tasks", "timer"]
+    env["ANSIBLE_CALLBACKS_ENABLED"] = "mine"  # the environment wins, as in Ansible
+    assert fixing.callbacks_enabled(ansible_playbook, env) == ["mine"]
+    gone = str(tmp_path / "no-ansible" / "ansible-playbook")  # no ansible-config beside it
+    del env["ANSIBLE_CALLBACKS_ENABLED"]
+    assert fixing.callbacks_enabled(gone, env) == []

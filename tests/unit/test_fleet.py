@@ -8,7 +8,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-from jetson_env import fleet_page
+from jetson_env.fleet import page as fleet_page
 
 HOSTILE = '<script>alert(1)</script> | `x` **b** "q" & \x1b[31m'
 

@@ -4,7 +4,7 @@ warn/fail whose fix a role performs names that role in the finding, in `--json`
 
 import pytest
 
-from jetson_env import collection, doctor, fixing, info
+from jetson_env import collection, doctor, fixing, platforms
 from jetson_env.checks import BY_NAME, CHECKS
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, WARN
@@ -40,7 +40,7 @@ NOT_INSTALLED = {"installed": False}
 def facts(platform: dict, **data) -> Facts:
     results = {"platform": ProbeResult("platform", platform, None, 0.1)}
     results |= {name: ProbeResult(name, value, None, 0.1) for name, value in data.items()}
-    return Facts(results, MATRIX, info.describe(platform, data.get("cuda", {}), MATRIX))
+    return Facts(results, MATRIX, platforms.describe(platform, data.get("cuda", {}), MATRIX))
 
 
 # (check, platform, probe data, the role that applies the fix; None: none, and it says why)

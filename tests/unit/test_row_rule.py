@@ -3,11 +3,12 @@
 
 import pytest
 
-from jetson_env import images, info
+from jetson_env import images
 from jetson_env.checks import platform as platform_check
 from jetson_env.checks.context import Facts
-from jetson_env.fleet import platform_label
+from jetson_env.fleet.inventory import platform_label
 from jetson_env.matrix import UnknownRelease, load
+from jetson_env.platforms import describe
 from jetson_env.probing import ProbeResult
 from jetson_env.provisioning import plan
 
@@ -27,7 +28,7 @@ def orin(l4t: str) -> dict:
 def rows_each_consumer_uses(l4t: str) -> dict[str, str | None]:
     """The L4T of the row each consumer uses for a host on `l4t`; None where it refuses."""
     raw = orin(l4t)
-    described = info.describe(raw, {}, M)
+    described = describe(raw, {}, M)
     facts = Facts({"platform": ProbeResult("platform", raw, None, 0.1)}, M, described)
     provisioned = plan(M, raw, PY310, "h", allow_newer_point_release=True)
     try:
@@ -68,14 +69,14 @@ def test_every_consumer_takes_the_same_row(l4t, row, image):
 
 
 def test_info_names_the_row_it_assumes():
-    described = info.describe(orin("36.4.9"), {}, M)
+    described = describe(orin("36.4.9"), {}, M)
     assert (described["supported"], described["jetpack"]) == (True, None)
     assert described["assumed_from"] == "36.4.7"
     assert "R36.4.7's (JetPack 6.2.1), the newest of its line" in described["unknown"]["jetpack"]
-    exact = info.describe(orin("36.4.3"), {}, M)
+    exact = describe(orin("36.4.3"), {}, M)
     assert (exact["jetpack"], exact["assumed_from"], exact["matrix_row"]) == ("6.2", None, "36.4.3")
 
 
 def test_the_fleet_summary_names_the_row_it_assumes():
-    assert platform_label(info.describe(orin("36.4.9"), {}, M)) == "L4T R36.4.9 / R36.4.7's row"
-    assert platform_label(info.describe(orin("36.4.3"), {}, M)) == "L4T R36.4.3 / JetPack 6.2"
+    assert platform_label(describe(orin("36.4.9"), {}, M)) == "L4T R36.4.9 / R36.4.7's row"
+    assert platform_label(describe(orin("36.4.3"), {}, M)) == "L4T R36.4.3 / JetPack 6.2"

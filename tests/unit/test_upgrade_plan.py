@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from jetson_env import plan_page, upgrade_plan, upgrading
 from jetson_env.matrix import UnknownRelease, load
+from jetson_env.plan import assembly, judgement
+from jetson_env.plan import page as plan_page
 from jetson_env.probing import ProbeResult, source
 
 MATRIX = load()
@@ -58,16 +59,16 @@ NO_CHANGE = {"configured": [{"suite": "r36.4"}], "holds": [], "holds_error": Non
 
 
 def verdicts(to, native=NATIVE, engines=ENGINES, apt=NO_CHANGE, platform=ORIN):
-    target = upgrade_plan.target_release(MATRIX, to)
-    current, kind = upgrade_plan.move(MATRIX, platform, target)
+    target = judgement.target_release(MATRIX, to)
+    current, kind = judgement.move(MATRIX, platform, target)
     facts = {"native": native, "engines": engines, "apt_upgrade": apt}
-    parts = upgrade_plan.judge(MATRIX, platform, facts, current, target, kind)
+    parts = judgement.judge(MATRIX, platform, facts, current, target, kind)
     return kind, {p.name: (p.verdict, p.reason) for p in parts}
 
 
 def test_within_the_line_almost_everything_survives():
     kind, found = verdicts("R36.5.0")
-    assert kind == upgrade_plan.APT
+    assert kind == judgement.APT
     assert {name: verdict for name, (verdict, _) in found.items()} == {
         "torch": "survives", "torchvision": "survives", "pycuda": "survives",
         "torch2trt": "survives", "cupy-cuda12x": "survives", "cryptography": "survives",
@@ -81,7 +82,7 @@ def test_within_the_line_almost_everything_survives():
 
 def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged():
     kind, found = verdicts("R39.2.2")
-    assert kind == upgrade_plan.REFLASH
+    assert kind == judgement.REFLASH
     assert {name: verdict for name, (verdict, _) in found.items()} == {
         "torch": "reinstall", "torchvision": "rebuild", "pycuda": "rebuild",
         "torch2trt": "rebuild", "cupy-cuda12x": "rebuild", "numpy": "rebuild",
@@ -135,7 +136,7 @@ def test_an_engine_built_for_the_target_survives_and_a_cuda_13_part_is_kept():
     ids=["x86", "downgrade", "thor-only-line", "l4t-unread", "xavier-to-r36"],
 )
 def test_moves_no_upgrade_or_ota_makes_are_refused_with_the_reason(platform, to, said):
-    with pytest.raises(upgrade_plan.Refused, match=said):
+    with pytest.raises(judgement.Refused, match=said):
         verdicts(to, platform=platform)
 
 
@@ -143,13 +144,13 @@ def test_moves_no_upgrade_or_ota_makes_are_refused_with_the_reason(platform, to,
                                       ("R36.4.9", "not supported")])  # fmt: skip
 def test_unknown_targets_are_refused_naming_the_supported_ones(to, said):
     with pytest.raises(UnknownRelease, match=said):
-        upgrade_plan.target_release(MATRIX, to)
+        judgement.target_release(MATRIX, to)
 
 
 def test_an_unsupported_target_says_why_it_is_left_out():
     left_out, reason = next(iter(MATRIX.unsupported.items()))
     with pytest.raises(UnknownRelease) as caught:
-        upgrade_plan.target_release(MATRIX, f"R{left_out}")
+        judgement.target_release(MATRIX, f"R{left_out}")
     assert reason.split()[0] in str(caught.value)
 
 
@@ -220,12 +221,12 @@ def host(name, kind, python="3.10.12", venv=False, distribution="ubuntu/jammy"):
 
 def test_commands_name_the_row_and_the_hosts_pythons_quoted():
     to = MATRIX.release("36.5.0")
-    request = upgrading.Request(to, (), "/srv/bundles/it's here", "fleet.yml", None)
+    request = assembly.Request(to, (), "/srv/bundles/it's here", "fleet.yml", None)
     hosts = [
-        host("orin-1", upgrade_plan.APT),
-        host("orin 2", upgrade_plan.APT, "3.11.2", distribution="debian/bookworm"),
+        host("orin-1", judgement.APT),
+        host("orin 2", judgement.APT, "3.11.2", distribution="debian/bookworm"),
     ]
-    found = upgrading.commands(request, hosts)
+    found = assembly.commands(request, hosts)
     assert [shlex.split(c) for c in found["before"]] == [
         ["jetson-env", "bundle", "/srv/bundles/it's here", "--l4t", "R36.5.0",
          "--distribution", "ubuntu/jammy"],
@@ -241,8 +242,8 @@ def test_commands_name_the_row_and_the_hosts_pythons_quoted():
 
 def test_a_reflash_bundles_the_rows_python_and_a_venv_is_named_to_provision():
     to = MATRIX.release("39.2.2")
-    request = upgrading.Request(to, (), "/b", None, None)
-    found = upgrading.commands(request, [host("local", upgrade_plan.REFLASH, venv=True)])
+    request = assembly.Request(to, (), "/b", None, None)
+    found = assembly.commands(request, [host("local", judgement.REFLASH, venv=True)])
     assert found["before"] == ["jetson-env bundle /b --l4t R39.2.2"]
     assert found["after"] == [
         "jetson-env provision --bundle /b --python '/opt/my env/bin/python'",
@@ -258,13 +259,13 @@ def results(platform, native=NATIVE, engines=ENGINES, apt=NO_CHANGE):
 
 def test_the_fleet_plan_is_worst_first_and_its_page_is_a_host_by_part_grid(tmp_path):
     to = MATRIX.release("39.2.2")
-    request = upgrading.Request(to, ("/srv/models",), "/b", "fleet.yml", None)
+    request = assembly.Request(to, ("/srv/models",), "/b", "fleet.yml", None)
     hosts = [
-        upgrading.host_plan(MATRIX, "orin-<1>", results(ORIN), request),
-        upgrading.host_plan(MATRIX, "x86-1", results(X86), request),
-        upgrading.host_plan(MATRIX, "gone", "cannot reach gone: timed out", request),
+        assembly.host_plan(MATRIX, "orin-<1>", results(ORIN), request),
+        assembly.host_plan(MATRIX, "x86-1", results(X86), request),
+        assembly.host_plan(MATRIX, "gone", "cannot reach gone: timed out", request),
     ]
-    plan = upgrading.document(request, hosts)
+    plan = assembly.document(request, hosts)
     assert [(h["host"], h["status"]) for h in plan["hosts"]] == [
         ("gone", "unreachable"),
         ("x86-1", "refused"),
@@ -285,8 +286,8 @@ def test_the_plan_document_matches_its_schema():
     from support.schemas import plan_schema_validator
 
     to = MATRIX.release("36.5.0")
-    request = upgrading.Request(to, ("/srv/models",), "/b", None, None)
-    plan = upgrading.document(request, [upgrading.host_plan(MATRIX, "local", results(ORIN),
+    request = assembly.Request(to, ("/srv/models",), "/b", None, None)
+    plan = assembly.document(request, [assembly.host_plan(MATRIX, "local", results(ORIN),
                                                              request)])  # fmt: skip
     plan_schema_validator().validate(json.loads(json.dumps(plan)))
 
@@ -329,9 +330,9 @@ def test_the_engines_probe_gets_its_folders_as_data_and_reads_sidecars(tmp_path)
 
 
 def test_a_host_planned_over_ssh_is_provisioned_through_ansible_over_ssh():
-    request = upgrading.Request(MATRIX.release("36.5.0"), (), "/b", None, None,
+    request = assembly.Request(MATRIX.release("36.5.0"), (), "/b", None, None,
                                 "jetson@[fd00::7]:2222")  # fmt: skip
-    found = upgrading.commands(request, [host("jetson@[fd00::7]:2222", upgrade_plan.APT)])
+    found = assembly.commands(request, [host("jetson@[fd00::7]:2222", judgement.APT)])
     assert found["after"] == [
         "jetson-env provision --bundle /b -i fd00::7, -e "
         '\'{"ansible_user": "jetson", "ansible_port": 2222}\'',
@@ -353,14 +354,14 @@ def test_cuda_13_forward_compatibility_on_jetpack_6_is_named_and_not_offered():
     """A JetPack 6 Orin planned to JetPack 7.2 hears why the CUDA 13 compat package is no route
     of jetson-env's, with the sources; an x86 host and a Thor do not."""
     to = MATRIX.release("39.2.2")
-    request = upgrading.Request(to, (), "/b", None, None)
-    orin = upgrading.host_plan(MATRIX, "orin", results(ORIN), request)
+    request = assembly.Request(to, (), "/b", None, None)
+    orin = assembly.host_plan(MATRIX, "orin", results(ORIN), request)
     (route,) = orin["not_offered"]
     assert route["route"] == "CUDA 13 on JetPack 6 through NVIDIA's cuda-compat-orin-13-x package"
     assert "no release note names cuda-compat-orin-13-x" in route["reason"]
     assert "https://github.com/NVIDIA/nvidia-container-toolkit/pull/1614" in route["sources"]
     assert "https://github.com/pytorch/pytorch/pull/186285" in route["sources"]
-    x86 = upgrading.host_plan(MATRIX, "x86", results(X86), request)
+    x86 = assembly.host_plan(MATRIX, "x86", results(X86), request)
     assert x86["not_offered"] == []
     thor = {**ORIN, "l4t": "38.2.0", "soc": "tegra264"}
     assert MATRIX.routes_not_offered(thor["l4t"], thor["soc"]) == []

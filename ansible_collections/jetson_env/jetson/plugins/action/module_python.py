@@ -1,5 +1,5 @@
 """Ansible action: the Python Ansible runs modules with on a host and its version, found
-without running a module (jetson_env.target_python.module_python, then one command
+without running a module (jetson_env.target_python.modules_interpreter, then one command
 through the connection), so the preflight can refuse an interpreter this ansible-core
 cannot drive before the first module fails on it."""
 
@@ -32,7 +32,7 @@ class ActionModule(ActionBase):
                 f"the jetson_env.jetson collection needs the jetson-env Python package in the "
                 f"controller's Python ({sys.executable}): {exc}"
             ) from None
-        python, facts = target_python.module_python(self, task_vars or {})
+        python, facts = target_python.modules_interpreter(self, task_vars or {})
         done = self._low_level_execute_command(shlex.join([python, "-c", VERSION]))
         version = done["stdout"].strip() if done["rc"] == 0 else ""
         # Not failed when it does not run: the first module then says why, as without this.

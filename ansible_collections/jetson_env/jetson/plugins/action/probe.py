@@ -48,12 +48,12 @@ class ActionModule(ActionBase):
         # The doctor judges the run (the launcher's records, EXIT_RECORD), not the shell's rc.
         result.update(changed=False, failed=False, python=python, shell_rc=done["rc"],
                       stdout=done["stdout"], stderr=done["stderr"])  # fmt: skip
-        result.update(self._module_python(python, task_vars or {}))
+        result.update(self._modules_interpreter(python, task_vars or {}))
         if facts:
             result["ansible_facts"] = facts
         return result
 
-    def _module_python(self, probed, task_vars):
+    def _modules_interpreter(self, probed, task_vars):
         """This ansible-core's version and the Python it runs modules with on the host, so
         the doctor can say where it cannot provision or fix (jetson_env.ansible_core). The
         version is asked only of a module Python other than the probed one (the probes
@@ -62,7 +62,7 @@ class ActionModule(ActionBase):
 
         from jetson_env import target_python
 
-        python, _facts = target_python.module_python(self, task_vars)
+        python, _facts = target_python.modules_interpreter(self, task_vars)
         version = ""
         if python != probed:
             done = self._low_level_execute_command(shlex.join([python, "-c", MODULE_VERSION]))

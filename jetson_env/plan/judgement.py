@@ -2,7 +2,7 @@
 
 Pure judgement: a host's facts (the platform as `info` describes it, and the plan's probes:
 native, engines, apt_upgrade) + its matrix row now + the target row -> one verdict per part,
-with the reason. Nothing here runs a probe or prints (jetson_env.upgrading does).
+with the reason. Nothing here runs a probe or prints (jetson_env.plan.assembly does).
 
 Verdicts, worst first: blocked (the upgrade cannot go on as it is), rebuild (compiled here
 against something that changes), reinstall (a binary or package of the target row replaces

@@ -1,13 +1,13 @@
-"""`jetson-env info`: what the probes see on a target, read against the matrix."""
+"""A probed platform read against the matrix: its row, JetPack, compute capability.
+
+The doctor, `info`, `plan` and --fix's keeping read platforms through describe().
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from jetson_env.matrix import Matrix, UnknownRelease
-from jetson_env.targets import Target
-
-SCHEMA = 1
 
 
 def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> dict[str, Any]:
@@ -58,22 +58,3 @@ def describe(platform: dict[str, Any], cuda: dict[str, Any], matrix: Matrix) -> 
         "assumed_from": assumed_from,
         "unknown": unknown,
     }
-
-
-def gather(target: Target, matrix: Matrix, timeout: float | None = None) -> dict[str, Any]:
-    """`info` is the doctor with no checks: its probes (platform, cuda), its interpreter and
-    shape errors, its description of the platform. A failed probe is reported under
-    `errors`, not raised; an interpreter that cannot run probes at all is one error,
-    `interpreter`, with what to do under `remedies`."""
-    from jetson_env import doctor  # the doctor describes platforms with describe() above
-
-    report = doctor.run(target, matrix, [], timeout)
-    if not report.reached:
-        (finding,) = report.findings
-        remedy = finding.remedy.shell if finding.remedy else None
-        return {"schema": SCHEMA, "platform": None, "errors": {"interpreter": finding.summary},
-                "remedies": {"interpreter": remedy} if remedy else {}}  # fmt: skip
-    failed = {name: r.error or "no result" for name, r in report.results.items() if not r.ok}
-    if failed or report.platform is None:
-        return {"schema": SCHEMA, "platform": None, "errors": failed, "remedies": {}}
-    return {"schema": SCHEMA, "platform": report.platform, "errors": {}, "remedies": {}}

@@ -385,7 +385,7 @@ def recorded(
 
 def fix(
     term: Terminal,
-    setup: fixing.Setup,
+    request: fixing.FixRequest,
     before: FleetReport,
     matrix: Matrix,
     checks: list[Check],
@@ -401,7 +401,7 @@ def fix(
     Then the doctor again on the hosts it changed: the fleet after, or an exit code for a
     refusal (which comes before any change)."""
     term.fleet(before.as_dict())
-    applied: dict[str, tuple[fixing.Plan, fixing.HostFix]] = {}
+    applied: dict[str, tuple[fixing.RolePlan, fixing.RoleRuns]] = {}
     for host, report in before.ordered:
         if not report.reached:
             term.line(f"--fix: {host} was not reached, nothing to fix there")
@@ -409,16 +409,16 @@ def fix(
         if host in before.unmanaged:
             term.line(f"--fix: {host} left out: {before.unmanaged[host]}")
             continue
-        the_plan = fixing.plan(report, setup.known_roles, setup.only, setup.bundle)
+        the_plan = fixing.plan(report, request.known_roles, request.only, request.bundle)
         try:
-            variables = fixing.host_variables(report, "python3", the_plan, setup)
+            variables = fixing.host_variables(report, "python3", the_plan, request)
         except target_python.NoPython as exc:
             term.error(f"--fix on {host}: {exc}; nothing was changed there",
                        hint=f"set jetson_facts_python for {host} in the inventory to its "
                        "Python's absolute path; the other hosts still run")  # fmt: skip
             continue
         connection = fixing.InventoryHost(before.inventory, host)
-        fixed = fixing.fix_host(term, term.line, setup, connection, the_plan, variables, host,
+        fixed = fixing.fix_host(term, term.line, request, connection, the_plan, variables, host,
                                 yes=yes)  # fmt: skip
         if fixed.status == "no-terminal":
             return EXIT_USAGE

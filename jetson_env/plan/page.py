@@ -2,7 +2,7 @@
 
 A grid of hosts x parts (worst host first, each cell the part's verdict), then each host's
 parts with their reasons, then the commands. Self-contained like the doctor's fleet page
-(jetson_env.fleet_page, whose escaping it uses): text from a host is never markup.
+(jetson_env.fleet.page, whose escaping it uses): text from a host is never markup.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from jetson_env.fleet_page import fence, md_text, neutral
+from jetson_env.fleet.page import fence, md_text, neutral
 
 COLOURS = {"survives": "#c8e6c9", "unknown": "#eeeeee", "reinstall": "#fff59d",
            "rebuild": "#ffcc80", "blocked": "#ef9a9a", "refused": "#e57373",

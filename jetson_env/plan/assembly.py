@@ -2,7 +2,7 @@
 
 The facts come from read-only probes (platform, cuda, native, engines, apt_upgrade) in each
 host's own Python, run the way the doctor runs them: here, over SSH (--host) or through
-Ansible (-i, jetson_env.fleet). jetson_env.upgrade_plan judges them; this module puts
+Ansible (-i, jetson_env.fleet.inventory). jetson_env.plan.judgement judges them; this module puts
 the hosts' plans together with the commands that rebuild them offline: `jetson-env bundle`
 before the upgrade, `jetson-env provision --bundle` and `jetson-env doctor` after it, each
 argument shell-quoted, so that they run as printed. Nothing here changes a host.
@@ -17,17 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jetson_env import info, target_python, upgrade_plan
+from jetson_env import platforms, target_python
 from jetson_env.apt_repository import distribution_of
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from jetson_env.matrix import Matrix, Release
+from jetson_env.plan import judgement
 from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wrong_shape
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
 PROBES = ("platform", "cuda", "native", "engines", "apt_upgrade")
 REFUSED, UNREACHABLE = "refused", "unreachable"
-HOST_STATUSES = (UNREACHABLE, REFUSED, *upgrade_plan.VERDICTS)  # worst first
+HOST_STATUSES = (UNREACHABLE, REFUSED, *judgement.VERDICTS)  # worst first
 
 
 class InputError(Exception):
@@ -53,7 +54,7 @@ class Request:
 
     def arguments(self) -> dict[str, Any]:
         return {"engines": {"folders": list(self.engines)},
-                "apt_upgrade": {"suite": upgrade_plan.suite(self.to)}}  # fmt: skip
+                "apt_upgrade": {"suite": judgement.suite(self.to)}}  # fmt: skip
 
 
 def probe_host(
@@ -90,7 +91,7 @@ def _judged(
     matrix: Matrix, plan: dict[str, Any], results: dict[str, ProbeResult], request: Request
 ) -> dict[str, Any]:
     cuda = results["cuda"].data if results["cuda"].ok else {}
-    platform = info.describe(results["platform"].data, cuda, matrix)
+    platform = platforms.describe(results["platform"].data, cuda, matrix)
     native = results["native"].data if results["native"].ok else {"error": results["native"].error}
     python = (native.get("python") or {}) if "error" not in native else {}
     plan.update(
@@ -104,13 +105,13 @@ def _judged(
         not_offered=matrix.routes_not_offered(platform.get("l4t"), platform.get("soc")),
     )  # fmt: skip
     try:
-        current, kind = upgrade_plan.move(matrix, platform, request.to)
-    except upgrade_plan.Refused as exc:
+        current, kind = judgement.move(matrix, platform, request.to)
+    except judgement.Refused as exc:
         return {**plan, "status": REFUSED, "refused": str(exc)}
     facts = {name: (r.data if r.ok else {"error": r.error}) for name, r in results.items()}
-    parts = upgrade_plan.judge(matrix, platform, facts, current, request.to, kind)
-    return {**plan, "kind": kind, "now": upgrade_plan.row_summary(current),
-            "status": upgrade_plan.worst([p.verdict for p in parts]),
+    parts = judgement.judge(matrix, platform, facts, current, request.to, kind)
+    return {**plan, "kind": kind, "now": judgement.row_summary(current),
+            "status": judgement.worst([p.verdict for p in parts]),
             "parts": [p.as_dict() for p in parts]}  # fmt: skip
 
 
@@ -137,7 +138,7 @@ def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[st
     planned = [h for h in hosts if h["kind"] is not None]
     targets = []
     for host in planned:
-        if host["kind"] == upgrade_plan.APT:  # the host keeps its Python and distribution
+        if host["kind"] == judgement.APT:  # the host keeps its Python and distribution
             targets.append((_minor(host["python"]["version"]), host["distribution"] or ""))
         else:  # flashed: the row's Ubuntu and Python
             targets.append((request.to.python, ""))
@@ -197,7 +198,7 @@ def document(request: Request, hosts: list[dict[str, Any]]) -> dict[str, Any]:
         "schema": SCHEMA,
         "kind": "plan",
         "to": f"R{request.to.l4t}",
-        "after": upgrade_plan.row_summary(request.to),
+        "after": judgement.row_summary(request.to),
         "inventory": request.inventory,
         "limit": request.limit,
         "status": ordered[0]["status"] if ordered else "survives",
@@ -214,7 +215,7 @@ def gather(
 ) -> list[dict[str, Any]]:
     """Every host's plan: the inventory's through Ansible, --host's over SSH, or this machine."""
     if request.inventory is not None:
-        from jetson_env import fleet
+        from jetson_env.fleet import inventory as fleet
 
         found = fleet.recorded(request.inventory, request.limit, set(PROBES), args.timeout,
                                args.forks, progress, request.arguments())  # fmt: skip
@@ -266,61 +267,3 @@ def unmanaged_after(matrix: Matrix, target: Any, request: Request, planned: dict
         after = {**target.ansible, "module_python_version": request.to.python}
         target = type(target)(target.description, target.python, target.recording, after)
     return target.unmanaged(matrix, {"python": planned["python"] or {}})
-
-
-def run_command(args: Any, term: Any, matrix: Matrix) -> int:
-    """`jetson-env plan`: check the input (exit 2 before any probe), plan, show, write --report."""
-    from pathlib import Path
-
-    from jetson_env import fleet, fleet_page, plan_page
-
-    to = upgrade_plan.target_release(matrix, args.to)  # UnknownRelease: the CLI's exit 2
-    problem = None
-    if args.inventory is not None and args.host:
-        problem = "--inventory and --host exclude each other"
-    elif args.inventory is None and (args.limit or args.forks):
-        problem = "--limit and --forks go with --inventory"
-    elif (args.inventory is not None and "," not in args.inventory
-          and not Path(args.inventory).exists()):  # fmt: skip
-        problem = f"no inventory at {args.inventory}"
-    report = Path(args.report) if args.report else None
-    if report is not None and problem is None:
-        if report.suffix.lower() not in fleet_page.FORMATS:
-            problem = f"--report {args.report}: the file name must end in .html or .md"
-        elif not report.parent.is_dir():
-            problem = f"--report {args.report}: no folder {report.parent}"
-        elif why := fleet_page.unwritable(report):
-            problem = f"--report {args.report}: {why}"
-    if problem is not None:
-        term.error(problem, hint="`jetson-env plan --help` shows the options")
-        return EXIT_USAGE
-    bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
-    inventory = args.inventory
-    if inventory is not None and "," not in inventory:  # the commands run from any folder
-        inventory = str(Path(inventory).expanduser().resolve())
-    request = Request(to, tuple(args.engines), str(bundle), inventory, args.limit,
-                      args.host)  # fmt: skip
-    try:
-        with term.progress() as progress:
-            hosts = gather(matrix, request, args, progress)
-    except (fleet.FleetError, InputError) as exc:
-        term.error(str(exc), hint=exc.hint)
-        return EXIT_USAGE
-    data = document(request, hosts)
-    if args.json:
-        term.json(data)
-    else:
-        term.plan(data)
-    if report is not None:
-        try:
-            report.write_text(plan_page.render(data, report.suffix), encoding="utf-8")
-        except OSError as exc:
-            term.error(f"--report {args.report} was not written: {exc.strerror or exc}",
-                       hint="the plan is above; give a file you can write")  # fmt: skip
-            return max(data["exit_code"], EXIT_USAGE)
-        term.note(f"report written to {report}")
-    for host in data["hosts"]:
-        if host["status"] == REFUSED and not args.json:
-            term.error(f"{host['host']}: no plan to R{to.l4t}: {host['refused']}",
-                       hint="`jetson-env matrix` lists the releases and their lines")  # fmt: skip
-    return data["exit_code"]

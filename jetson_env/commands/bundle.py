@@ -1,0 +1,305 @@
+"""`jetson-env bundle`: every artifact some targets need, gathered into a folder for
+offline provisioning; `--verify` and `--sign` check and sign one (docs/playbook.md,
+"Offline fleets").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from jetson_env.checks.context import shell_word
+from jetson_env.commands.options import forks
+from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
+from jetson_env.matrix import Matrix
+from jetson_env.terminal import Terminal
+
+
+def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    """Gather every artifact for some targets into a folder (or check one: --verify)."""
+    from jetson_env import bundle
+
+    directory = Path(args.directory).expanduser().resolve()
+    try:
+        if args.verify:
+            return _bundle_verify(args, term, directory, bundle)
+        if args.trust:
+            raise bundle.BundleError("--trust goes with --verify (or provision --bundle)")
+        sign_key = Path(args.sign).expanduser() if args.sign else None
+        if sign_key and not (args.l4t or args.x86 or args.inventory):
+            signed = bundle.sign(directory, sign_key, term.note)  # a bundle made before
+            if term.as_json:
+                term.json({"schema": bundle.SCHEMA, "bundle": str(directory), "signed": True,
+                           "key": str(sign_key), **signed})  # fmt: skip
+            else:
+                term.line(f"{directory}: manifest signed with {sign_key} "
+                          f"({signed['fingerprint']}); manifest sha256 "
+                          f"{signed['manifest_sha256']}")  # fmt: skip
+            return EXIT_OK
+        files = {}
+        for item in args.file:
+            kind, _, path = item.partition("=")
+            if not path:
+                raise bundle.BundleError(
+                    f"--file {item!r} is not KIND=PATH",
+                    hint="e.g. --file torch=/path/torch-2.5.0-...whl",
+                )
+            files[kind] = Path(path).expanduser()
+        roles = (
+            [r.strip() for r in args.roles.split(",") if r.strip()]
+            if args.roles
+            else list(bundle.ROLES)
+        )
+        unknown = [r for r in roles if r not in bundle.ROLES]
+        if unknown:
+            raise bundle.BundleError(
+                f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
+            )
+        targets = (
+            bundle.targets_from_args(
+                matrix, args.l4t, args.x86, args.python, args.glibc, args.distribution
+            )
+            if (args.l4t or args.x86 or not args.inventory)
+            else []
+        )
+        if args.inventory:
+            targets += _inventory_targets(args, term, bundle)
+        with term.progress() as progress:
+            result = bundle.make(
+                directory,
+                matrix,
+                list(dict.fromkeys(targets)),
+                roles,
+                files,
+                report=progress,
+                workers=args.jobs,
+                sign_key=sign_key,
+                controller_python=None if args.no_controller else args.controller_python,
+            )
+    except bundle.BundleError as exc:
+        term.error(str(exc), hint=exc.hint)
+        return exc.exit_code
+    data = result.as_dict()
+    if term.as_json:
+        term.json(data)
+        return EXIT_OK
+    term.table(
+        ["target", "roles", "size"],
+        [
+            [key, ", ".join(result.manifest["targets"][key]["roles"]), _mib(size)]
+            for key, size in result.sizes.items()
+        ]
+        + [["total (the whole bundle)", "", _mib(result.total)]],
+        title=f"bundle {directory}",
+    )
+    term.line(
+        f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip: --no-index "
+        f"--find-links {shell_word(str(directory / 'pip'))}"
+    )
+    if data["controller"]:
+        term.line(
+            f"jetson-env itself, offline (Python {args.controller_python}): {data['controller']}"
+        )
+    for item in result.manifest["manual"]:
+        term.line(
+            f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
+            f"{directory}/{item['expected']}"
+            f" (from {item['where_from']}); add it with --file {shell_word(item['kind'])}=PATH",
+            style="yellow",
+        )
+    for key, apt in result.manifest["apt"].items():
+        if apt["repo"]:
+            term.line(f"apt for {key}: repository {directory}/{apt['repo']}")
+        if apt["not_bundled"]:
+            why = "; ".join(sorted(set(apt["why_not"].values())))
+            term.line(
+                f"apt for {key} (not bundled: {why}): {' '.join(apt['not_bundled'])}; on a "
+                f"connected machine of {apt['distribution'] or 'its distribution'}: "
+                f"{apt['download']}",
+                style="dim",
+            )
+    return EXIT_OK
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bundle) -> int:
+    """--verify [--trust]: the manifest read once; its files, its apt repositories (the
+    preflight's own checks) and, with --trust, its signature checked on those bytes."""
+    manifest, manifest_sha256 = bundle.read_manifest_sha256(directory)
+    problems = bundle.verify(directory, manifest)
+    signature = None
+    if args.trust:
+        key = Path(args.trust).expanduser()
+        fingerprint = bundle.check_signature(directory, key, manifest)
+        signature = {"key": str(key), "fingerprint": fingerprint}
+    data = {
+        "schema": bundle.SCHEMA,
+        "bundle": str(directory),
+        "ok": not problems,
+        "artifacts": len(manifest["artifacts"]),
+        "problems": problems,
+        "manual": manifest["manual"],
+        "manifest_sha256": manifest_sha256,
+        "signature": signature,
+    }
+    if term.as_json:
+        term.json(data)
+    elif problems:
+        for problem in problems:
+            remedy = "" if problem["problem"] == "missing" else "delete it, then "
+            term.error(
+                f"{problem['path']}: {problem['problem']}",
+                hint=f"{remedy}run `{problem['fix']}`",
+            )
+    else:
+        term.line(
+            f"{directory}: all {len(manifest['artifacts'])} artifact(s) match the manifest's sha256"
+        )
+    if not term.as_json:
+        if signature is not None:
+            term.line(f"signature: good, made with the key {signature['fingerprint']} "
+                      f"({signature['key']}); manifest sha256 {manifest_sha256}")  # fmt: skip
+        for item in manifest["manual"]:
+            term.line(
+                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
+                f"(--file {shell_word(item['kind'])}=PATH)",
+                style="yellow",
+            )
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list:
+    """The targets an inventory's hosts are, from their facts (read-only, through Ansible)."""
+    import subprocess
+    import tempfile
+
+    from jetson_env import collection
+
+    try:
+        ansible_playbook = collection.ansible_command()
+        collection.inventory_hosts(args.inventory)  # parsed whole, or no host is read
+    except (collection.AnsibleMissing, collection.BadInventory) as exc:
+        raise bundle.BundleError(str(exc), hint=exc.hint) from None
+    with tempfile.TemporaryDirectory(prefix="jetson-env-facts-") as tmp:
+        cmd = [
+            ansible_playbook,
+            f"{collection.FQCN}.bundle_facts",
+            "-i",
+            args.inventory,
+            "-e",
+            collection.extra_vars(collection.data({"jetson_env_bundle_facts_dir": tmp})),
+        ]
+        if args.limit:
+            cmd += ["--limit", args.limit]
+        term.note("reading the hosts' facts: " + shlex.join(cmd))
+        result = subprocess.run(
+            cmd,
+            env={**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        facts = sorted(Path(tmp).glob("*.json"))
+        if result.returncode != 0 or not facts:
+            tail = " ".join(
+                (result.stdout.strip() + "\n" + result.stderr.strip()).strip().splitlines()[-6:]
+            )
+            raise bundle.BundleError(
+                f"reading the facts of {args.inventory}'s hosts failed: {tail}",
+                hint="`jetson-env doctor -i INVENTORY` shows which hosts answer",
+            )
+        targets = []
+        for path in facts:
+            data = json.loads(path.read_text())
+            target = bundle.target_from_facts(data["platform"], data["python"])
+            term.note(f"{path.stem}: {target.key}")
+            targets.append(target)
+    return targets
+
+
+def register(sub) -> None:
+    """The `bundle` command's arguments, on the command line's subparsers."""
+    bundle = sub.add_parser(
+        "bundle",
+        help="gather every artifact for some targets into a folder, for offline provisioning",
+        description="Fetches (in parallel) everything the provisioning playbook would fetch for "
+        "the targets into DIR: wheels, source archives, a manifest with "
+        "sha256 and sizes; names what must be supplied by hand. Running it again adds to DIR "
+        "and never replaces a file. `jetson-env provision --bundle DIR` then needs no network. "
+        'See docs/playbook.md, "Offline fleets".',
+    )
+    bundle.add_argument("directory", metavar="DIR", help="the bundle folder (created if missing)")
+    bundle.add_argument(
+        "--l4t",
+        action="append",
+        default=[],
+        metavar="RELEASE",
+        help="a Jetson target by its L4T release, e.g. R36.4.3 (repeatable)",
+    )
+    bundle.add_argument(
+        "--x86", action="store_true", help="an x86_64 target (the matrix's x86 profile)"
+    )
+    bundle.add_argument(
+        "--python", metavar="X.Y", help="the targets' Python (default: the row's; x86: this one's)"
+    )
+    bundle.add_argument(
+        "--glibc",
+        metavar="2.N",
+        help="the targets' glibc (default: the row's Ubuntu; x86: this one's)",
+    )
+    bundle.add_argument(
+        "--distribution",
+        metavar="ID/CODENAME",
+        help="the targets' apt distribution, e.g. debian/bookworm (default: the row's Ubuntu; "
+        "x86: this one's); its .debs are bundled where this machine's apt mirrors serve it",
+    )
+    bundle.add_argument(
+        "-i", "--inventory", metavar="INVENTORY", help="targets from these hosts' facts"
+    )
+    bundle.add_argument("--limit", metavar="PATTERN", help="only these hosts of the inventory")
+    bundle.add_argument(
+        "--roles", metavar="ROLE[,ROLE]", help="only what these roles need (default: all)"
+    )
+    bundle.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="KIND=PATH",
+        help="a file this machine cannot download (torch, torchvision, torch2trt, "
+        "tensorrt, cusparselt), added for the targets given",
+    )
+    bundle.add_argument("--jobs", type=forks, default=4, help="parallel downloads (default 4)")
+    bundle.add_argument(
+        "--controller-python",
+        metavar="X.Y",
+        default=f"{sys.version_info.major}.{sys.version_info.minor}",
+        help="the Python of the offline controller, for jetson-env[provision]'s wheels in "
+        "DIR/controller (default: this one's)",
+    )
+    bundle.add_argument(
+        "--no-controller",
+        action="store_true",
+        help="leave jetson-env's own wheels out (the offline controller has it already)",
+    )
+    bundle.add_argument(
+        "--sign",
+        metavar="KEY",
+        help="sign the manifest with this OpenSSH private key (ssh-keygen -Y sign); alone, "
+        "signs DIR as it is",
+    )
+    bundle.add_argument(
+        "--trust",
+        metavar="KEY.pub",
+        help="with --verify: also check that this key's private half signed DIR",
+    )
+    bundle.add_argument(
+        "--verify", action="store_true", help="check every file of DIR against its sha256"
+    )
+    bundle.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    bundle.set_defaults(func=run)

@@ -1,0 +1,119 @@
+"""`jetson-env provision`: the collection's playbook, run by ansible-playbook in this
+process's place (docs/playbook.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+from jetson_env import target_python
+from jetson_env.commands.options import checked_bundle
+from jetson_env.exit_codes import EXIT_USAGE
+from jetson_env.matrix import Matrix
+from jetson_env.terminal import Terminal
+
+
+def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
+    """ansible-playbook in this process's place: its output, its exit code, its signals."""
+    from jetson_env import collection
+
+    try:
+        ansible_playbook = collection.ansible_command()
+    except collection.AnsibleMissing as exc:
+        term.error(str(exc), hint=exc.hint)
+        return EXIT_USAGE
+    unknown = collection.unknown_tags(args.tags)
+    if unknown:
+        term.error(
+            f"--tags: no role {', '.join(unknown)} in the playbook (Ansible would run nothing)",
+            hint=f"roles: {', '.join(collection.provision_roles())}",
+        )
+        return EXIT_USAGE
+    if args.inventory:
+        try:
+            collection.inventory_hosts(args.inventory)
+        except collection.BadInventory as exc:
+            term.error(str(exc), hint=f"{exc.hint}, or leave out -i for this machine")
+            return EXIT_USAGE
+    from_bundle = checked_bundle(args, term)
+    if isinstance(from_bundle, int):
+        return from_bundle
+    extra_vars = []  # what jetson-env adds is data (collection.Data): Ansible never templates it
+    try:
+        if args.inventory is None:
+            python = target_python.local(args.python)
+            variables = target_python.local_variables(python)
+        elif args.python:  # the inventory's hosts' Python for this run, a path there
+            python = target_python.checked(args.python)
+            variables = {"jetson_facts_python": collection.Data(python)}
+    except target_python.NoPython as exc:
+        term.error(f"{exc}; nothing was changed", hint=exc.hint)
+        return EXIT_USAGE
+    if args.inventory is None or args.python:
+        where = "" if args.inventory is None else " (on the inventory's hosts)"
+        term.note(f"the Python to provision{where}: {python}")
+        if args.inventory is None and os.geteuid() == 0:  # root needs no sudo, as --fix
+            variables["ansible_become"] = False
+        extra_vars.append(collection.extra_vars(variables))
+    extra_vars += args.extra_vars
+    if from_bundle is not None:
+        if not args.tags:
+            args.tags = ",".join(from_bundle.roles)
+            term.note(
+                f"--tags {args.tags}: what the bundle was made for, and what needs no download"
+            )
+        extra_vars.append(collection.extra_vars(collection.data(from_bundle.variables)))
+    cmd = collection.provision_command(
+        ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,
+        extra_vars=extra_vars, check=args.check, diff=args.diff,
+        ask_become_pass=args.ask_become_pass, passthrough=args.ansible_args,
+    )  # fmt: skip
+    term.note("running: " + shlex.join(cmd))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
+    os.execve(ansible_playbook, cmd, env)
+
+
+def register(sub) -> None:
+    """The `provision` command's arguments, on the command line's subparsers."""
+    provision = sub.add_parser(
+        "provision",
+        help="run the provisioning playbook (Ansible) on this machine or an inventory",
+        description="Runs the collection's playbook jetson_env.jetson.provision with this "
+        "environment's ansible-playbook: Ansible's own output and exit code. Without -i: this "
+        "machine. Arguments after `--` go to ansible-playbook as they are. See docs/playbook.md.",
+    )
+    provision.add_argument("-i", "--inventory", metavar="INVENTORY", help="Ansible inventory")
+    provision.add_argument("--limit", metavar="PATTERN", help="only these hosts")
+    provision.add_argument("--tags", metavar="ROLE[,ROLE]", help="only these roles")
+    provision.add_argument(
+        "-e", "--extra-vars", action="append", default=[], metavar="VARS",
+        help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",
+    )  # fmt: skip
+    provision.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the Python to provision (default: python3 on PATH); with -i, its path on the "
+        "inventory's hosts (their jetson_facts_python for this run)",
+    )
+    provision.add_argument("--check", action="store_true", help="change nothing; say what would")
+    provision.add_argument(
+        "--bundle",
+        metavar="DIR",
+        help="install only from this `jetson-env bundle` folder: no network",
+    )
+    provision.add_argument(
+        "--trust",
+        metavar="KEY.pub",
+        help="refuse the bundle unless its maker signed it with this OpenSSH key's private half",
+    )
+    provision.add_argument("--diff", action="store_true", help="show the changes to files")
+    provision.add_argument(
+        "-K", "--ask-become-pass", action="store_true", help="ask for the sudo password"
+    )
+    provision.add_argument("ansible_args", nargs="*", metavar="-- ANSIBLE-PLAYBOOK-ARGS")
+    provision.set_defaults(func=run)

@@ -1,0 +1,2 @@
+"""The doctor on a fleet (`doctor --inventory`): inventory.py runs it on every host of an
+Ansible inventory through Ansible, page.py writes the fleet as a page for people."""
