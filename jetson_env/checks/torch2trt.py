@@ -12,7 +12,7 @@ import shlex
 from jetson_env import roles
 from jetson_env.checks import Check, libnvinfer
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 # What the role passes to CMake: torch2trt's CMakeLists.txt asks for CMake 3.0, which CMake 4
 # refuses ("Compatibility with CMake < 3.5 has been removed").
@@ -142,6 +142,15 @@ def tensorrt_it_cannot_use(facts: Facts) -> Finding | None:
             f"Python {facts.python_version}: the matrix's TensorRT for it is {pinned}, as no"
             " TensorRT below 11 has bindings for it"
         )
+        if not facts.data("torch2trt").get("installed"):
+            # The matrix gives this host no TensorRT torch2trt can use, and the torch2trt role
+            # leaves it out there: nothing to fix, the other converters are the way.
+            return CHECK.finding(
+                SKIP,
+                f"torch2trt is left out: it cannot use TensorRT {version}, and this host has no"
+                " TensorRT it can use",
+                details,
+            )
     return CHECK.finding(
         FAIL,
         f"torch2trt cannot convert with TensorRT {version}: it creates every network with "

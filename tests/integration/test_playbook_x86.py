@@ -36,7 +36,12 @@ from playbook_support import (
 )
 from support.ansible_envs import AnsibleEnd
 from support.hosts import VENV, Host
-from support.standins import build_tensorrt_tarball, stage_container_runtime
+from support.standins import (
+    build_bindings_wheel,
+    build_libnvinfer,
+    build_tensorrt_tarball,
+    stage_container_runtime,
+)
 
 from jetson_env import roles
 
@@ -307,6 +312,45 @@ def test_torch2trt_plugins_follow_tensorrts_headers(
     assert result.rc == 0, result.messages() or result.stderr
     said = result.task_result("Say which plugins are built", "x86")["msg"]
     assert said == f"torch2trt plugins on x86: {plugins}"
+
+
+@ROLE_RULE
+def test_torch2trt_is_left_out_where_it_cannot_use_the_tensorrt(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
+):
+    """A Python whose TensorRT is 11 (what the matrix gives a Python 3.14 host: no 10.x has cp314
+    bindings): torch2trt cannot use it, so the role says so and which converters can, and
+    installs nothing. Here a venv over the provisioned host's Python (its torch) with a STAND-IN
+    TensorRT 11.1 and its STAND-IN libnvinfer.so.11, removed afterwards."""
+    venv, library = "/opt/trt11-venv", "/usr/local/lib/libnvinfer.so.11"
+    version = "11.1.0.106"
+    wheel = build_bindings_wheel(version, "cp311", work / "trt11")
+    built = build_libnvinfer(version, work / "trt11")
+    try:
+        x86_a.copy_in(built, library)
+        x86_a.exec(["ldconfig"])
+        x86_a.exec(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv])
+        x86_a.copy_in(wheel, f"/tmp/{wheel.name}")
+        x86_a.exec([f"{venv}/bin/pip", "install", "-q", "--no-deps", "--no-index",
+                    f"/tmp/{wheel.name}"])  # fmt: skip
+
+        result = run_playbook(
+            ansible, inventory, "--tags", "torch2trt",
+            extra_vars={"torch2trt_enabled": True, "jetson_facts_python": f"{venv}/bin/python3"},
+        )  # fmt: skip
+
+        assert result.rc == 0, result.messages() or result.stderr
+        said = result.task_result("Leave torch2trt out where it cannot use this TensorRT", "x86")
+        assert said["msg"].startswith(
+            f"torch2trt is not installed on x86: it cannot use TensorRT {version}; the converters"
+            " that can: onnx"
+        )
+        assert result.changed("x86") == 0
+        imported = x86_a.exec([f"{venv}/bin/python3", "-c", "import torch2trt"], check=False)
+        assert imported.returncode != 0
+    finally:
+        x86_a.exec(["rm", "-rf", venv, library, f"/tmp/{wheel.name}"], check=False)
+        x86_a.exec(["ldconfig"], check=False)
 
 
 @NO_PLAYBOOK

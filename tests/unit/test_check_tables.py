@@ -582,3 +582,31 @@ def test_an_onnx_export_without_the_onnx_package_is_fixed_by_python_base():
     )
     assert onnx.remedy.shell == "/opt/venv/bin/python3 -m pip install onnx"
     assert onnx.remedy.role == "python_base"
+
+
+def test_torch2trt_on_a_python_314_host_is_left_out_unless_installed():
+    """Python 3.14: the matrix's TensorRT is 11.1.0.106 (no 10.x has cp314 bindings), which
+    torch2trt cannot use; the torch2trt role leaves it out there, so the doctor skips it with
+    the converters that work (ONNX, and Torch-TensorRT 2.14.0, whose Requires-Dist admits torch
+    2.14.1 and TensorRT 11.1). A torch2trt someone installed anyway still fails."""
+    py314 = {**X86_PLATFORM, "python": {"version": "3.14.0", "executable": "/usr/bin/python3"}}
+    tensorrt = trt("pip", "/usr/lib/python3/dist-packages/tensorrt_libs", "11.1.0.106")
+    torch = {"torch": {"installed": True, "importable": True, "version": "2.14.1+cu130"}}
+
+    def run(torch2trt: dict):
+        results = {"platform": ProbeResult("platform", py314, None, 0.1)}
+        found = {"torch2trt": torch2trt, "tensorrt": tensorrt, "torch": torch}
+        results |= {name: ProbeResult(name, value, None, 0.1) for name, value in found.items()}
+        described = {**py314, "compute_capability": "9.0", "jetpack": None, "supported": True}
+        (finding,) = BY_NAME["torch2trt"].run(Facts(results, MATRIX, described))
+        return finding
+
+    left_out = run({"installed": False})
+    assert left_out.status == "skip" and left_out.remedy is None
+    assert left_out.summary == (
+        "torch2trt is left out: it cannot use TensorRT 11.1.0.106, and this host has no TensorRT"
+        " it can use"
+    )
+    assert any("convert with ONNX export" in line for line in left_out.details)
+    installed = run({"installed": True, "importable": True, "version": "0.5.0"})
+    assert installed.status == "fail"

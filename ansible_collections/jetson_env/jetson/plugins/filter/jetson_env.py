@@ -188,6 +188,13 @@ def cuda_python_requirement(python_version, cuda_version, matrix_file=""):
     return found or ""
 
 
+def tensorrt_converters(tensorrt_version, matrix_file=""):
+    """The converters whose code can use this TensorRT ("11.1.0.106" -> onnx, torch_tensorrt:
+    torch2trt cannot use 11), the matrix's rule the doctor follows too
+    (jetson_env.matrix.Converters.for_tensorrt)."""
+    return list(_load(matrix_file).converters.for_tensorrt(str(tensorrt_version or "").strip()))
+
+
 def tensorrt_tarball_folder(tarball):
     """The folder NVIDIA's TensorRT tarball unpacks to, "TensorRT-<version>", for 10.x and 11.x
     names alike (jetson_env.tensorrt_tarballs)."""
@@ -213,6 +220,7 @@ class FilterModule:
             "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
             "cuda_python_requirement": cuda_python_requirement,
+            "tensorrt_converters": tensorrt_converters,
             "matrix": matrix_mapping,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
