@@ -53,4 +53,8 @@ def test_the_pycuda_role_installs_the_cuda_python_of_the_cuda_major(
     (finding,) = json.loads(doctor.stdout)["findings"]
     assert finding["status"] == "warn", finding
     assert finding["summary"].startswith("cuda.bindings 12.")
-    assert finding["summary"].endswith("imports but the CUDA driver does not initialise")
+    # A container started without NVIDIA's device nodes: what hides the GPU is named first.
+    assert finding["summary"].endswith(
+        "imports, but this container has no NVIDIA device nodes (/dev/nvidia0 ...): the CUDA"
+        " driver sees no device"
+    ), finding
