@@ -91,6 +91,7 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         counts = Counter(f.status for f in self.findings)
         fixes = self.fixes
+        words = {f.remedy.shell: f.remedy.words for f in self.findings if f.remedy}
         return {
             "schema": SCHEMA,
             "target": self.target,
@@ -108,6 +109,7 @@ class Report:
                         )
                     ),
                     "command": command,
+                    "words": words[command],
                 }
                 for number, command in enumerate(fixes, 1)
             ],

@@ -24,13 +24,15 @@ class Remedy:
     applies the same fix, its role (also the role's tag in playbooks/jetson.yml) with the
     variables that make it fix this host. Both are rendered from the same role defaults.
     Where no role applies it, `why` says why (hardware, a download behind a login, the
-    user's own files), so --fix can say it too.
+    user's own files), so --fix can say it too. `words`: the fix is a step said in words (a
+    download page, a setting of the user's), not a command to paste into a shell.
     """
 
     shell: str
     role: str | None = None
     variables: tuple[tuple[str, Any], ...] = ()
     why: str = ""
+    words: bool = False
 
     def __post_init__(self) -> None:
         if self.role is None and not self.why:

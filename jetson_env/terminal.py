@@ -139,7 +139,8 @@ class Terminal:
         self.out.print(title, style="bold")
         for fix in fixes:
             self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
-            self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+            style = "" if fix.get("words") else "bold"  # a step in words is not for pasting
+            self.out.print(clean(fix["command"]), soft_wrap=True, style=style)
             role = (roles or {}).get(fix["command"])
             if role:
                 self.out.print(f"   or the playbook's role {role}: jetson-env doctor --fix "

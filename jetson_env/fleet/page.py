@@ -136,8 +136,9 @@ def html_page(fleet: dict[str, Any]) -> str:
                 for f in problems]  # fmt: skip
         out.append("</ul>")
         for fix in report["fixes"]:
+            block = "p" if fix.get("words") else "pre"
             out.append(f"<h3>Fix {fix['number']}: {e(', '.join(fix['checks']))}</h3>"
-                       f'<pre class="fix">{e(fix["command"])}</pre>')  # fmt: skip
+                       f'<{block} class="fix">{e(fix["command"])}</{block}>')  # fmt: skip
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -198,6 +199,6 @@ def markdown(fleet: dict[str, Any]) -> str:
         out += [f"- {f['status']}: {md_text(f['check'])}: {md_text(f['summary'])}"
                 for f in problems]  # fmt: skip
         for fix in report["fixes"]:
-            out += ["", f"Fix {fix['number']} ({md_text(', '.join(fix['checks']))}):", "",
-                    fence(fix["command"])]  # fmt: skip
+            text = md_text(fix["command"]) if fix.get("words") else fence(fix["command"])
+            out += ["", f"Fix {fix['number']} ({md_text(', '.join(fix['checks']))}):", "", text]
     return "\n".join(out) + "\n"
