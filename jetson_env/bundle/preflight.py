@@ -76,6 +76,7 @@ def host_plan(
     python: dict[str, Any],
     roles: dict[str, bool],
     manifest_sha256: str = "",
+    cuda: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a host with these facts can install from the bundle, for the roles that are on
     (`*_enabled`; --tags is Ansible's own), from the manifest with `manifest_sha256` (given:
@@ -88,7 +89,7 @@ def host_plan(
     directory = Path(directory).expanduser()
     if not directory.is_absolute():
         directory = directory.resolve()
-    target = target_from_facts(platform, python)
+    target = target_from_facts(platform, python, cuda)
     add_line = f"jetson-env bundle {shell_word(str(directory))} {target.bundle_args()}"
     try:
         manifest, manifest_sha256 = read_manifest_sha256(directory, manifest_sha256)

@@ -60,7 +60,13 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             )
         targets = (
             bundle.targets_from_args(
-                matrix, args.l4t, args.x86, args.python, args.glibc, args.distribution
+                matrix,
+                args.l4t,
+                args.x86,
+                args.python,
+                args.glibc,
+                args.distribution,
+                args.cuda,
             )
             if (args.l4t or args.x86 or not args.inventory)
             else []
@@ -217,7 +223,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
         targets = []
         for path in facts:
             data = json.loads(path.read_text())
-            target = bundle.target_from_facts(data["platform"], data["python"])
+            target = bundle.target_from_facts(data["platform"], data["python"], data.get("cuda"))
             term.note(f"{path.stem}: {target.key}")
             targets.append(target)
     return targets
@@ -252,6 +258,12 @@ def register(sub) -> None:
         "--glibc",
         metavar="2.N",
         help="the targets' glibc (default: the row's Ubuntu; x86: this one's)",
+    )
+    bundle.add_argument(
+        "--cuda",
+        metavar="X.Y",
+        help="the targets' CUDA toolkit, whose major picks cuda-python (default: the row's; "
+        "x86: its torch's; -i: each host's)",
     )
     bundle.add_argument(
         "--distribution",

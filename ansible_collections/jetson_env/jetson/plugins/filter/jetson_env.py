@@ -128,7 +128,7 @@ def pip_platforms(machine, glibc):
     return wheels.pip_platform_args(str(machine), str(glibc) if glibc else None)
 
 
-def bundle_plan(directory, platform, python, roles, manifest_sha256=""):
+def bundle_plan(directory, platform, python, roles, manifest_sha256="", cuda=None):
     """What a host can install from the bundle in `directory` for the enabled `roles`
     (jetson_env.bundle.host_plan), from the manifest with `manifest_sha256` when given (the
     one `jetson-env provision --bundle [--trust]` checked): {"error": None | why, with the
@@ -140,6 +140,7 @@ def bundle_plan(directory, platform, python, roles, manifest_sha256=""):
         dict(python),
         {str(k): _truthy(v) for k, v in dict(roles).items()},
         str(manifest_sha256 or ""),
+        dict(cuda or {}),
     )
 
 
