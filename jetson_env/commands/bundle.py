@@ -58,6 +58,16 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             raise bundle.BundleError(
                 f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
             )
+        if args.inventory and not (args.l4t or args.x86):
+            for option, value in (("--python", args.python), ("--glibc", args.glibc),
+                                  ("--distribution", args.distribution)):  # fmt: skip
+                if value:
+                    raise bundle.BundleError(
+                        f"{option} describes the --l4t/--x86 targets; with --inventory alone "
+                        "each host's own is read from its facts",
+                        hint=f"leave {option} out, or add the target it describes with --l4t "
+                        "RELEASE or --x86",
+                    )
         targets = (
             bundle.targets_from_args(
                 matrix, args.l4t, args.x86, args.python, args.glibc, args.distribution

@@ -47,6 +47,40 @@ def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yml", "fleet.yml"]
 
 
+def test_options_only_host_reads_are_refused_with_the_inventory(tmp_path: Path):
+    """-i reaches hosts with the inventory's settings: --python, --identity, --password,
+    --accept-new-host-key (and --bundle without --fix) would be ignored, so they are refused
+    with the reason and the inventory variable to set instead; nothing runs."""
+    (tmp_path / "fleet.yml").write_text("all:\n  hosts:\n    one: {ansible_connection: local}\n")
+    (tmp_path / "id").write_text("not read\n")
+    cases = {
+        ("--python", "/usr/bin/python3"): "ansible_python_interpreter",
+        ("--identity", "id"): "ansible_ssh_private_key_file",
+        ("--password",): "ssh-agent",
+        ("--accept-new-host-key",): "StrictHostKeyChecking=accept-new",
+        ("--bundle", "bundle"): "goes with --fix",
+    }
+    for args, instead in cases.items():
+        for command in (["doctor"], ["plan", "--to", "R36.4.3"]):
+            if command == ["plan", "--to", "R36.4.3"] and args[0] == "--bundle":
+                continue  # plan's --bundle names the bundle its commands print
+            proc = subprocess.run(
+                [sys.executable, "-m", "jetson_env.cli", *command, "-i", "fleet.yml", *args],
+                capture_output=True, text=True, cwd=tmp_path, timeout=60,
+            )  # fmt: skip
+            said = proc.stderr
+            assert proc.returncode == 2, (command, args, proc.stdout, said)
+            assert instead in said, (command, args, said)
+    for args in (("--python", "3.12"), ("--glibc", "2.36"), ("--distribution", "debian/bookworm")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "jetson_env.cli", "bundle", "out", "-i", "fleet.yml", *args],
+            capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert f"{args[0]} describes the --l4t/--x86 targets" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.yml", "id"]
+
+
 def test_this_machine_through_the_probe_action(tmp_path: Path):
     """Real Ansible, local connection: the probes run in the interpreter the inventory
     names; one that is not Python is that host's one finding, quoting what it said."""
