@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from jetson_env.fleet import page as fleet_page
+from jetson_env.fleet.inventory import fleet_fixes
 
 HOSTILE = '<script>alert(1)</script> | `x` **b** "q" & \x1b[31m'
 
@@ -104,13 +105,15 @@ def test_this_machine_through_the_probe_action(tmp_path: Path):
 
 def hostile_fleet() -> dict:
     finding = {"check": HOSTILE, "area": "target", "status": "fail", "summary": HOSTILE,
-               "details": [], "remedy": f"echo {HOSTILE} ````"}  # fmt: skip
-    report = {"findings": [finding], "fixes": [{"number": 1, "checks": [HOSTILE],
-                                                "command": finding["remedy"]}]}  # fmt: skip
+               "details": [], "remedy": f"echo {HOSTILE} ````",
+               "playbook": {"role": HOSTILE, "tags": [HOSTILE], "vars": {}}}  # fmt: skip
+    fix = {"number": 1, "checks": [HOSTILE], "command": finding["remedy"]}
+    report = {"findings": [finding], "exit_code": 1, "fixes": [fix]}
     host = {"host": HOSTILE, "status": "fail", "platform_label": HOSTILE,
-            "failing": [HOSTILE], "report": report}  # fmt: skip
+            "failing": [HOSTILE], "unmanaged": None, "report": report}  # fmt: skip
     return {"inventory": HOSTILE, "status": "fail", "exit_code": 1, "hosts": [host],
-            "counts": {"unreachable": 0, "crash": 0, "fail": 1, "warn": 0, "ok": 0}}  # fmt: skip
+            "counts": {"unreachable": 0, "crash": 0, "fail": 1, "warn": 0, "ok": 0},
+            **fleet_fixes(HOSTILE, None, [host])}  # fmt: skip
 
 
 class Elements(HTMLParser):
@@ -139,6 +142,9 @@ def test_what_hosts_say_stays_text_in_markdown():
     # A fence longer than the text's backticks, control characters as the terminal shows them.
     fenced = f"`````\necho {fleet_page.neutral(HOSTILE)} ````\n`````"
     assert fenced in page
-    assert "<script>" not in page.replace(fenced, "")
+    fix = fleet_page.neutral(hostile_fleet()["fix"]["command"])
+    assert f"```\n{fix}\n```" in page  # the fleet's --fix line, as text in its fence
+    assert "<script>" not in page.replace(fenced, "").replace(fix, "")
+    assert "\x1b" not in page
     table = [line for line in page.splitlines() if line.startswith("| ")]
     assert all(line.count(" | ") == table[0].count(" | ") for line in table)
