@@ -5,6 +5,7 @@ Ansible; --fix applies the roles that fix the findings (docs/doctor.md).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,7 @@ def doctor_report(
                 identity=args.identity,
                 ask_for_password=args.password,
                 accept_new_host_key=args.accept_new_host_key,
+                again=["jetson-env", *sys.argv[1:]],  # as typed, for the host key's remedy
             )
         except remote.UsageError as exc:
             term.error(str(exc), hint=exc.hint)
