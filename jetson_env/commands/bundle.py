@@ -117,7 +117,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.line(
             f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
             f"{directory}/{item['expected']}"
-            f" (from {item['where_from']}); add it with --file {shell_word(item['kind'])}=PATH",
+            f" (from {item['where_from']}); "
+            f"{bundle.manual_line(directory, result.manifest, item)}",
             style="yellow",
         )
     for key, apt in result.manifest["apt"].items():
@@ -177,8 +178,8 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
                       f"({signature['key']}); manifest sha256 {manifest_sha256}")  # fmt: skip
         for item in manifest["manual"]:
             term.line(
-                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
-                f"(--file {shell_word(item['kind'])}=PATH)",
+                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']}; "
+                f"{bundle.manual_line(directory, manifest, item)}",
                 style="yellow",
             )
     return EXIT_FAILED if problems else EXIT_OK
