@@ -10,10 +10,8 @@ Authentication: keys and the agent by default; a password only when asked for.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import getpass
-import hashlib
 import ipaddress
 import logging
 import os
@@ -26,6 +24,7 @@ from pathlib import Path
 
 import paramiko
 
+from jetson_env import host_keys
 from jetson_env.targets import (
     CANCELLATION,
     POLL_SECONDS,
@@ -165,12 +164,11 @@ def ask_password(address: Address) -> str:
 
 def fingerprint(key: paramiko.PKey) -> str:
     """SHA256:... as `ssh` and `ssh-keygen -lf` print it."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+    return host_keys.fingerprint(key.asbytes())
 
 
 def known_hosts_name(address: Address) -> str:
-    return address.host if address.port == DEFAULT_PORT else f"[{address.host}]:{address.port}"
+    return host_keys.known_hosts_name(address.host, address.port)
 
 
 def known_hosts_problem(path: Path) -> str | None:
