@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         if refused is not None:
             return refused
         return run_fleet(args, term, matrix, checks)
-    args.python = args.python or target_python.DEFAULT
+    args.python = target_python.DEFAULT if args.python is None else args.python
     if args.limit or args.forks or args.report:
         term.error("--limit, --forks and --report go with --inventory")
         return EXIT_USAGE

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         return EXIT_USAGE
     if args.inventory is not None and (refused := refused_with_inventory(args, term)):
         return refused
-    args.python = args.python or "python3"
+    args.python = "python3" if args.python is None else args.python
     bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
     inventory = args.inventory
     if inventory is not None and "," not in inventory:  # the commands run from any folder
