@@ -11,7 +11,7 @@ from jetson_env import apt_repository, wheels
 from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import artifact_problem, entry_roles
-from jetson_env.bundle.needs import ROLES, archive_version
+from jetson_env.bundle.needs import FILE_KINDS, ROLES, archive_version
 from jetson_env.bundle.pip_resolution import project_of
 from jetson_env.bundle.targets import Target, target_from_facts
 from jetson_env.bundle.untrusted import (
@@ -125,10 +125,13 @@ def host_plan(
             continue
         if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
             before = skipped.get(item["role"], "")
+            by_file = item["kind"] in FILE_KINDS  # else a download that failed: no --file
+            add = f"{add_line} --roles {shell_word(item['role'])}" + (
+                f" --file {shell_word(item['kind'])}=PATH" if by_file else ""
+            )
             skipped[item["role"]] = (before + "; " if before else "") + (
                 f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
-                f"from {item['where_from']} and add it as {item['expected']} with `{add_line} "
-                f"--roles {shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
+                f"from {item['where_from']} and add it as {item['expected']} with `{add}`"
             )
     wanted = [role for role in wanted if role not in skipped]
     problems = []

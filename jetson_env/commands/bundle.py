@@ -58,6 +58,16 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             raise bundle.BundleError(
                 f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
             )
+        if args.inventory and not (args.l4t or args.x86):
+            for option, value in (("--python", args.python), ("--glibc", args.glibc),
+                                  ("--distribution", args.distribution)):  # fmt: skip
+                if value:
+                    raise bundle.BundleError(
+                        f"{option} describes the --l4t/--x86 targets; with --inventory alone "
+                        "each host's own is read from its facts",
+                        hint=f"leave {option} out, or add the target it describes with --l4t "
+                        "RELEASE or --x86",
+                    )
         targets = (
             bundle.targets_from_args(
                 matrix,
@@ -113,7 +123,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.line(
             f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
             f"{directory}/{item['expected']}"
-            f" (from {item['where_from']}); add it with --file {shell_word(item['kind'])}=PATH",
+            f" (from {item['where_from']}); "
+            f"{bundle.manual_line(directory, result.manifest, item)}",
             style="yellow",
         )
     for key, apt in result.manifest["apt"].items():
@@ -173,8 +184,8 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
                       f"({signature['key']}); manifest sha256 {manifest_sha256}")  # fmt: skip
         for item in manifest["manual"]:
             term.line(
-                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
-                f"(--file {shell_word(item['kind'])}=PATH)",
+                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']}; "
+                f"{bundle.manual_line(directory, manifest, item)}",
                 style="yellow",
             )
     return EXIT_FAILED if problems else EXIT_OK

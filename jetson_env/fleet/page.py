@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env.findings import worst_of
-from jetson_env.terminal import clean
+from jetson_env.terminal import clean, fleet_fix_heading
 
 FORMATS = (".html", ".md")
 COLOURS = {"ok": "#c8e6c9", "warn": "#fff59d", "fail": "#ef9a9a", "crash": "#e57373",
@@ -125,23 +125,42 @@ def html_page(fleet: dict[str, Any]) -> str:
                            f' title="{e(cell["reason"])}">{e(cell["verdict"])}</td>')  # fmt: skip
             out.append("</tr>")
         out.append("</tbody></table>")
+    out += html_fixes(fleet)
     for host in fleet["hosts"]:
         report = host["report"]
         problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]
-        if not problems and not report["fixes"]:
+        if not problems:
             continue
         out.append(f'<section class="host" data-host="{e(host["host"])}">'
                    f"<h2>{e(host['host'])}</h2><ul>")  # fmt: skip
         out += [f'<li class="{f["status"]}">{e(f["check"])}: {e(f["summary"])}</li>'
                 for f in problems]  # fmt: skip
-        out.append("</ul>")
-        for fix in report["fixes"]:
-            block = "p" if fix.get("words") else "pre"
-            out.append(f"<h3>Fix {fix['number']}: {e(', '.join(fix['checks']))}</h3>"
-                       f'<{block} class="fix">{e(fix["command"])}</{block}>')  # fmt: skip
-        out.append("</section>")
+        out.append("</ul></section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def html_fixes(fleet: dict[str, Any]) -> list[str]:
+    """The fleet's fixes (terminal.Terminal.fleet_fixes): the --fix line first, then each
+    command once with where to run it."""
+    e = html.escape
+    fix, fixes = fleet.get("fix"), fleet.get("fixes") or []
+    if not fix and not fixes:
+        return []
+    out = ['<section id="fixes"><h2>Fixes</h2>']
+    if fix:
+        out.append("<h3>Fix the fleet with the playbook's roles</h3>"
+                   f'<pre class="fix" id="fleet-fix">{e(fix["command"])}</pre><ul>')  # fmt: skip
+        out += [f"<li>{e(role['role'])} on {e(', '.join(role['hosts']))}</li>"
+                for role in fix["roles"]]  # fmt: skip
+        out.append("</ul><h3>Or by hand, each fix once, where to run it</h3>")
+    for item in fixes:
+        block = "p" if item["words"] else "pre"
+        out.append(f'<h4 data-hosts="{e(" ".join(item["hosts"]))}">Fix {item["number"]}, '
+                   f"{e(fleet_fix_heading(item))}</h4>"
+                   f'<{block} class="fix">{e(item["command"])}</{block}>')  # fmt: skip
+    out.append("</section>")
+    return out
 
 
 def summary(fleet: dict[str, Any]) -> str:
@@ -190,15 +209,23 @@ def markdown(fleet: dict[str, Any]) -> str:
                 for row in grid["rows"]
                 for name, cell in zip(grid["hosts"], row["cells"], strict=True)
                 if cell and cell["verdict"] != "loads"]  # fmt: skip
+    fix, fixes = fleet.get("fix"), fleet.get("fixes") or []
+    if fix or fixes:
+        out += ["", "## Fixes"]
+    if fix:
+        out += ["", "Fix the fleet with the playbook's roles:", "", fence(fix["command"]), ""]
+        out += [f"- {md_text(role['role'])} on {md_text(', '.join(role['hosts']))}"
+                for role in fix["roles"]]  # fmt: skip
+        out += ["", "Or by hand, each fix once, where to run it:"]
+    for item in fixes:
+        text = md_text(item["command"]) if item["words"] else fence(item["command"])
+        out += ["", f"Fix {item['number']}, {md_text(fleet_fix_heading(item))}:", "", text]
     for host in fleet["hosts"]:
         report = host["report"]
         problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]
-        if not problems and not report["fixes"]:
+        if not problems:
             continue
         out += ["", f"## {md_text(host['host'])}", ""]
         out += [f"- {f['status']}: {md_text(f['check'])}: {md_text(f['summary'])}"
                 for f in problems]  # fmt: skip
-        for fix in report["fixes"]:
-            text = md_text(fix["command"]) if fix.get("words") else fence(fix["command"])
-            out += ["", f"Fix {fix['number']} ({md_text(', '.join(fix['checks']))}):", "", text]
     return "\n".join(out) + "\n"
