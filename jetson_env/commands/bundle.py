@@ -60,7 +60,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             )
         if args.inventory and not (args.l4t or args.x86):
             for option, value in (("--python", args.python), ("--glibc", args.glibc),
-                                  ("--distribution", args.distribution)):  # fmt: skip
+                                  ("--distribution", args.distribution),
+                                  ("--cuda", args.cuda)):  # fmt: skip
                 if value:
                     raise bundle.BundleError(
                         f"{option} describes the --l4t/--x86 targets; with --inventory alone "
