@@ -29,6 +29,7 @@ pytestmark = pytest.mark.hosts
 
 PROFILE_SCRIPT = roles.default("cuda_env", "profile_file")
 CUDA_ROOT = "/usr/local/cuda-12.6"  # the user's setting: this host has no CUDA for the probe
+OLD_PIP_VENV = "/opt/venv-old-pip"
 WRITE_PROFILE = "Write the profile.d script for users and login shells"
 
 
@@ -125,3 +126,30 @@ def test_exit_codes_are_the_projects(inventory: Path, x86: Host):
     refused = provision("-i", str(inventory), "--check", "--", "--no-such-option")
     assert refused.returncode == 2, refused.stderr[-3000:]
     assert "before any host's results" in refused.stderr
+
+
+def test_check_says_why_a_pip_too_old_for_a_dry_run_cannot_tell(
+    inventory: Path, x86: Host, tmp_path: Path
+):
+    """A pip before 22.2 has no `install --dry-run --report`: --check says so, in words, and
+    what the real run would install (issue 50 saw "pip cannot tell before a real run (hint:
+    See above for details.)"; c9e149e printed pip's last line "no such option: --dry-run")."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                    "--disable-pip-version-check", "pip==22.0.2", "-d", str(tmp_path)],
+                   check=True, timeout=300)  # fmt: skip
+    (wheel,) = tmp_path.glob("pip-22.0.2-*.whl")
+    x86.copy_in(wheel, f"/tmp/{wheel.name}")
+    x86.exec(["python3", "-m", "venv", "--without-pip", OLD_PIP_VENV])
+    x86.exec([f"{OLD_PIP_VENV}/bin/python3", f"/tmp/{wheel.name}/pip", "install", "--quiet",
+              "--no-index", f"/tmp/{wheel.name}"])  # fmt: skip
+
+    proc = provision("-i", str(inventory), "--limit", "x86", "--tags", "python_base", "--check",
+                     "--python", f"{OLD_PIP_VENV}/bin/python3")  # fmt: skip
+
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    said = next(line for line in proc.stdout.splitlines() if "pip cannot tell" in line)
+    assert (
+        "pip cannot tell before a real run: this pip is older than 22.2, which has install "
+        "--dry-run --report; it would run pip install "
+    ) in said and "termcolor" in said, said
+    assert "hint:" not in said and "no such option" not in said
