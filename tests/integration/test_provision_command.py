@@ -9,9 +9,12 @@ nothing listens (`down`), all through `--check --tags cuda_env` (10-20 s a run).
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +25,8 @@ from playbook_support import remove_host, start_host
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import Host, free_port
 from support.schemas import DOCS
+from support.signals import sigint_as_in_a_terminal
+from test_doctor_hostile import CASE_ENV, leftovers
 
 from jetson_env import roles
 
@@ -54,10 +59,10 @@ def inventory(tmp_path_factory: pytest.TempPathFactory, x86: Host) -> Path:
     return path
 
 
-def provision(*args: str) -> subprocess.CompletedProcess:
-    """The command as a user runs it, from an unrelated folder, with the newest end's
-    ansible-playbook (what `collection.ansible_command` finds beside a user's jetson-env)."""
-    tools = ANSIBLE_ENDS["newest"].ensure().venv / "bin"
+def provision(*args: str, end: str = "newest") -> subprocess.CompletedProcess:
+    """The command as a user runs it, from an unrelated folder, with the ansible-playbook of
+    an end of the Ansible range (what `collection.ansible_command` finds beside jetson-env)."""
+    tools = ANSIBLE_ENDS[end].ensure().venv / "bin"
     code = ("import sys; from jetson_env import cli, collection; "
             f"collection.ansible_command = lambda name='ansible-playbook': {str(tools)!r} + '/' "
             "+ name; sys.exit(cli.main(sys.argv[1:]))")  # fmt: skip
@@ -90,10 +95,12 @@ def test_ansibles_short_options_keep_their_meanings(inventory: Path, x86: Host):
                                       '"Exit codes")'), summary  # fmt: skip
 
 
-def test_the_summary_as_json_follows_its_schema(inventory: Path, x86: Host):
-    """--json: the summary on stdout, Ansible's output on stderr (no --json on c9e149e)."""
+@pytest.mark.parametrize("end", list(ANSIBLE_ENDS))
+def test_the_summary_as_json_follows_its_schema(inventory: Path, x86: Host, end: str):
+    """--json: the summary on stdout, Ansible's output on stderr (no --json on c9e149e). At
+    both ends: the results callback reads Ansible's task objects."""
     proc = provision("-i", str(inventory), "--limit", "x86", "--tags", "cuda_env", "--check",
-                     "--json")  # fmt: skip
+                     "--json", end=end)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     document = json.loads(proc.stdout)
     schema = json.loads((DOCS / "provision.schema.json").read_text())
@@ -153,3 +160,40 @@ def test_check_says_why_a_pip_too_old_for_a_dry_run_cannot_tell(
         "--dry-run --report; it would run pip install "
     ) in said and "termcolor" in said, said
     assert "hint:" not in said and "no such option" not in said
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_end_ansible_playbook_first(tmp_path: Path, how: str):
+    """Ctrl-C (SIGINT to the terminal's process group) exits 130, SIGTERM 143, as every
+    jetson-env command, with nothing of the run left. A host (local connection) whose Python
+    hangs keeps the play running. On c9e149e ansible-playbook replaced the process: Ctrl-C
+    exited 99 (Ansible's), SIGTERM ended it by the signal (-15)."""
+    python = tmp_path / "python3"
+    python.write_text("#!/bin/sh\nexec sleep 600\n")
+    python.chmod(0o755)
+    inventory = tmp_path / "fleet.yml"
+    hosts = {"hung": {"ansible_connection": "local", "ansible_python_interpreter": str(python)}}
+    inventory.write_text(json.dumps({"all": {"hosts": hosts}}))
+    case = uuid.uuid4().hex
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jetson_env.cli", "--no-color", "provision", "-i", str(inventory),
+         "--check", "--tags", "cuda_env"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, CASE_ENV: case}, cwd=tmp_path, start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not any("sleep 600" in p for p in leftovers(case)):
+        assert time.monotonic() < deadline and proc.poll() is None, "the play never started"
+        time.sleep(0.1)
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert "Traceback" not in stdout + stderr, stderr
+    assert proc.returncode == {"ctrl-c": 130, "sigterm": 143}[how], stdout[-2000:] + stderr
+    deadline = time.monotonic() + 5  # SIGKILLed processes take a moment to go
+    while (left := leftovers(case)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, left
