@@ -11,7 +11,7 @@ import sys
 
 from jetson_env import provision_results, target_python
 from jetson_env.commands.options import checked_bundle
-from jetson_env.exit_codes import EXIT_USAGE
+from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
 
@@ -79,12 +79,13 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
     ansible_code, results = provision_results.run(cmd, env, output_to_stderr=term.as_json)
     code = provision_results.exit_code(ansible_code, results)
-    if results is None:
-        term.error(
-            f"ansible-playbook exited {ansible_code} before any host's results (its output "
-            "is above); nothing was summarised",
-            hint="fix what Ansible names there (an option, the inventory, a variable)",
-        )
+    if results is None:  # no play ran: refused, or a listing (-- --list-tasks) that is all
+        if code != EXIT_OK:
+            term.error(
+                f"ansible-playbook exited {ansible_code} before any host's results (its "
+                "output is above); nothing was summarised",
+                hint="fix what Ansible names there (an option, the inventory, a variable)",
+            )
         return code
     summary = provision_results.summary(results, check=args.check)
     if term.as_json:

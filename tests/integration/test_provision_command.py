@@ -134,6 +134,10 @@ def test_exit_codes_are_the_projects(inventory: Path, x86: Host):
     assert refused.returncode == 2, refused.stderr[-3000:]
     assert "before any host's results" in refused.stderr
 
+    listed = provision("-i", str(inventory), "--", "--list-hosts")  # no play runs: no summary
+    assert listed.returncode == 0 and "error" not in listed.stderr, listed.stderr
+    assert "x86" in listed.stdout and "Summary per host" not in listed.stdout
+
 
 def test_check_says_why_a_pip_too_old_for_a_dry_run_cannot_tell(
     inventory: Path, x86: Host, tmp_path: Path
