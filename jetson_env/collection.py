@@ -221,6 +221,8 @@ def provision_command(
     extra_vars: list[str] = (),
     check: bool = False,
     diff: bool = False,
+    forks: int | None = None,
+    verbosity: int = 0,
     ask_become_pass: bool = False,
     passthrough: list[str] = (),
 ) -> list[str]:
@@ -229,11 +231,13 @@ def provision_command(
     Ansible's own options, passed as given."""
     target = ["-i", inventory] if inventory else ["-i", "localhost,", "-c", "local"]
     cmd = [ansible_playbook, PROVISION, *target]
-    for option, value in (("--limit", limit), ("--tags", tags)):
+    for option, value in (("--limit", limit), ("--tags", tags), ("--forks", forks)):
         if value:
-            cmd += [option, value]
+            cmd += [option, str(value)]
     for value in extra_vars:
         cmd += ["-e", value]
     cmd += [flag for flag, on in (("--check", check), ("--diff", diff),
                                   ("--ask-become-pass", ask_become_pass)) if on]  # fmt: skip
+    if verbosity > 0:
+        cmd.append("-" + "v" * verbosity)
     return cmd + list(passthrough)
