@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import InvalidRequirement, Requirement
-from support.hosts import project_wheel
+from support.hosts import fresh_clone, project_wheel
 
 from jetson_env.cli import build_parser
 
@@ -187,22 +187,53 @@ def test_a_pip_line_that_installs_jetson_env_says_where_from(where, line):
             assert named != "jetson-env", f"{where}: `{line}`: jetson-env is on no index"
 
 
-def test_the_docs_the_help_names_are_in_the_installed_wheel(tmp_path):
-    """--help names docs/*.md: an installed jetson-env (its wheel, no checkout beside it)
-    names its own copy by a path that opens, whole on its line."""
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """jetson-env's wheel, installed into a folder of its own (PYTHONPATH): no checkout."""
+    site = tmp_path_factory.mktemp("site")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
                     str(site), str(project_wheel())], check=True, timeout=300)  # fmt: skip
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    return site
+
+
+def test_the_docs_the_help_names_are_in_the_installed_wheel(installed, tmp_path):
+    """--help names docs/*.md: an installed jetson-env (its wheel, no checkout beside it)
+    names its own copy by a path that opens, whole on its line."""
     named = set()
     for command in ([], ["doctor"], ["plan"], ["bundle"], ["provision"], ["images", "list"]):
         helped = subprocess.run([sys.executable, "-m", "jetson_env.cli", *command, "--help"],
-                                cwd=elsewhere, env={**os.environ, "PYTHONPATH": str(site)},
+                                cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(installed)},
                                 capture_output=True, text=True, timeout=60)  # fmt: skip
         assert helped.returncode == 0, helped.stderr
         assert "docs/" not in helped.stdout.replace("jetson_env/docs/", ""), helped.stdout
         for path in re.findall(r"(/\S+?\.md)\b", helped.stdout):
-            assert Path(path).is_file() and Path(path).is_relative_to(site), path
+            assert Path(path).is_file() and Path(path).is_relative_to(installed), path
             named.add(Path(path).name)
     assert {"doctor.md", "json.md", "plan.md", "playbook.md"} <= named, named
+
+
+def ansible_lines() -> list[tuple[str, str]]:
+    return [(where, line) for where, line, block in LINES
+            if block and commands(line)[0][0].startswith("ansible-")]  # fmt: skip
+
+
+def test_the_ansible_lines_run_as_printed(installed, tmp_path):
+    """ansible-playbook's lines load their playbook (--syntax-check added: nothing runs) with
+    the collection the wheel installed, and -K's password read; ansible-galaxy's build and
+    install the collection for real, in a fresh clone (where the build writes its tarball),
+    as the docs name it. `fleet.yml` is a one-host inventory of this machine."""
+    clone = fresh_clone(tmp_path / "jetson-env")
+    (clone / "fleet.yml").write_text("all:\n  hosts:\n    localhost:\n"
+                                     "      ansible_connection: local\n")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    ran = []
+    for where, line in ansible_lines():
+        for argv in commands(line):
+            program = Path(sys.executable).parent / argv[0]
+            extra = ["--syntax-check"] if argv[0] == "ansible-playbook" else []
+            proc = subprocess.run([str(program), *argv[1:], *extra], cwd=clone, env=env,
+                                  input="\n", capture_output=True, text=True,
+                                  timeout=300)  # fmt: skip
+            assert proc.returncode == 0, f"{where}: `{line}`: {proc.stdout[-2000:]}{proc.stderr}"
+            ran.append(argv[:2])
+    assert ["ansible-galaxy", "collection"] in ran and ["ansible-playbook", "-i"] in ran, ran
