@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from jetson_env import installed
+
 NAMESPACE, NAME = "jetson_env", "jetson"
 FQCN = f"{NAMESPACE}.{NAME}"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # site-packages, or the checkout
@@ -31,7 +33,6 @@ PROVISION = f"{FQCN}.provision"
 DOCTOR = f"{FQCN}.doctor"
 # Where Ansible looks for collections when nothing is configured (ansible-core's default).
 DEFAULT_COLLECTIONS_PATH = "~/.ansible/collections:/usr/share/ansible/collections"
-INSTALL_HINT = "install Ansible with jetson-env: pip install 'jetson-env[provision]'"
 
 
 class BadVariables(ValueError):
@@ -89,10 +90,16 @@ def extra_vars(variables: dict[str, Any]) -> str:
                      allow_unicode=True, sort_keys=False).strip()  # fmt: skip
 
 
+def install_hint() -> str:
+    return f"install Ansible with jetson-env (its provision extra): {installed.extra_line()}"
+
+
 class AnsibleMissing(Exception):
     """No ansible-playbook to run: nothing was changed."""
 
-    hint = INSTALL_HINT
+    @property
+    def hint(self) -> str:
+        return install_hint()
 
 
 def ansible_command(name: str = "ansible-playbook") -> str:
@@ -183,7 +190,7 @@ def inventory_hosts(inventory: str) -> list[str]:
     try:
         command = ansible_command("ansible-inventory")
     except AnsibleMissing as exc:
-        raise BadInventory(f"{exc}: it reads the inventory ({INSTALL_HINT})") from None
+        raise BadInventory(f"{exc}: it reads the inventory ({install_hint()})") from None
     env = {**environment(command), **STRICT_INVENTORY}
     try:
         proc = subprocess.run(

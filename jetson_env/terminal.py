@@ -61,17 +61,17 @@ def fleet_fix_heading(item: dict[str, Any]) -> str:
 
 
 class Terminal:
-    def __init__(self, *, as_json: bool = False, color: bool | None = None, verbosity: int = 0):
-        no_color = color is False or "NO_COLOR" in os.environ
+    def __init__(self, *, as_json: bool = False, verbosity: int = 0):
+        # NO_COLOR (no-color.org; --no-color sets it): plain text as a pipe gets it, no
+        # escape sequence at all (no bold, no spinner), not only no colour.
+        plain = {"force_terminal": False} if os.environ.get("NO_COLOR") else {}
         self.as_json = as_json
         self.verbosity = verbosity
         self.printed_json = False  # --json: one document, printed once (cli.main's promise)
         self.last_error: tuple[str, str | None] | None = None
         width = _width()
-        self.out = Console(markup=False, highlight=False, no_color=no_color, width=width)
-        self.err = Console(
-            stderr=True, markup=False, highlight=False, no_color=no_color, width=width
-        )
+        self.out = Console(markup=False, highlight=False, width=width, **plain)
+        self.err = Console(stderr=True, markup=False, highlight=False, width=width, **plain)
 
     def json(self, data: Any) -> None:
         self.printed_json = True

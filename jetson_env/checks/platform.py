@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jetson_env import installed
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, WARN, Finding
@@ -71,7 +72,8 @@ def run(facts: Facts) -> list[Finding]:
                     f"TensorRT {release.tensorrt}, Python {release.python}",
                 ],
                 remedy="update jetson-env (a newer matrix may list this release): "
-                "pip install --upgrade jetson-env; the playbook provisions it with R"
+                f"{installed.install_line('--upgrade', installed.requirement(None))}; the "
+                "playbook provisions it with R"
                 f"{release.l4t}'s row only with -e {ALLOW_NEWER_POINT_RELEASE}=true",
             )
         ]

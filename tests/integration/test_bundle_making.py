@@ -499,7 +499,7 @@ def test_a_controller_installed_the_readmes_way_puts_its_own_wheel_into_the_bund
     )  # fmt: skip
     assert edited.returncode == 2, edited.stderr
     assert "jetson_env/data/matrix.yml is not the file pip installed" in edited.stderr
-    assert "pip install --force-reinstall jetson-env" in edited.stderr
+    assert f"-m pip install --force-reinstall {clone})" in edited.stderr  # where it came from
     assert not (tmp_path / "b2" / "manifest.json").exists()
     shutil.rmtree(clone)  # nothing of the checkout is left to lean on
 

@@ -4,7 +4,7 @@ The matrix is loaded and validated, and a target's wheel tags are computed, by t
 code the doctor and the image builds run (the `jetson_env` package on the controller),
 so the roles only read the results and cannot disagree with it. The wheel installs that
 package beside this collection; a collection installed on its own needs
-`pip install jetson-env` in the controller's Python.
+jetson-env in the controller's Python (`pip install .` in jetson-env's checkout).
 """
 
 import sys
@@ -36,7 +36,7 @@ except ImportError as exc:  # the collection without its Python package
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
-        f"`{sys.executable} -m pip install jetson-env`. Nothing was changed"
+        f"`{sys.executable} -m pip install .` in jetson-env's checkout. Nothing was changed"
     )
 
 
