@@ -28,7 +28,7 @@ BASE_STYLE = (
     "th.column span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}"
     "td.label{max-width:16em}"
     "pre{background:#f5f5f5;padding:.5em;white-space:pre-wrap;overflow-wrap:anywhere}"
-    "p,li,td{overflow-wrap:anywhere}code{background:#f0f0f0;padding:0 .2em}"
+    "h1,h2,h3,p,li,td.label{overflow-wrap:anywhere}code{background:#f0f0f0;padding:0 .2em}"
     ".status{padding:0 .35em;border-radius:.2em}"
     "#legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}"
 )
