@@ -150,6 +150,8 @@ class Terminal:
             self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
             style = "" if fix.get("words") else "bold"  # a step in words is not for pasting
             self.out.print(clean(fix["command"]), soft_wrap=True, style=style)
+            if fix.get("note"):  # words that go with the command, apart from it
+                self.out.print(f"   {clean(fix['note'])}", soft_wrap=True)
             role = (roles or {}).get(fix["command"])
             if role:
                 self.out.print(f"   or the playbook's role {role}: jetson-env doctor --fix "

@@ -210,7 +210,8 @@ def fleet_fixes(inventory: str, limit: str | None, hosts: list[dict[str, Any]]) 
         for fix in report["fixes"]:
             role = by_command.get(fix["command"]) if reached else None
             group = groups.setdefault(fix["command"], {
-                "command": fix["command"], "words": bool(fix.get("words")), "checks": [],
+                "command": fix["command"], "words": bool(fix.get("words")),
+                "note": fix.get("note"), "checks": [],
                 "hosts": [], "role": role, "where": "host" if reached else "here",
             })  # fmt: skip
             group["checks"] = list(dict.fromkeys([*group["checks"], *fix["checks"]]))

@@ -35,7 +35,8 @@ def test_an_unseen_point_release_is_checked_against_its_lines_newest_row():
     assert f"L4T R36.4.99 has no row in the matrix; checked against R{newest.l4t}'s" in (
         finding.summary
     )
-    assert "jetson_facts_allow_newer_point_release=true" in finding.remedy.shell
+    assert finding.remedy.shell == "pip install --upgrade jetson-env"  # the words apart
+    assert "jetson_facts_allow_newer_point_release=true" in finding.remedy.note
     assert orin("36.4.99").release == newest  # what every other check reads
 
 

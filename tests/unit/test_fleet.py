@@ -149,3 +149,19 @@ def test_what_hosts_say_stays_text_in_markdown():
     assert "\x1b" not in page
     table = [line for line in page.splitlines() if line.startswith("| ")]
     assert all(line.count(" | ") == table[0].count(" | ") for line in table)
+
+
+def test_quoted_spans_a_host_says_are_code_and_still_text():
+    """`...` in a host's text is shown as code on the pages: escaped inside <code> in HTML,
+    a code span in Markdown (whose content is never markup)."""
+    fleet = hostile_fleet()
+    quoted = "run `<img src=x onerror=alert(1)>` & `a|b` then"
+    fleet["hosts"][0]["report"]["findings"][0]["summary"] = quoted
+    page = fleet_page.render(fleet, ".html")
+    parsed = Elements()
+    parsed.feed(page)
+    assert "img" not in parsed.tags
+    assert "run <code>&lt;img src=x onerror=alert(1)&gt;</code> &amp; <code>a|b</code> then" in page
+    markdown = fleet_page.render(fleet, ".md")
+    assert "- fail: " in markdown
+    assert "run `<img src=x onerror=alert(1)>` &amp; `a|b` then" in markdown
