@@ -363,7 +363,7 @@ def test_a_remedy_holds_only_what_can_be_pasted_its_words_are_its_note(capsys):
     (fix,) = report["fixes"]
     assert (fix["command"], fix["note"]) == (finding.remedy.shell, finding.remedy.note)
     assert report["findings"][0]["remedy_note"] == finding.remedy.note
-    Terminal(color=False).findings(report)
+    Terminal().findings(report)  # not a terminal: plain
     lines = capsys.readouterr().out.splitlines()
     command = lines.index("sudo usermod -aG docker $USER")
     assert lines[command + 1] == f"   {finding.remedy.note}"
