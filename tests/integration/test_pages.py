@@ -98,9 +98,10 @@ def test_the_html_page_in_a_browser(made: Path, kind: str, width: int):
     assert not re.search(r"<(script|link|img|iframe)\b|url\(|@import", html)  # self-contained
     if kind == "doctor":
         data = json.loads((made / "doctor.json").read_text())
-        fixes = [fix for host in data["hosts"] for fix in host["report"]["fixes"]]
-        # The page names the inventory as the folder it was made in sees it, fleet.yml.
-        pasted = {fix["command"].replace(f"{made}/", "") for fix in fixes if not fix["words"]}
+        # The fleet's --fix line, then each fix once (grouped across hosts); the page names
+        # the inventory as the folder it was made in sees it, fleet.yml.
+        fixes = [*([data["fix"]] if data["fix"] else []), *data["fixes"]]
+        pasted = {fix["command"].replace(f"{made}/", "") for fix in fixes if not fix.get("words")}
         assert set(shown.commands) == pasted  # every command block holds a command, whole
         assert "smoke" in shown.text and "unreachable" in shown.text
 
