@@ -135,9 +135,12 @@ class Report:
         return engine_checks.rows(result.data, tensorrt, capability)
 
 
-def not_reached(target: str, check: str, summary: str, remedy: str | None) -> Report:
+UNANSWERED = "the host must answer before a role can run there"
+
+
+def not_reached(target: str, check: str, summary: str, remedy: str | Remedy | None) -> Report:
     """The report for a target that could not be reached or cannot run probes (exit code 3)."""
-    fix = Remedy(remedy, why="the host must answer before a role can run there") if remedy else None
+    fix = Remedy(remedy, why=UNANSWERED) if isinstance(remedy, str) and remedy else remedy or None
     finding = Finding(check, "target", FAIL, summary, (), fix)
     return Report(target, None, [finding], {}, reached=False)
 
@@ -145,7 +148,7 @@ def not_reached(target: str, check: str, summary: str, remedy: str | None) -> Re
 CONNECTION = "connection"  # the finding of a target that was not reached
 
 
-def unreachable(target: str, error: str, remedy: str | None) -> Report:
+def unreachable(target: str, error: str, remedy: str | Remedy | None) -> Report:
     return not_reached(target, CONNECTION, f"cannot reach {target}: {error}", remedy)
 
 

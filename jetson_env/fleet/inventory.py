@@ -33,7 +33,7 @@ from jetson_env import collection, engine_files, fixing, host_keys, target_pytho
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.exit_codes import EXIT_UNREACHABLE, EXIT_USAGE
-from jetson_env.findings import SEVERITY, SKIP, UNHEALTHY
+from jetson_env.findings import SEVERITY, SKIP, UNHEALTHY, Remedy
 from jetson_env.matrix import Matrix
 from jetson_env.probing import (
     launch_budget,
@@ -339,12 +339,19 @@ def stop_group(process: subprocess.Popen) -> None:
         return
 
 
-def unreachable_remedy(inventory: str, host: str, message: str) -> str:
+def unreachable_remedy(inventory: str, host: str, message: str) -> Remedy:
     """What to run to see why; for a host key ssh refused, the key the host offers (its
-    fingerprint) and the command that records it once compared (host_keys)."""
+    fingerprint) and the command that records it once compared (host_keys): said in words,
+    its commands in backticks, for they must not be run before the key is compared."""
     ping = shlex.join(["ansible", host, "-i", inventory, "-m", "ansible.builtin.ping", "-vvv"])
     if not host_keys.refused(message):
-        return f"{ping} shows why"
+        return Remedy(ping, why=doctor_mod.UNANSWERED,
+                      note="shows why Ansible cannot reach the host")  # fmt: skip
+    return Remedy(_host_key_steps(inventory, host, message, ping), why=doctor_mod.UNANSWERED,
+                  words=True)  # fmt: skip
+
+
+def _host_key_steps(inventory: str, host: str, message: str, ping: str) -> str:
     again = shlex.join(["jetson-env", "doctor", "-i", inventory, "--limit", host])
     endpoint = host_keys.inventory_endpoint(inventory, host)
     said = host_keys.remedy(endpoint, message, f"`{again}`")
