@@ -18,6 +18,11 @@ python=/usr/bin/python3
 
 say() { printf '[jetson-env image %s] %s\n' "$mode" "$*"; }
 
+# pip before 19 (JetPack 4's Python 3.6 has 9 to 18) fails on the final stage's
+# PIP_NO_CACHE_DIR=1 ("TypeError: expected str, bytes or os.PathLike object, not int"): the
+# roles' pip caches into /root/.cache instead, which this same RUN deletes.
+unset PIP_NO_CACHE_DIR
+
 # Python and venv for Ansible; bases such as ubuntu:22.04 have no Python at all.
 if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
     say "installing python3 and python3-venv from the base's apt sources"
@@ -26,9 +31,43 @@ if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
     apt-get install -y --no-install-recommends python3 python3-venv python3-pip ca-certificates
 fi
 
-say "ansible-core in a throwaway venv ($ansible_venv): the README's provisioning install"
-"$python" -m venv "$ansible_venv"
+# Ansible's controller side (jetson-env[provision]) runs in a Python jetson-env supports
+# (3.10+): the base's own where it is one, else another python3.1x of the base, else one uv
+# installs (a download from GitHub; uv itself installs on Python 3.8+). The roles, and
+# Ansible's modules, run in the base's own Python either way: JetPack 5's 3.8 on r35.
+controller=""
+for candidate in "$python" python3.13 python3.12 python3.11 python3.10; do
+    found=$(command -v "$candidate" || true)
+    if [ -n "$found" ] && "$found" -c 'import sys, venv, ensurepip
+sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+        controller=$found
+        break
+    fi
+done
+make_venv() {  # a venv of the controller's Python at $1
+    if [ -n "$controller" ]; then
+        "$controller" -m venv "$1"
+        return
+    fi
+    if [ ! -x /opt/jetson-env-uv/bin/uv ]; then
+        "$python" -m venv /opt/jetson-env-uv
+        /opt/jetson-env-uv/bin/pip install --quiet --no-cache-dir uv
+    fi
+    UV_PYTHON_INSTALL_DIR=/opt/jetson-env-python /opt/jetson-env-uv/bin/uv venv --seed --python 3.12 "$1"
+}
+base_python=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+
+say "ansible-core in a throwaway venv ($ansible_venv, Python ${controller:-3.12 from uv}): the README's provisioning install"
+make_venv "$ansible_venv"
 "$ansible_venv/bin/pip" install --quiet --no-cache-dir "${src}[provision]"
+# The ansible-core that manages the base's Python (the matrix's ansible_core table).
+core=$("$ansible_venv/bin/python" -c 'import sys
+from jetson_env import matrix
+print(matrix.load().ansible_core.requirement([sys.argv[1]]) or "")' "$base_python")
+if [ -n "$core" ]; then
+    "$ansible_venv/bin/pip" install --quiet --no-cache-dir "$core"
+fi
+say "ansible-core $("$ansible_venv/bin/python" -c 'import ansible.release as r; print(r.__version__)') runs the roles in the base's Python $base_python"
 
 # Stage-specific variables: where the wheels are kept (build) or found (install).
 if [ "$mode" = build ]; then
@@ -65,8 +104,9 @@ ANSIBLE_FORCE_COLOR=0 \
 # The matrix's torch, unless the build was given another one (PLAYBOOK_VARS naming a torch
 # source or version: a controller wheel where the matrix's cannot be had, as in the tests).
 torch_overridden=$(printf '%s' "$playbook_vars" | "$python" -c 'import json, sys
+given = json.load(sys.stdin)
 keys = ("torch_wheel_file", "torch_wheel_url", "torch_pip_index", "torch_version")
-print("yes" if any(json.load(sys.stdin).get(key) for key in keys) else "no")')
+print("yes" if any(given.get(key) for key in keys) else "no")')
 if [ "$torch_overridden" = yes ]; then
     say "torch comes from PLAYBOOK_VARS, not the matrix's ${TORCH_VERSION:-}"
 elif [ -n "${TORCH_VERSION:-}" ] && "$python" -c 'import torch' 2>/dev/null; then
@@ -85,19 +125,14 @@ if [ "$mode" = build ]; then
     exit 0
 fi
 
-# jetson-env itself in its own venv (it needs Python 3.10+; the stack's Python may be
-# older on JetPack 4/5: then uv provides one, which needs network access to GitHub).
+# jetson-env itself in its own venv, of the controller's Python (3.10+; on JetPack 4/5 the
+# stack's Python is older).
 say "jetson-env in /opt/jetson-env"
-if "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
-    "$python" -m venv /opt/jetson-env
-else
-    "$ansible_venv/bin/pip" install --quiet --no-cache-dir uv
-    UV_PYTHON_INSTALL_DIR=/opt/jetson-env-python "$ansible_venv/bin/uv" venv --seed --python 3.12 /opt/jetson-env
-fi
+make_venv /opt/jetson-env
 /opt/jetson-env/bin/pip install --quiet --no-cache-dir "$out"/wheels/jetson_env-*.whl
 ln -sf /opt/jetson-env/bin/jetson-env /usr/local/bin/jetson-env
 
 say "removing Ansible, the wheels and the caches"
-rm -rf "$ansible_venv" "$top" /root/.ansible /root/.cache /var/cache/jetson-env /tmp/*
+rm -rf "$ansible_venv" /opt/jetson-env-uv "$top" /root/.ansible /root/.cache /var/cache/jetson-env /tmp/*
 apt-get clean
 rm -rf /var/lib/apt/lists/*

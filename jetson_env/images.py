@@ -6,15 +6,21 @@ The image for a host follows the L4T compatibility rules kept in the matrix
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
 from jetson_env.matrix import Image, Matrix, UnknownRelease, normalize_l4t
 
 DEFAULT_REPOSITORY = "jetson-env"
+# uv's own Requires-Python: below it no Python for the controller side can be installed.
+UV_PYTHON_MIN = Version("3.8")
 IMAGES_DIR = Path(__file__).resolve().parent.parent / "images"
 
 
@@ -80,6 +86,31 @@ def image_for(host: HostPlatform, matrix: Matrix) -> Image:
     raise NoImage(f"no image runs on L4T R{normalize_l4t(host.l4t)}")
 
 
+def cannot_build(image: Image) -> str | None:
+    """Why `image` cannot be built from its matrix base, or None. images/provision.sh runs
+    Ansible's controller side (jetson-env[provision]) in a Python jetson-env supports: the
+    base's own, another of the base's, or one uv installs, and uv installs only on Python 3.8
+    and newer. JetPack 4's bases (Ubuntu 18.04) have Python 3.6 alone."""
+    python = image.release.python  # "": the x86 base's own (NGC's, 3.12)
+    required = SpecifierSet(importlib.metadata.metadata("jetson-env")["Requires-Python"] or "")
+    if not python or Version(python) in required or Version(python) >= UV_PYTHON_MIN:
+        return None
+    return (
+        f"{image.name} cannot be built from {image.base}: its only Python is {python} (Ubuntu"
+        f" {image.release.ubuntu}'s, L4T R{image.release.l4t}'s), Ansible's controller side"
+        f" (jetson-env[provision]) needs Python {required}, and uv, which installs one where the"
+        f" base has none, needs Python {UV_PYTHON_MIN} or newer"
+    )
+
+
+def build_hint(image: Image) -> str:
+    return (
+        f"build it from a base of {image.base} with a Python 3.10+ beside its"
+        f" {image.release.python} (on PATH as python3.1x): jetson-env images build {image.name}"
+        " --base IMAGE"
+    )
+
+
 def describe(image: Image, matrix: Matrix, repository: str) -> dict[str, Any]:
     release = image.release
     return {
@@ -99,6 +130,7 @@ def describe(image: Image, matrix: Matrix, repository: str) -> dict[str, Any]:
         "platform": "linux/amd64" if image.hosts is None else "linux/arm64",
         "dockerfile": str(dockerfile(image).relative_to(IMAGES_DIR.parent)),
         "build_args": build_args(image, matrix),
+        "cannot_build": cannot_build(image),
     }
 
 

@@ -33,6 +33,13 @@ def platform_tags(machine: str, glibc: str | None) -> list[str]:
     return tags
 
 
+def cpython_abi(python: str) -> str:
+    """CPython's ABI tag for `python` ("3.6"): cp36m below 3.8, whose default build added the
+    pymalloc flag `m` (PEP 3149; 3.8 dropped it), so JetPack 4's numpy is cp36-cp36m."""
+    major, minor = (int(part) for part in python.split(".")[:2])
+    return f"cp{major}{minor}" + ("m" if (major, minor) < (3, 8) else "")
+
+
 def pip_platform_args(machine: str, glibc: str | None) -> list[str]:
     """`--platform TAG` for each of those tags."""
     return [arg for tag in platform_tags(machine, glibc) for arg in ("--platform", tag)]

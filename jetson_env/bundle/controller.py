@@ -5,8 +5,9 @@ controller's Python (`--controller-python`), in `DIR/controller/`:
     pip install --no-index --find-links DIR/controller 'jetson-env[provision]'
 
 jetson-env's own wheel is built from the checkout it runs from (pip wheel), or, installed
-from an index, downloaded from pip's configured index; pip then resolves the extra for that
-Python, this machine's architecture and glibc, like every other pip set of a bundle.
+from a wheel (the README's `pip install .`, an index), made again from its installed files
+(jetson_env/bundle/own_wheel.py): no index is asked for it. pip then resolves the extra for
+that Python, this machine's architecture and glibc, like every other pip set of a bundle.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from jetson_env import collection, matrix
+from jetson_env.bundle import own_wheel
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE
 from jetson_env.bundle.pip_resolution import RESOLVE_TIMEOUT_S, last_lines, resolve
@@ -53,34 +55,44 @@ def requirements(python: str, served: list[str] = ()) -> list[dict[str, str]]:
 
 
 def _own_wheel() -> Path:
-    """This jetson-env as a wheel, in the controller's cache."""
-    version = importlib.metadata.version(DISTRIBUTION)
+    """This jetson-env as a wheel, in the controller's cache: built from the checkout it runs
+    from (or its editable install's), else made again from its installed files."""
     root = collection.PACKAGE_ROOT
     with tempfile.TemporaryDirectory(prefix="jetson-env-controller-") as tmp:
         if (root / "pyproject.toml").is_file():  # a checkout (or an editable install)
-            argv = ["wheel", "--no-deps", "--wheel-dir", tmp, str(root)]
+            built = _built_from(root, Path(tmp))
         else:
-            argv = ["download", "--no-deps", "--only-binary=:all:", "--dest", tmp,
-                    f"{DISTRIBUTION}=={version}"]  # fmt: skip
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *argv],
-            # One wheel for one source: zip timestamps fixed, so running the command again
-            # adds nothing instead of meeting "another sha256" for the same file name.
-            env={**os.environ, "SOURCE_DATE_EPOCH": REPRODUCIBLE_EPOCH},
-            capture_output=True,
-            text=True,
-            timeout=RESOLVE_TIMEOUT_S,
-            check=False,
-        )
-        built = sorted(Path(tmp).glob("jetson_env-*.whl"))
-        if proc.returncode != 0 or not built:
-            raise BundleError(
-                "jetson-env's own wheel could not be made for the bundle: "
-                + last_lines(proc.stderr),
-                hint="leave it out with --no-controller where the controller has jetson-env",
-            )
-        sha = hashlib.sha256(built[0].read_bytes()).hexdigest()
-        kept = CACHE / "controller" / sha / built[0].name
+            try:
+                built = own_wheel.rebuild(importlib.metadata.distribution(DISTRIBUTION), Path(tmp))
+            except own_wheel.NotRebuildable as exc:
+                raise BundleError(
+                    f"jetson-env's own wheel could not be made for the bundle: {exc}",
+                    hint="reinstall jetson-env (pip install --force-reinstall jetson-env), or "
+                    "leave it out with --no-controller where the controller has jetson-env",
+                ) from None
+        sha = hashlib.sha256(built.read_bytes()).hexdigest()
+        kept = CACHE / "controller" / sha / built.name
         kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(built[0], kept)
+        shutil.copyfile(built, kept)
     return kept
+
+
+def _built_from(source: Path, folder: Path) -> Path:
+    argv = ["wheel", "--no-deps", "--wheel-dir", str(folder), str(source)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *argv],
+        # One wheel for one source: zip timestamps fixed, so running the command again
+        # adds nothing instead of meeting "another sha256" for the same file name.
+        env={**os.environ, "SOURCE_DATE_EPOCH": REPRODUCIBLE_EPOCH},
+        capture_output=True,
+        text=True,
+        timeout=RESOLVE_TIMEOUT_S,
+        check=False,
+    )
+    built = sorted(folder.glob("jetson_env-*.whl"))
+    if proc.returncode != 0 or not built:
+        raise BundleError(
+            "jetson-env's own wheel could not be made for the bundle: " + last_lines(proc.stderr),
+            hint="leave it out with --no-controller where the controller has jetson-env",
+        )
+    return built[0]

@@ -45,7 +45,7 @@ def accepted_tags(python: str, machine: str, glibc: str | None) -> set[Tag]:
     """Every wheel tag CPython `python` ("3.8") on a Linux `machine` with `glibc` installs."""
     version = tuple(int(part) for part in python.split(".")[:2])
     platforms = wheels.platform_tags(machine, glibc)
-    abi = f"cp{version[0]}{version[1]}"
+    abi = wheels.cpython_abi(python)
     return {*cpython_tags(version, [abi, "abi3", "none"], platforms),
             *compatible_tags(version, abi, platforms)}  # fmt: skip
 

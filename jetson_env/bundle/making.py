@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from jetson_env import apt_repository
 from jetson_env.bundle import controller, signing
 from jetson_env.bundle.fetching import (
@@ -44,8 +47,8 @@ from jetson_env.bundle.manifest import (
     load_manifest,
     write_manifest,
 )
-from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, file_kind, needs_for
-from jetson_env.bundle.pip_resolution import project_of, resolve, resolve_sdist
+from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, PipSet, file_kind, needs_for
+from jetson_env.bundle.pip_resolution import NoWheelFits, project_of, resolve, resolve_sdist
 from jetson_env.bundle.targets import Target
 from jetson_env.bundle.untrusted import (
     PACKAGES_MAX_BYTES,
@@ -168,13 +171,7 @@ def _make(
         for pip_set in needs.pip:
             say(f"{target.key}: resolving {' '.join(pip_set.requirements)} ({pip_set.role})")
             try:
-                resolved = resolve(
-                    target,
-                    pip_set.requirements,
-                    index=pip_set.index,
-                    no_deps=pip_set.no_deps,
-                    constraints=shared if not pip_set.no_deps else None,
-                )
+                resolved = _wheels_or_sdists(target, pip_set, shared, needs)
             except BundleError:
                 if pip_set.unresolved is None:
                     raise
@@ -195,7 +192,7 @@ def _make(
             say(
                 f"{target.key}: resolving {requirement}'s sdist and its build requirements ({role})"
             )
-            sdist = resolve_sdist(requirement)
+            sdist = resolve_sdist(requirement, target.python)
             fetches.append(
                 Fetch(
                     sdist["url"],
@@ -504,6 +501,27 @@ def _write_apt_repositories(
         repos[repo] = {"packages_sha256": hashlib.sha256(packages).hexdigest()}
 
 
+def _wheels_or_sdists(
+    target: Target, pip_set: PipSet, shared: dict[str, str], needs: Needs
+) -> list[dict[str, str]]:
+    """A pip set's wheels for the target; a requirement of which no wheel fits the target
+    (termcolor on JetPack 4's Python 3.6: 1.1.0 is an sdist) becomes an sdist of `needs`,
+    carried with its build requirements and built there by pip, as pip online would."""
+    requirements = list(pip_set.requirements)
+    while requirements:
+        try:
+            return resolve(target, requirements, index=pip_set.index, no_deps=pip_set.no_deps,
+                           constraints=shared if not pip_set.no_deps else None)  # fmt: skip
+        except NoWheelFits as exc:
+            project = canonicalize_name(exc.project)
+            named = [r for r in requirements if canonicalize_name(Requirement(r).name) == project]
+            if pip_set.index is not None or not named:
+                raise
+            needs.sdists.append((pip_set.role, named[0]))
+            requirements.remove(named[0])
+    return []
+
+
 def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -> dict[str, str]:
     """One version per project for a target where one fits every role's set and the sdists'
     build requirements (one numpy, not one per role): pip's resolution of them all at once,
@@ -512,7 +530,7 @@ def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -
         r for p in needs.pip if not p.no_deps and p.index is None for r in p.requirements
     ]
     for _role, requirement in needs.sdists:
-        sdist = resolve_sdist(requirement)
+        sdist = resolve_sdist(requirement, target.python)
         requirements += sdist["requires"] + sdist["build_requires"]
     if len(requirements) < 2:
         return {}

@@ -44,6 +44,18 @@ def project_of(filename: str) -> str:
         return ""
 
 
+class NoWheelFits(BundleError):
+    """No release of `project` has a wheel the target installs (JetPack 4's Python 3.6 and
+    termcolor: its last release for 3.6, 1.1.0, is an sdist): only its sdist can serve it."""
+
+    def __init__(self, project: str, target: Target):
+        super().__init__(
+            f"no wheel of {project} installs on {target.key} (Python {target.python})",
+            hint=f"pin a {project} that has a wheel for it in the role's variables",
+        )
+        self.project = project
+
+
 def _pip_command() -> list[str]:
     return [sys.executable, "-m", "pip"]
 
@@ -111,7 +123,7 @@ def resolve(
         if not verdict.too_new and set(verdict.missing) <= set(wanted):
             break
         for name, version in verdict.too_new.items():
-            excluded[name] = _series(version)
+            excluded[name] = _below(pip, args, name, version, target)
         wanted += [m for m in verdict.missing if m not in wanted]
     if not verdict.fits:
         raise BundleError(
@@ -136,6 +148,29 @@ def resolve(
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(found))
     return found
+
+
+def _below(pip: list[str], args: list[str], name: str, version: str, target: Target) -> str:
+    """The constraint that leaves out `version` of `name`, which does not fit the target:
+    `<=` the newest release below it whose wheel fits, as `pip download` picks it (it checks
+    Requires-Python against --python-version, where `install --dry-run --target` of pip 23.2
+    does not: one round instead of one per release series back to 3.6's), else `<` its
+    release series (fit.judge checks whatever pip picks). NoWheelFits where pip finds none."""
+    skipped = {"--ignore-requires-python", "--no-deps"}  # what the round's install adds
+    argv = [a for a in args[args.index("--only-binary=:all:") :] if a not in skipped]
+    with tempfile.TemporaryDirectory(prefix="jetson-env-fit-") as tmp:
+        result = subprocess.run(
+            [*pip, "download", "--quiet", "--no-deps", *argv, "--dest", tmp, f"{name}<{version}"],
+            capture_output=True, text=True, timeout=RESOLVE_TIMEOUT_S, check=False,
+        )  # fmt: skip
+        found = sorted(Path(tmp).glob("*.whl"))
+    if result.returncode == 0 and found:
+        return f"<={parse_wheel_filename(found[0].name)[1]}"
+    if "requires a different Python" in result.stderr or "No matching distribution" in (
+        result.stderr
+    ):
+        raise NoWheelFits(name, target)
+    return f"<{_series(version)}"
 
 
 def _series(version: str) -> str:
@@ -163,8 +198,8 @@ def _require_pip(pip: list[str]) -> None:
 def _pip_report(pip: list[str], args: list[str], requirements: list[str],
                 pins: dict[str, str] | None, excluded: dict[str, str],
                 target: Target) -> list[dict[str, Any]]:  # fmt: skip
-    """pip's `install --report` items for one round: `pins` preferred, `excluded` series
-    ({name: version}: that version and newer) left out."""
+    """pip's `install --report` items for one round: `pins` preferred, `excluded` versions
+    left out ({name: "<=2.4.0"}: newer ones)."""
     with tempfile.TemporaryDirectory(prefix="jetson-env-resolve-") as tmp:
         report = Path(tmp) / "report.json"
         cmd = [
@@ -177,7 +212,7 @@ def _pip_report(pip: list[str], args: list[str], requirements: list[str],
             *requirements,
         ]
         lines = [f"{name}=={version}\n" for name, version in sorted((pins or {}).items())]
-        lines += [f"{name}<{version}\n" for name, version in sorted(excluded.items())]
+        lines += [f"{name}{bound}\n" for name, bound in sorted(excluded.items())]
         if lines:
             constraints = Path(tmp) / "constraints.txt"
             constraints.write_text("".join(lines))
@@ -195,12 +230,13 @@ def _pip_report(pip: list[str], args: list[str], requirements: list[str],
         return json.loads(report.read_text()).get("install", [])
 
 
-def resolve_sdist(requirement: str) -> dict[str, Any]:
-    """An sdist's URL and sha256, its runtime requirements and its build requirements
-    (from its pyproject.toml): what a target needs to build it with no network."""
-    key = hashlib.sha256(json.dumps([requirement, time.strftime("%Y-%m-%d")]).encode()).hexdigest()[
-        :24
-    ]
+def resolve_sdist(requirement: str, python: str) -> dict[str, Any]:
+    """An sdist for a target's `python` ("3.6": its Requires-Python checked by pip download),
+    its URL and sha256, its runtime requirements and its build requirements (from its
+    pyproject.toml): what a target needs to build it with no network."""
+    key = hashlib.sha256(
+        json.dumps([requirement, python, time.strftime("%Y-%m-%d")]).encode()
+    ).hexdigest()[:24]
     cached = CACHE / "resolve" / f"sdist-{key}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
@@ -215,6 +251,8 @@ def resolve_sdist(requirement: str) -> dict[str, Any]:
                 "--no-deps",
                 "--no-binary",
                 name,
+                "--python-version",
+                python,
                 "--dest",
                 tmp,
                 requirement,

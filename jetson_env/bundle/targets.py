@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from jetson_env import apt_repository
+from jetson_env import apt_repository, wheels
 from jetson_env.bundle.errors import BundleError
 from jetson_env.checks.context import shell_word
 from jetson_env.matrix import Matrix, normalize_l4t
@@ -43,7 +43,7 @@ class Target:
 
     @property
     def abi(self) -> str:
-        return f"cp{self.python.replace('.', '')}"
+        return wheels.cpython_abi(self.python)
 
     def bundle_args(self) -> str:
         """The `jetson-env bundle` arguments that add this target, each value quoted (they

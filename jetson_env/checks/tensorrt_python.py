@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from jetson_env import roles
 from jetson_env.checks import Check, libnvinfer
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, Finding, Remedy
@@ -14,12 +15,7 @@ def install_remedy(facts: Facts) -> str | Remedy:
     TensorRT from pip, libraries and bindings together: libnvinfer's one remedy."""
     if facts.is_jetson:
         remedy = facts.apt_install("python3-libnvinfer")
-        if not facts.system_python:
-            remedy += (
-                f" (apt installs them for the system Python; for {facts.python} use a venv "
-                "created with --system-site-packages)"
-            )
-        return remedy
+        return remedy if facts.system_python else venv_remedy(facts, remedy)
     data = facts.data("tensorrt")
     wheels = [w for f in data.get("files", []) for w in f.get("wheels", [])]
     python_tag = "cp" + "".join(
@@ -30,6 +26,49 @@ def install_remedy(facts: Facts) -> str | Remedy:
         return facts.pip_install(matching[0])
     requirement = pip_requirement(facts)
     return facts.pip_install(requirement) if requirement else libnvinfer.pip_install_remedy(facts)
+
+
+def venv_remedy(facts: Facts, apt: str) -> str | Remedy:
+    """JetPack's bindings for a venv, as the tensorrt role makes them importable there: apt
+    installs them for the system Python, then the venv's site-packages gets a .pth listing a
+    folder of links to them alone (the venv keeps its own packages; --system-site-packages
+    would bring all of the system's). A venv not made from /usr/bin/python3 cannot load them."""
+    python = facts.data("pymodules").get("python", {})
+    base = python.get("base_prefix")
+    if base and base != "/usr":
+        return Remedy(
+            f"/usr/bin/python3 -m venv VENV && {apt}: JetPack's bindings are built for the "
+            f"system Python, and {facts.python} is a venv of {base}'s",
+            why="a venv of another Python cannot load JetPack's bindings: a new venv is the "
+            "user's to make",
+        )
+    links = shlex.quote(roles.default("tensorrt", "venv_links_dir"))
+    site = python.get("site_packages")
+    folder = shlex.quote(site) if site else (
+        f"\"$({shlex.quote(facts.python)} -c 'import sysconfig; "
+        "print(sysconfig.get_paths()[\"purelib\"])')\""
+    )  # fmt: skip
+    pth = f"{folder}/{roles.default('tensorrt', 'venv_pth')}"
+    return " && ".join([
+        apt,
+        "p=$(dpkg-query -L python3-libnvinfer | sed -n 's|/tensorrt/__init__.py$||p' | head -n 1)",
+        facts.sudo(f"mkdir -p {links}"),
+        facts.sudo(f'ln -sfn "$p"/tensorrt "$p"/tensorrt-*-info {links}/'),
+        f"echo {links} | {facts.as_installer(f'tee {pth}')}",
+    ])  # fmt: skip
+
+
+def venv_note(facts: Facts) -> list[str]:
+    """Which way a Jetson venv gets JetPack's bindings (the remedy's and the role's)."""
+    if not facts.is_jetson or facts.system_python:
+        return []
+    return [
+        "JetPack's bindings (python3-libnvinfer) are the system Python's: a venv made from "
+        "/usr/bin/python3 gets them through <site-packages>/"
+        f"{roles.default('tensorrt', 'venv_pth')}, which lists "
+        f"{roles.default('tensorrt', 'venv_links_dir')} (links to tensorrt alone), not "
+        "--system-site-packages, which would bring all of the system's packages"
+    ]
 
 
 def pip_requirement(facts: Facts) -> str | None:
@@ -87,7 +126,7 @@ def run(facts: Facts) -> list[Finding]:
             CHECK.finding(
                 FAIL,
                 f"the TensorRT Python bindings are not installed for {facts.python}",
-                [error],
+                [error, *venv_note(facts)],
                 remedy=install_remedy(facts),
             )
         ]

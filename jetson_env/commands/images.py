@@ -23,11 +23,15 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         else:
             term.table(
                 ("Tag", "Runs on host L4T", "Base", "CUDA", "TensorRT", "Python", "torch",
-                 "torchvision"),
+                 "torchvision", "Builds"),
                 [(r["tag"], r["hosts"], r["base"], r["cuda"] or "base's", r["tensorrt"] or "base's",
-                  r["python"] or "base's", r["torch"], r["torchvision"]) for r in rows],
+                  r["python"] or "base's", r["torch"], r["torchvision"],
+                  "no" if r["cannot_build"] else "yes") for r in rows],
                 title="Images (jetson-env images build NAME)",
             )  # fmt: skip
+            for row in rows:
+                if row["cannot_build"]:
+                    term.note(row["cannot_build"])
         return EXIT_OK
     if args.images_command == "tag":
         if args.l4t:
@@ -54,11 +58,16 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             term.json({"schema": 1, "image": images_mod.describe(image, matrix, repo)})
         else:
             term.line(images_mod.tag(image, repo))
+            if images_mod.cannot_build(image):
+                term.note(images_mod.cannot_build(image))
         return EXIT_OK
     try:
         image = images_mod.find(args.name, matrix)
     except UnknownRelease as exc:
         term.error(str(exc), hint="`jetson-env images list` lists the images")
+        return EXIT_USAGE
+    if images_mod.cannot_build(image) and not args.base:
+        term.error(images_mod.cannot_build(image), hint=images_mod.build_hint(image))
         return EXIT_USAGE
     from jetson_env import collection
 

@@ -40,6 +40,9 @@ def collect():
             "executable": sys.executable,
             "version": "%d.%d.%d" % sys.version_info[:3],
             "prefix": sys.prefix,
+            # A venv's interpreter: JetPack's apt bindings fit one made from /usr/bin/python3.
+            "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+            "site_packages": sysconfig.get_paths()["purelib"],
             "in_venv": sys.prefix != getattr(sys, "base_prefix", sys.prefix),
             # PEP 668: pip refuses to install into this interpreter (Debian 12, Ubuntu 24.04).
             "externally_managed": os.path.exists(

@@ -79,11 +79,12 @@ def start_host(
     return Host(spec)
 
 
-def start_x86_with_files_of(jetson: str, name: str) -> Host:
+def start_x86_with_files_of(jetson: str, name: str, network: str = "host") -> Host:
     """An x86 test host with the release files of the Jetson `jetson` (tests/fixtures/hosts/)
     and its device tree: a Jetson to the probes and the roles, without qemu's 5-20x, for a
     test whose subject is no aarch64 binary (tests/README.md, "Test hosts")."""
-    host = start_host("x86-debian12", name, env={"JETSON_ENV_DEVICE_TREE": DEVICE_TREE_DIR})
+    host = start_host("x86-debian12", name, env={"JETSON_ENV_DEVICE_TREE": DEVICE_TREE_DIR},
+                      network=network)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="jetson-env-files-") as folder:
         tree = Path(folder) / jetson
         shutil.copytree(FIXTURES / jetson, tree, symlinks=True,

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.hosts import REPO_ROOT, fresh_clone
 
 from jetson_env import bundle
 from jetson_env import matrix as matrix_mod
@@ -433,6 +434,66 @@ def test_the_bundle_carries_the_controller(tmp_path: Path):
                          text=True, check=True)  # fmt: skip
     assert out.stdout.startswith("jetson-env ")
     assert (venv / "bin" / "ansible-playbook").exists()
+    assert jetson_env("bundle", "--verify", directory).returncode == 0
+
+
+def readme_quick_start_install() -> list[str]:
+    """The README's first command up to its install: `python3 -m venv .venv && .venv/bin/pip
+    install -q .`, the commands in order."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    block = readme[readme.index("```sh\n") + len("```sh\n") :]
+    commands = block.splitlines()[0].split(" && ")
+    return commands[: next(i for i, c in enumerate(commands) if " install " in c) + 1]
+
+
+def test_a_controller_installed_the_readmes_way_puts_its_own_wheel_into_the_bundle(
+    tmp_path: Path,
+):
+    """Issue 44, case 4: jetson-env installed by the README's `pip install .` (a wheel install,
+    no source tree) makes a bundle whose controller/ installs jetson-env[provision] into an
+    empty venv with no index, and that jetson-env runs: its collection's playbook loads."""
+    clone = fresh_clone(tmp_path / "jetson-env")
+    install = readme_quick_start_install()
+    assert install == ["python3 -m venv .venv", ".venv/bin/pip install -q ."], install
+    for command in install:
+        subprocess.run(shlex.split(command), cwd=clone, check=True, capture_output=True,
+                       timeout=900)  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    directory = tmp_path / "b"
+    proc = subprocess.run(
+        [str(clone / ".venv" / "bin" / "jetson-env"), "bundle", str(directory), "--x86",
+         "--roles", "tensorrt", "--file", "tensorrt=/etc/hostname", "--json"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = json.loads(proc.stdout)["controller"]
+    venv = tmp_path / "offline-controller"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    argv = [str(venv / "bin" / "pip"), "--isolated", *shlex.split(line)[1:]]
+    subprocess.run(argv, check=True, capture_output=True, timeout=600)
+    # An installed file edited since: not the wheel pip installed, refused with nothing made.
+    (installed,) = (clone / ".venv").glob("lib/python3*/site-packages/jetson_env/data/matrix.yml")
+    installed.write_text(installed.read_text() + "# edited\n")
+    edited = subprocess.run(
+        [str(clone / ".venv" / "bin" / "jetson-env"), "bundle", str(tmp_path / "b2"), "--x86",
+         "--roles", "tensorrt", "--file", "tensorrt=/etc/hostname"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert edited.returncode == 2, edited.stderr
+    assert "jetson_env/data/matrix.yml is not the file pip installed" in edited.stderr
+    assert "pip install --force-reinstall jetson-env" in edited.stderr
+    assert not (tmp_path / "b2" / "manifest.json").exists()
+    shutil.rmtree(clone)  # nothing of the checkout is left to lean on
+
+    def offline(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(venv / "bin" / "jetson-env"), *args], cwd=elsewhere,
+                              capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+    assert "provision" in offline("--help").stdout
+    tasks = offline("provision", "--", "--list-tasks")
+    assert tasks.returncode == 0, tasks.stdout[-2000:] + tasks.stderr[-2000:]
+    assert "jetson_env.jetson.tensorrt : " in tasks.stdout, tasks.stdout[-2000:]
     assert jetson_env("bundle", "--verify", directory).returncode == 0
 
 

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playbook_support import OFFLINE_VARS
 from support.hosts import (
     CACHE,
     REPO_ROOT,
@@ -32,6 +33,7 @@ from support.hosts import (
     _ensure_image,
     with_controller_pip_settings,
 )
+from support.pythons import pyenv_version
 from support.standin_apt import CA_IN_HOST, standin_apt
 from support.standins import build_tensorrt_tarball
 
@@ -287,3 +289,49 @@ def test_r36_image_on_emulated_aarch64():
     assert findings["torchvision"]["summary"].startswith("torchvision is not installed")
     assert findings["torch2trt"]["status"] == "fail"
     assert "torch2trt" in findings["torch2trt"]["remedy"]
+
+
+def old_python_base(version: str) -> str:
+    """A stand-in for a JetPack 4 or 5 base: the amd64 stand-in whose /usr/bin/python3 is
+    pyenv's genuine CPython `version` (the base's own Python, which the roles provision and
+    Ansible's modules run in), with Debian's python3.11 beside it (the Python 3.10+ for
+    Ansible's controller side that the build finds on PATH; on NVIDIA's r35 base uv installs
+    one). x86: the subject is the build's Pythons, not an aarch64 binary."""
+    root = pyenv_version(version)
+    if not root.is_dir():
+        pytest.skip(f"no CPython {version} at {root} (this machine kind has pyenv's build)")
+    short = version.rsplit(".", 1)[0]
+    lines = [f"FROM {stand_in_base('amd64')}", f"COPY rootfs/ {root}/",
+             f"RUN ln -sf {root}/bin/python{short} /usr/bin/python3"]  # fmt: skip
+    context = BuildContext("\n".join(lines) + "\n", tree=root)
+    tag = f"jetson-env-image-base:amd64-python{short}-{context.digest}"
+    return _ensure_image(tag, lambda: context.build(tag))
+
+
+# What an x86 stand-in of an aarch64 JetPack base cannot have: NVIDIA's aarch64 wheels and
+# CUDA, Ubuntu's package names. The build then provisions the Python it has (python_base).
+OLD_BASE_VARS = {**OFFLINE_VARS, "torch_enabled": False}
+IMAGE_INPUTS = ["images", "jetson_env", "ansible_collections", "tests/integration/test_images.py"]
+
+
+@pytest.mark.slow(inputs=IMAGE_INPUTS)
+@pytest.mark.parametrize(("name", "python", "core"), [("r35.4.1", "3.8.18", "2.19."),
+                                                      ("r32.7.1", "3.6.15", "2.16.")])  # fmt: skip
+def test_a_jetpack_4_or_5_image_builds_with_its_own_python_provisioned(name, python, core):
+    """Issue 44: the r35 line (Python 3.8) and the r32 line (3.6, from a base that has a Python
+    3.10+ beside it: NVIDIA's has none, `images build` says so) build. Ansible's controller side
+    runs in the Python 3.10+, with the ansible-core the matrix prescribes for the base's Python,
+    and the roles provision the base's own python3; jetson-env in the image runs the doctor."""
+    built = build(name, old_python_base(python), OLD_BASE_VARS)
+    log = Path(built["log"]).read_text()
+    short = python.rsplit(".", 1)[0]
+    assert f"ansible-core {core}" in log and f"in the base's Python {short}" in log, log[-3000:]
+    tag = built["tag"]
+    assert_nothing_of_the_build_remains(tag)
+    assert run_in(tag, "python3", "-c", "import termcolor, numpy").returncode == 0
+
+    _, findings = doctor_findings(tag)
+
+    assert findings["termcolor"]["status"] == "ok", findings["termcolor"]
+    version = run_in(tag, "jetson-env", "info", "--json").stdout
+    assert json.loads(version)["platform"]["python"]["version"] == python

@@ -60,7 +60,8 @@ from support.standins import (
     stage_container_runtime,
 )
 
-from jetson_env import matrix, roles
+from jetson_env import collection, matrix, roles
+from jetson_env.checks import BY_NAME
 
 pytestmark = pytest.mark.hosts
 
@@ -303,10 +304,14 @@ def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
     """Issue 33's promise (its cases 1 and 5): the user, with the torch venv FIRST ON PATH, no
     -i and no interpreter variable anywhere, runs the installed wheel's `jetson-env provision`
     (ansible-core alone in its venv, the user's environment and no ansible.cfg) from their
-    home, then `jetson-env doctor` with its defaults: every check the enabled roles manage is
-    ok, because the play installs into the Python the doctor checks (python3 on PATH, the
-    venv) and says which. Then --fix repairs what the roles manage. Roles that cannot work
-    here are turned off with -e, as a user would (no TensorRT tarball, no compiler)."""
+    home, then `jetson-env doctor` with its defaults: every finding a role of the run manages
+    is ok, because the play installs into the Python the doctor checks (python3 on PATH, the
+    venv) and says which, and each check has exactly the status that what no role manages
+    leaves (a CPU torch without a GPU, no compiler, a stopped Docker engine). Then --fix
+    repairs what the roles manage. Every role that can run here is on (TensorRT from its
+    tarball, copied to the host as a user would); those that cannot are turned off with -e,
+    as a user would: torchvision, pycuda and torch2trt need a compiler (and torchvision its
+    source, offline), torch2trt a real TensorRT."""
     host = lived_in.host
     break_termcolor(host)  # what the roles manage, missing from the venv
     # (and from the system Python)
@@ -314,8 +319,12 @@ def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
                "termcolor"], check=False)  # fmt: skip
     env = {"PATH": f"{LIVED_IN_VENV}/bin:/usr/local/bin:/usr/bin:/bin"}
     jetson_env = f"{VENV}/bin/jetson-env"
-    roles_off = ("tensorrt", "torchvision", "pycuda", "torch2trt")
-    off = ["-e", json.dumps({f"{role}_enabled": False for role in roles_off})]
+    tarball = build_tensorrt_tarball("10.3.0", "cp311", lived_in.work / "promise-trt")
+    host.copy_in(tarball, f"/tmp/{tarball.name}")
+    host.exec(["chmod", "644", f"/tmp/{tarball.name}"])
+    roles_off = ("torchvision", "pycuda", "torch2trt")
+    settings = {f"{role}_enabled": False for role in roles_off}
+    off = ["-e", json.dumps({**settings, "tensorrt_tarball": f"/tmp/{tarball.name}"})]
 
     run = host.exec([jetson_env, "--no-color", "provision", *off], env=env, user=LIVED_IN_USER,
                     check=False, timeout=900)  # fmt: skip
@@ -336,11 +345,16 @@ def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
 
     report = examine()
     assert report["platform"]["python"]["executable"] == venv_python
-    statuses = worst(report)
-    assert statuses["termcolor"] == "ok", report
-    assert statuses["torch"] in ("ok", "warn"), report  # a CPU torch where there is no GPU
-    assert statuses["cuda"] in ("ok", "warn"), report
-    assert statuses["docker"] != "fail", report
+    roles_on = set(collection.provision_roles()) - set(roles_off)
+    findings = report["findings"]
+    managed = [f for f in findings if f["playbook"] and f["playbook"]["role"] in roles_on]
+    assert [f for f in managed if f["status"] != "ok"] == [], report
+    # Each check of a role that ran: exactly the status that what no role manages leaves.
+    ran = {name for name, check in BY_NAME.items() if check.role in roles_on}
+    assert {c: s for c, s in worst(report).items() if c in ran} == PROMISED_STATUSES, report
+    left = {(f["check"], f["summary"]) for f in findings
+            if f["check"] in ran and f["status"] not in ("ok", "skip")}  # fmt: skip
+    assert left == NO_ROLE_MANAGES_HERE, report
 
     break_termcolor(host)
     fixed = host.exec([jetson_env, "--no-color", "doctor", "--fix", "--yes", "--no-smoke",
@@ -352,6 +366,20 @@ def test_provision_then_doctor_as_the_user_runs_them(lived_in: LivedIn):
     assert worst(examine())["termcolor"] == "ok", fix_output[-4000:]
     assert not python_has(host, SYSTEM_PYTHON, "termcolor")
 
+
+# The lived-in host after provisioning with every role that can run there: each check of those
+# roles, and the findings that are not ok because no role manages them (a compiler the user
+# chose not to have, a CPU torch the torch role keeps where there is no GPU, cuDNN that x86
+# hosts get from NVIDIA's installer).
+PROMISED_STATUSES = {"libnvinfer": "ok", "tensorrt-python": "ok", "cuda": "warn", "cudnn": "warn",
+                     "termcolor": "ok", "torch": "warn", "docker": "ok"}  # fmt: skip
+NO_ROLE_MANAGES_HERE = {
+    ("cuda", "no C compiler: pycuda and torch2trt's plugins cannot be built"),
+    ("torch", f"torch {INSTALLED_TORCH} is a CPU-only build: nothing can run on a GPU (there is "
+              "no GPU here either)"),
+    ("cudnn", "cuDNN is not found by the loader (torch wheels bring their own; TensorRT's "
+              "cuDNN-based tactics need it)"),
+}  # fmt: skip
 
 PYENV = f"/home/{LIVED_IN_USER}/.pyenv"
 # pyenv's shims, as they behave (issue 33's case 7): `python3` runs the version pyenv selected

@@ -738,6 +738,7 @@ def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work:
     """JetPack 4 (r32): no daemon.json change until CUDA/cuDNN/TensorRT's CSV lists exist."""
     host = start_x86_with_files_of("nano-r32.4.3", "playbook-nano")
     try:
+        stage_container_runtime(host)  # nvidia-docker2's, as a flashed JetPack 4 has it
         inventory = write_inventory(
             work / "nano.yml", {"nano": {"ansible_host": host.container}}, NANO_ONLY_DOCKER
         )
@@ -765,5 +766,66 @@ def test_nano_docker_runtime_needs_jetpack4_csv_lists(ansible: AnsibleEnd, work:
             "default-runtime": "nvidia",
             "runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}},
         }
+    finally:
+        remove_host(host)
+
+
+SYSTEM_ONLY = "/usr/lib/python3/dist-packages/jetson_env_system_only.py"
+
+
+@ROLE_RULE
+def test_jetpacks_tensorrt_bindings_import_in_a_venv(
+    ansible: AnsibleEnd, work: Path, apt_repo: StandinApt, tls_env: dict
+):
+    """Most JetPack 6 users provision a venv, and JetPack's TensorRT bindings
+    (python3-libnvinfer) are the system Python's: `doctor --fix tensorrt` installed them and
+    then failed its own import check in the venv. The tensorrt role now makes them importable
+    there through a .pth in the venv's site-packages that lists a folder of links to them
+    alone (the venv does not see the rest of the system's packages), and the doctor's remedy
+    does the same for another venv: both import tensorrt. JetPack's packages are the
+    stand-in repository's (a STAND-IN libnvinfer and bindings that load it)."""
+    host = start_host(ORIN, "trt-venv")
+    try:
+        trust_in_host(host, apt_repo.tls)
+        for venv in ("/opt/venv", "/opt/venv2"):
+            host.exec(["python3", "-m", "venv", "--without-pip", venv])
+        host.exec(["sh", "-c", f"echo 'SEEN = True' > {SYSTEM_ONLY}"])
+        inventory = write_inventory(
+            work / "trt-venv.yml",
+            {"orin-trt": {"ansible_host": host.container}},
+            {**apt_repo.playbook_vars(), "jetson_facts_python": "/opt/venv/bin/python",
+             "jetpack_apt_controller_cache": str(work / "trt-venv-keys")},
+        )  # fmt: skip
+
+        result = run_playbook(ansible, inventory, "--tags", "jetpack_apt,tensorrt", env=tls_env)
+
+        assert result.rc == 0, result.messages() or result.stderr[-3000:]
+        links = roles.default("tensorrt", "venv_links_dir")
+        said = result.task_result("Say how the venv gets JetPack's bindings", "orin-trt")["msg"]
+        assert f"lists {links}" in said, said
+        imported = host.exec(
+            [
+                "/opt/venv/bin/python",
+                "-c",
+                "import tensorrt; print(tensorrt.__version__, tensorrt.__file__)",
+            ]
+        )
+        assert imported.stdout.split() == ["10.3.0", f"{links}/tensorrt/__init__.py"], imported
+        hidden = host.exec(["/opt/venv/bin/python", "-c", "import jetson_env_system_only"],
+                           check=False)  # fmt: skip
+        assert hidden.returncode == 1  # the system's other packages stay out of the venv
+        assert host.exec(["python3", "-c", "import jetson_env_system_only"]).returncode == 0
+
+        host.install_project()
+        doctor = [f"{VENV}/bin/jetson-env", "doctor", "--json", "--no-smoke", "--python",
+                  "/opt/venv2/bin/python", "--check", "tensorrt-python"]  # fmt: skip
+        (before,) = json.loads(host.exec(doctor, check=False).stdout)["findings"]
+        assert before["status"] == "fail", before
+        assert any("jetson-env-tensorrt.pth" in line for line in before["details"]), before
+        host.exec(["rm", "-r", links])  # the remedy makes its links itself
+        host.exec(["sh", "-c", before["remedy"]], timeout=600)
+        (after,) = json.loads(host.exec(doctor, check=False).stdout)["findings"]
+        assert after["status"] == "ok", after
+        assert after["summary"] == "tensorrt 10.3.0 imports in /opt/venv2/bin/python", after
     finally:
         remove_host(host)

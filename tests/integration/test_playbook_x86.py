@@ -259,6 +259,26 @@ def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
 
 
 @CHECK_MODE
+def test_a_failed_dry_run_fails_check_with_pips_own_error(
+    ansible: AnsibleEnd, inventory: Path, x86_a: Host
+):
+    """--check asks pip for a dry run; where pip refuses the requirements (here a version
+    that does not exist) the real run would fail: --check fails with pip's own error (it
+    printed "hint: See above for details." or the last line and passed)."""
+    termcolor = pip_version(x86_a, "termcolor")
+    wanted = {"python_base_pip_packages": ["termcolor==0.0.0.99"]}
+    result = run_playbook(ansible, inventory, "--tags", "python_base", check=True,
+                          extra_vars=wanted)  # fmt: skip
+
+    assert result.rc != 0, result.stderr[-3000:]
+    message = result.messages()
+    assert "Fail when pip's dry run fails (--check)" in message, message
+    assert "so the real install would fail too" in message
+    assert "No matching distribution found for termcolor==0.0.0.99" in message, message
+    assert pip_version(x86_a, "termcolor") == termcolor
+
+
+@CHECK_MODE
 @pytest.mark.parametrize(
     ("extra", "plugins"),
     [
@@ -329,6 +349,13 @@ def test_a_torchvision_with_a_local_label_that_pairs_is_kept(
     assert result.changed("x86") == 0, result.changed_tasks("x86")
     assert result.task_hosts("Install torchvision from the cached wheel") == set()
     assert pip_version(x86_a, "torchvision") == "0.28.0+cpu"
+    # The preflight says what happens here, not the row's torch 2.14.1 -> torchvision 0.29.1.
+    said = result.task_result("Say which torch and torchvision this host ends with", "x86")
+    assert said["msg"] == (
+        "x86: torch 2.13.0 (as installed) -> torchvision 0.28.0+cpu (kept: it pairs)"
+    ), said
+    report = result.task_result("Report the host's platform", "x86")["msg"]
+    assert "-> torchvision" not in report, report
     doctor = x86_a.exec([f"{VENV}/bin/jetson-env", "doctor", "--json", "--python",
                          "/usr/bin/python3", "--check", "torchvision"], check=False)  # fmt: skip
     (vision,) = json.loads(doctor.stdout)["findings"]

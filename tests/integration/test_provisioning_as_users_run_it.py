@@ -21,7 +21,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
@@ -43,11 +42,11 @@ from playbook_support import (
 )
 from playbook_support import start_host as start_playbook_host
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import REPO_ROOT, VENV, Host, project_wheel
+from support.hosts import REPO_ROOT, VENV, Host, fresh_clone, project_wheel
 from support.pythons import pyenv_version
 from support.standins import build_tensorrt_tarball
 
-from jetson_env import roles
+from jetson_env import collection, roles
 
 pytestmark = pytest.mark.hosts
 
@@ -62,25 +61,6 @@ def readme_provisioning_install() -> str:
     section = README[README.index("## Provisioning") :]
     block = section[section.index("```sh\n") + len("```sh\n") :]
     return block.splitlines()[0]
-
-
-def fresh_clone(dest: Path) -> Path:
-    """The checkout's files as a clone would have them (tracked and new, nothing ignored)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO_ROOT, capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    for name in filter(None, listed.decode().split("\0")):
-        source = REPO_ROOT / name
-        if not source.exists() and not source.is_symlink():
-            continue  # deleted in the working tree
-        target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():
-            target.symlink_to(os.readlink(source))
-        else:
-            shutil.copy2(source, target)
-    return dest
 
 
 def free_port() -> int:
@@ -369,15 +349,17 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
 # busy cores. The lived-in host's promise tests (test_lived_in.py) keep the promise in the
 # default tier, on a host their module starts anyway.
 @pytest.mark.slow
-def test_fresh_x86_provision_then_doctor_as_a_user_runs_them():
+def test_fresh_x86_provision_then_doctor_as_a_user_runs_them(tmp_path: Path):
     """Issue 33's promise on a fresh x86 host: root, Debian 12's externally-managed python3
     the only one on PATH, the installed wheel with exactly the `provision` extra's ansible-core
     (no `ansible` package), from an unrelated folder, no -i, no interpreter variable, no
     ansible.cfg. `jetson-env provision` (torch from the user's local CPU wheel, as the other
-    tests; the roles that need a GPU, TensorRT or a long build off with -e) names the Python
-    it provisions and says it overrides PEP 668 there; `jetson-env doctor` with its defaults
-    checks that same Python and the checks the enabled roles manage are ok (torch: a warning,
-    a CPU build where there is no GPU); termcolor removed, `doctor --fix --yes` repairs it."""
+    tests; TensorRT from its stand-in tarball and torchvision from the fixture's source, copied
+    to the host as a user would; off with -e only what cannot run here: pycuda without a CUDA
+    toolkit, torch2trt without a real TensorRT) names the Python it provisions and says it
+    overrides PEP 668 there; `jetson-env doctor` with its defaults checks that same Python and
+    every finding a role of the run manages is ok (torch: a warning no role manages, a CPU
+    build where there is no GPU); termcolor removed, `doctor --fix --yes` repairs it."""
     host = start_playbook_host("x86-debian12", "promise-fresh")
     try:
         host.install_project()
@@ -388,9 +370,16 @@ def test_fresh_x86_provision_then_doctor_as_a_user_runs_them():
         assert "ansible-core==" in listed and "\nansible==" not in f"\n{listed}", listed
         host.exec(["mkdir", "-p", "/opt/wheels", "/srv/elsewhere"])
         host.copy_in(TORCH_WHEEL_X86, f"/opt/wheels/{TORCH_WHEEL_X86.name}")
+        trt = build_tensorrt_tarball(TRT_VERSION, "cp311", tmp_path / "trt")
+        vision = source_archive(TORCHVISION_FIXTURE, "vision-0.28.0", tmp_path)
+        for path in (trt, vision):
+            host.copy_in(path, f"/opt/wheels/{path.name}")
+        roles_off = ("pycuda", "torch2trt")
         settings = {"torch_wheel_file": f"/opt/wheels/{TORCH_WHEEL_X86.name}",
-                    **{f"{role}_enabled": False
-                       for role in ("torchvision", "pycuda", "tensorrt", "torch2trt")}}  # fmt: skip
+                    "tensorrt_tarball": f"/opt/wheels/{trt.name}",
+                    "torchvision_source_archive": f"/opt/wheels/{vision.name}",
+                    "torchvision_source_sha256": hashlib.sha256(vision.read_bytes()).hexdigest(),
+                    **{f"{role}_enabled": False for role in roles_off}}  # fmt: skip
         jetson_env = f"{VENV}/bin/jetson-env"
 
         def user_runs(*args: str) -> subprocess.CompletedProcess:
@@ -408,8 +397,15 @@ def test_fresh_x86_provision_then_doctor_as_a_user_runs_them():
         assert "is an externally-managed system Python (PEP 668)" in output
         report = json.loads(user_runs("doctor", "--json").stdout)
         assert report["platform"]["python"]["executable"] == "/usr/bin/python3"
+        roles_on = set(collection.provision_roles()) - set(roles_off)
+        managed = [f for f in report["findings"]
+                   if f["playbook"] and f["playbook"]["role"] in roles_on]  # fmt: skip
+        assert [f for f in managed if f["status"] != "ok"] == [], report
         statuses = {f["check"]: f["status"] for f in report["findings"]}
-        assert statuses["termcolor"] == "ok" and statuses["torch"] in ("ok", "warn"), statuses
+        assert (statuses["termcolor"], statuses["torchvision"], statuses["tensorrt-python"],
+                statuses["libnvinfer"]) == ("ok", "ok", "ok", "ok"), statuses  # fmt: skip
+        (torch,) = [f for f in report["findings"] if f["check"] == "torch"]
+        assert torch["status"] == "warn" and torch["playbook"] is None, torch  # no GPU here
 
         host.exec(["python3", "-m", "pip", "uninstall", "--yes", "--quiet",
                    "--break-system-packages", "termcolor"])  # fmt: skip

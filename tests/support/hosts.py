@@ -472,6 +472,25 @@ class HostImage:
 
 
 @cache
+def fresh_clone(dest: Path) -> Path:
+    """The checkout's files as a clone would have them (tracked and new, nothing ignored)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT, capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    for name in filter(None, listed.decode().split("\0")):
+        source = REPO_ROOT / name
+        if not source.exists() and not source.is_symlink():
+            continue  # deleted in the working tree
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, target)
+    return dest
+
+
 def project_wheel() -> Path:
     """A wheel of the working tree, built once per session on the controller."""
     wheel_dir = Path(tempfile.mkdtemp(prefix="jetson-env-wheel-"))

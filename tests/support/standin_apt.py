@@ -7,8 +7,10 @@ published as an armored .asc file) and holds packages named like JetPack's
 contents are STAND-INs: the CUDA toolkit package ships the test hosts' staged toolkit
 tree (tests/fixtures/hosts/*/usr/local/cuda-X.Y: version file and folders, no
 binaries), JetPack 4's nvidia-container-csv-* packages (the docker_runtime role's
-docker_runtime_csv_packages) a CSV mount list naming their own STAND-IN marker, every
-other package a STAND-IN marker file.
+docker_runtime_csv_packages) a CSV mount list naming their own STAND-IN marker, JetPack's
+TensorRT packages (the tensorrt role's, with python3-libnvinfer and libnvinfer<major> as their
+dependencies) a STAND-IN libnvinfer exporting getInferLibVersion and STAND-IN bindings in the
+system Python's dist-packages that load it, every other package a STAND-IN marker file.
 
 The TLS certificates and the signing key are made once per machine and kept under
 ~/.cache/jetson-env/standin-apt/ (a container base that trusts the CA stays cached);
@@ -39,6 +41,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from jetson_env import roles
 from support.hosts import CACHE, FIXTURES
+from support.standins import BINDINGS_INIT, COMPILERS, build_libnvinfer
 
 STATE = CACHE / "standin-apt"
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -51,6 +54,12 @@ CA_IN_HOST = "/usr/local/share/ca-certificates/jetson-env-standin-apt.crt"
 # JetPack 4's CSV mount lists and their packages, as the docker_runtime role knows them.
 CSV_DIR = roles.default("docker_runtime", "csv_dir")
 CSV_PACKAGES = roles.default("docker_runtime", "csv_packages")
+# JetPack's TensorRT packages: the tensorrt role's, and what they bring (Depends, as JetPack's
+# do): python3-libnvinfer ships the bindings for the system Python (the test hosts' Debian 12:
+# Python 3.11; JetPack 6's is 3.10) in its dist-packages, libnvinfer<major> the library.
+TENSORRT_PACKAGES = roles.default("tensorrt", "apt_packages")
+HOST_PYTHON = "python3.11"
+DEB_MACHINES = {"arm64": "aarch64", "amd64": "x86_64"}
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,36 @@ def _staged_toolkit(cuda: str) -> Path | None:
     return next(iter(sorted(FIXTURES.glob(f"*/usr/local/cuda-{cuda}"))), None)
 
 
+def _tensorrt_tree(name: str, tensorrt: str, arch: str, root: Path) -> tuple[str, list[str]]:
+    """A TensorRT package of JetPack (tensorrt, python3-libnvinfer[-dev], libnvinfer<major>) as
+    a STAND-IN: (its version, what it depends on)."""
+    major = tensorrt.split(".")[0]
+    version = ".".join([*tensorrt.split("."), "0"][:3])
+    machine = DEB_MACHINES[arch]
+    if name == f"libnvinfer{major}":
+        build_libnvinfer(version, root / "usr" / "lib" / f"{machine}-linux-gnu",
+                         COMPILERS[machine])  # fmt: skip
+        (root / "DEBIAN").mkdir(parents=True)
+        (root / "DEBIAN" / "triggers").write_text("activate-noawait ldconfig\n")
+        return f"{version}-1", []
+    if name == "python3-libnvinfer":
+        dist = root / "usr" / "lib" / HOST_PYTHON / "dist-packages"
+        (dist / "tensorrt").mkdir(parents=True)
+        (dist / "tensorrt" / "__init__.py").write_text(
+            BINDINGS_INIT.format(major=major, version=version)
+        )
+        info = dist / f"tensorrt-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: tensorrt\nVersion: {version}\n"
+            "Summary: STAND-IN (jetson-env tests)\n"
+        )
+        return f"{version}-1", [f"libnvinfer{major}"]
+    depends = {"tensorrt": [f"libnvinfer{major}", "python3-libnvinfer"],
+               "python3-libnvinfer-dev": ["python3-libnvinfer"]}.get(name, [])  # fmt: skip
+    return f"{version}-1", depends
+
+
 def _package_tree(name: str, cuda: str, root: Path) -> str:
     """Fill `root` with the package's files; returns its version."""
     toolkit = _staged_toolkit(cuda)
@@ -212,13 +251,22 @@ def _package_tree(name: str, cuda: str, root: Path) -> str:
     return f"{cuda}.0-1"
 
 
-def _build_deb(name: str, cuda: str, arch: str, pool: Path, work: Path) -> Path:
+def _build_deb(name: str, cuda: str, arch: str, pool: Path, work: Path,
+               tensorrt: str | None = None) -> Path:  # fmt: skip
     root = work / name
-    version = _package_tree(name, cuda, root)
-    (root / "DEBIAN").mkdir(parents=True)
+    depends: list[str] = []
+    if tensorrt is not None:
+        version, depends = _tensorrt_tree(name, tensorrt, arch, root)
+        doc = root / "usr" / "share" / "doc" / name
+        doc.mkdir(parents=True)
+        (doc / "STAND-IN").write_text(f"STAND-IN for NVIDIA's {name} package (jetson-env tests)\n")
+    else:
+        version = _package_tree(name, cuda, root)
+    (root / "DEBIAN").mkdir(parents=True, exist_ok=True)
     (root / "DEBIAN" / "control").write_text(
         f"Package: {name}\nVersion: {version}\nArchitecture: {arch}\nMaintainer: {MAINTAINER}\n"
-        f"Section: devel\nPriority: optional\n"
+        + (f"Depends: {', '.join(depends)}\n" if depends else "")
+        + f"Section: devel\nPriority: optional\n"
         f"Description: STAND-IN for NVIDIA's {name} (jetson-env tests)\n"
         " Built by tests/support/standin_apt.py; contains no NVIDIA software.\n"
     )
@@ -242,7 +290,7 @@ def _packages_stanza(deb: Path, repo: Path) -> str:
 
 
 def build_repository(
-    repo: Path, suites: dict[str, Iterable[tuple[str, str]]], key: SigningKey, arch: str = "arm64"
+    repo: Path, suites: dict[str, Iterable[tuple[str, ...]]], key: SigningKey, arch: str = "arm64"
 ) -> None:
     """suites: {"r36.4": [(package, cuda major.minor), ...]} -> a signed repository in `repo`."""
     (repo / "jetson-ota-standin.asc").write_bytes(key.armored)
@@ -250,10 +298,12 @@ def build_repository(
         for suite, packages in suites.items():
             pool = repo / "pool" / suite
             pool.mkdir(parents=True)
-            stanzas = [
-                _packages_stanza(_build_deb(name, cuda, arch, pool, Path(scratch) / suite), repo)
-                for name, cuda in sorted(set(packages))
+            # (package, CUDA major.minor[, TensorRT version: one of JetPack's TensorRT packages])
+            debs = [
+                _build_deb(name, cuda, arch, pool, Path(scratch) / suite, *rest)
+                for name, cuda, *rest in sorted(set(packages))
             ]
+            stanzas = [_packages_stanza(deb, repo) for deb in debs]
             dist = repo / "dists" / suite
             index = dist / "main" / f"binary-{arch}" / "Packages"
             index.parent.mkdir(parents=True)
@@ -306,15 +356,20 @@ def serve(repo: Path, tls: Tls, requests: list[str]) -> Iterator[str]:
         )  # fmt: skip
 
 
-def suites_for(releases: Iterable) -> dict[str, list[tuple[str, str]]]:
+def suites_for(releases: Iterable) -> dict[str, list[tuple[str, ...]]]:
     """Every jetpack_packages set of these matrix releases, by NVIDIA's suite name."""
-    suites: dict[str, list[tuple[str, str]]] = {}
+    suites: dict[str, list[tuple[str, ...]]] = {}
     for release in releases:
         suite = "r" + ".".join(release.l4t.split(".")[:2])
         for names in release.jetpack_packages.values():
             suites.setdefault(suite, []).extend((name, release.cuda) for name in names)
         if release.family == "r32":
             suites[suite].extend((name, release.cuda) for name in CSV_PACKAGES.values())
+        major = release.tensorrt.split(".")[0]
+        suites[suite].extend(
+            (name, release.cuda, release.tensorrt)
+            for name in [*TENSORRT_PACKAGES, "python3-libnvinfer", f"libnvinfer{major}"]
+        )
     return suites
 
 

@@ -1,6 +1,7 @@
 """The CLI end to end, as a user runs it: a real process, real probes."""
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -242,11 +243,37 @@ def test_images_list_json():
             "L4T": "36.4.0",
             "TORCH_CUDA_ARCH_LIST": "8.7",
         },
+        "cannot_build": None,
     }
     x86 = data["images"][-1]
     assert x86["platform"] == "linux/amd64"
     assert x86["hosts"] == "x86_64"
     assert "L4T" not in x86["build_args"]
+
+
+def test_jetpack_4_images_from_nvidias_bases_are_refused_with_the_reason():
+    """Issue 44: an r32 base has Python 3.6 alone, where neither jetson-env[provision] (Ansible's
+    controller side in the build) nor uv (which installs a Python for it) installs. The tag and
+    the list say so, and the build refuses before any Docker call (the engine is out of reach
+    here); with --base (a base with a Python 3.10+ beside it) it builds (test_images.py)."""
+    listed = json.loads(jetson_env("images", "list", "--json").stdout)["images"]
+    refused = {image["name"]: image["cannot_build"] for image in listed if image["cannot_build"]}
+    assert sorted(refused) == ["r32.4.3", "r32.4.4", "r32.5.0", "r32.6.1", "r32.7.1"]
+    no_engine = {**os.environ, "DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    for name, reason in refused.items():
+        assert reason == (
+            f"{name} cannot be built from nvcr.io/nvidia/l4t-base:{name}: its only Python is 3.6"
+            f" (Ubuntu 18.04's, L4T R{name[1:]}'s), Ansible's controller side"
+            " (jetson-env[provision]) needs Python >=3.10, and uv, which installs one where the"
+            " base has none, needs Python 3.8 or newer"
+        )
+        tag = jetson_env("--no-color", "images", "tag", "--l4t", f"R{name[1:]}")
+        assert tag.stdout == f"jetson-env:{name}\n"
+        assert reason in " ".join(tag.stderr.split())
+        build = jetson_env("--no-color", "images", "build", name, env=no_engine)
+        assert build.returncode == 2, build.stderr
+        said = " ".join(build.stderr.split())
+        assert reason in said and f"jetson-env images build {name} --base IMAGE" in said, said
 
 
 def test_images_build_rejects_bad_playbook_vars():

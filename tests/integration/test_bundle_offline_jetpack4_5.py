@@ -1,0 +1,130 @@
+"""Air-gapped JetPack 4 and 5 devices, each at the Python it really runs: a bundle made for the
+host from its facts (`bundle -i`), carried in, and the host provisioned and doctored from it
+with no network (issue 44).
+
+Each host is an x86 stand-in (x86-debian12's image, as test_jetpack5_python38.py's and the
+JetPack 4 host of test_provisioning_as_users_run_it.py: a Jetson's release files, pyenv's
+genuine CPython 3.6.15 or 3.8.18 as the Python provisioned and the one Ansible's modules run
+in), started with `--network none`. The host is its own controller, as an air-gapped site's
+spare machine would be: jetson-env and the ansible-core of the bundle's controller/ installed
+into a venv of the host's Debian Python 3.11 with `--no-index`. That ansible-core must manage
+the host's Python (the oldest target decides: 2.16 for 3.6, 2.19 for 3.8), and the pip set
+must be one that Python can install (numpy 1.19 for 3.6; termcolor's Requires-Python) - else
+pip, with no index to fall back to, or Ansible's first module on the target, stops.
+
+One role that runs pip on the target (python_base) keeps it cheap; the rest are off as in the
+other stand-ins' tests (NVIDIA's repository and aarch64 wheels cannot be had on x86).
+"""
+
+import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from playbook_support import OFFLINE_VARS, remove_host, start_x86_with_files_of, write_inventory
+from support.hosts import Host
+from support.pythons import pyenv_version
+
+pytestmark = pytest.mark.hosts
+
+CONTROLLER = "/opt/offline-controller"
+BUNDLE = "/srv/bundle"
+ROLE_VARS = {**OFFLINE_VARS, "torch_enabled": False}
+
+
+class Line(NamedTuple):
+    jetson: str  # tests/fixtures/hosts/<jetson>
+    python: str  # pyenv's build: the device's Python
+    ansible_core: str  # the line the bundle's controller must carry
+    l4t: str
+    numpy: str  # what python_base installs for that Python
+    # The device's pip where its Python's own is too old for manylinux2010 and newer wheels
+    # (CPython 3.6.15's ensurepip gives 18.1): NVIDIA's Jetson instructions upgrade it first.
+    pip: str | None = None
+
+
+LINES = {
+    "jetpack4-py36": Line("nano-r32.4.3", "3.6.15", "2.16.", "32.4.3", "1.19.", "21.3.1"),
+    "jetpack5-py38": Line("xavier-r35.4.1", "3.8.18", "2.19.", "35.4.1", "1.24."),
+}
+
+
+class Offline(NamedTuple):
+    line: Line
+    host: Host
+    python: str
+
+
+@pytest.fixture(scope="module", params=list(LINES))
+def offline(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Offline]:
+    line = LINES[request.param]
+    root = pyenv_version(line.python)
+    python = str(root / "bin" / f"python{line.python.rsplit('.', 1)[0]}")
+    if not Path(python).exists():
+        pytest.skip(f"no CPython {line.python} at {root} (this machine kind has pyenv's build)")
+    host = start_x86_with_files_of(line.jetson, f"offline-{request.param}", network="none")
+    try:
+        host.exec(["mkdir", "-p", str(root.parent)])
+        host.copy_in(root, str(root))
+        if line.pip:
+            wheels = tmp_path_factory.mktemp("pip")
+            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                            "--dest", str(wheels), f"pip=={line.pip}"],
+                           check=True, capture_output=True, timeout=300)  # fmt: skip
+            (wheel,) = wheels.glob("pip-*.whl")
+            host.copy_in(wheel, f"/tmp/{wheel.name}")
+            host.exec([python, "-m", "pip", "install", "--quiet", f"/tmp/{wheel.name}"])
+        yield Offline(line, host, python)
+    finally:
+        remove_host(host)
+
+
+def test_a_bundle_made_for_the_device_provisions_it_with_no_network(
+    offline: Offline, tmp_path: Path
+):
+    line, host, python = offline
+    # The facts are read through docker exec (no network needed), by the tests' ansible-core
+    # in the host's Python 3.11; the Python provisioned, and so the target, is the device's.
+    inventory = write_inventory(
+        tmp_path / "device.yml",
+        {"device": {"ansible_host": host.container}},
+        {**ROLE_VARS, "jetson_facts_python": python},
+    )
+    directory = tmp_path / "bundle"
+    made = subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "bundle", str(directory), "-i", str(inventory),
+         "--roles", "python_base", "--controller-python", "3.11", "--json"],
+        capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr[-3000:]
+    key = f"x86_64-l4t{line.l4t}-cp{line.python.rsplit('.', 1)[0].replace('.', '')}"
+    assert list(json.loads(made.stdout)["targets"]) == [key], made.stdout
+    install = json.loads(made.stdout)["controller"].replace(str(directory), BUNDLE)
+
+    host.copy_in(directory, BUNDLE)
+    host.exec(["python3", "-m", "venv", CONTROLLER])
+    host.exec([f"{CONTROLLER}/bin/pip", "--isolated", "--quiet", *shlex.split(install)[1:]])
+    core = host.exec([f"{CONTROLLER}/bin/python", "-c",
+                      "import ansible.release; print(ansible.release.__version__)"])  # fmt: skip
+    assert core.stdout.startswith(line.ansible_core), core.stdout
+
+    provision = host.exec(
+        ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && " + shlex.join(
+            [f"{CONTROLLER}/bin/jetson-env", "provision", "--bundle", BUNDLE, "--python", python,
+             "--tags", "python_base", "-e", json.dumps(ROLE_VARS)])],
+        check=False, timeout=1200,
+    )  # fmt: skip
+    assert provision.returncode == 0, provision.stdout[-4000:] + provision.stderr[-2000:]
+    installed = host.exec([python, "-c", "import numpy, termcolor; print(numpy.__version__)"])
+    assert installed.stdout.startswith(line.numpy), installed.stdout
+
+    doctor = host.exec([f"{CONTROLLER}/bin/jetson-env", "doctor", "--json", "--no-smoke",
+                        "--python", python, "--check", "termcolor", "--check", "platform"],
+                       check=False)  # fmt: skip
+    findings = {f["check"]: f for f in json.loads(doctor.stdout)["findings"]}
+    assert findings["termcolor"]["status"] == "ok", findings
+    assert f"R{line.l4t}" in findings["platform"]["summary"], findings["platform"]
