@@ -144,6 +144,7 @@ class Role:
     fetches: tuple[str, ...]  # what it may download, and from where
     apt: bool  # it installs apt packages
     bundle: str  # files, offline or none: how a bundle serves it
+    keeps_installed: bool  # it may keep what the host has (torch, torchvision)
 
 
 @cache
@@ -151,7 +152,7 @@ def role_registry() -> tuple[Role, ...]:
     """The provisioning roles, in the playbook's order (meta/roles.yml)."""
     entries = yaml.safe_load(REGISTRY.read_text(encoding="utf-8"))["roles"]
     return tuple(Role(e["name"], tuple(e["fixes"]), tuple(e["fetches"]), bool(e["apt"]),
-                      e["bundle"]) for e in entries)  # fmt: skip
+                      e["bundle"], bool(e["keeps_installed"])) for e in entries)  # fmt: skip
 
 
 def provision_roles() -> list[str]:

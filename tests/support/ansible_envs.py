@@ -92,11 +92,15 @@ class AnsibleEnd:
         return ", ".join([*installed, f"Python {python}"])
 
 
+# What the collection's plugins import of jetson-env's dependencies beyond ansible-core's own
+# (PyYAML, packaging): a bundle manifest's schema check. A user's `pip install jetson-env`
+# brings it into Ansible's Python.
+PLUGIN_DEPENDENCIES = tuple(d for d in runtime_dependencies() if d.startswith("fastjsonschema"))
 ANSIBLE_ENDS = {
-    "newest": AnsibleEnd("newest", "ansible", newest=True),
-    "oldest": AnsibleEnd("oldest", "ansible>=9,<10"),
+    "newest": AnsibleEnd("newest", "ansible", PLUGIN_DEPENDENCIES, newest=True),
+    "oldest": AnsibleEnd("oldest", "ansible>=9,<10", PLUGIN_DEPENDENCIES),
 }
 # What jetson-env prescribes for Python 3.8 targets, written out (the tests check the product's
 # message against it): the ansible-core line of JetPack 5 ends with 2.19.
-JETPACK5 = AnsibleEnd("jetpack5", "ansible", ("ansible-core<2.20",))
+JETPACK5 = AnsibleEnd("jetpack5", "ansible", ("ansible-core<2.20", *PLUGIN_DEPENDENCIES))
 CONTROLLER = AnsibleEnd("controller", "ansible", tuple(runtime_dependencies()), newest=True)
