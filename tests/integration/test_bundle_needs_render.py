@@ -74,6 +74,9 @@ PLAYBOOK = [
                     "jetson_facts_compute_capability": "{{ _plan.compute_capability }}",
                     "jetson_facts_arch": "{{ row_platform.machine }}",
                     "jetson_facts_cuda_root": "/usr/local/cuda",
+                    # The facts module's record of the target Python (tensorrt's x86 pip pin
+                    # is per Python), with no package installed.
+                    "ansible_facts": {"jetson_env_python": "{{ row_python }}"},
                 },
             },
             {
