@@ -11,13 +11,13 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from jetson_env import provisioning
+from jetson_env import collection, provisioning
 from jetson_env import roles as role_defaults
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.targets import Target
 from jetson_env.matrix import Matrix, UnknownRelease
 
-ROLES = ("python_base", "torch", "torchvision", "pycuda", "tensorrt", "torch2trt")
+ROLES = collection.roles_a_bundle("files")  # the roles whose files a bundle carries
 # What a --file KIND=PATH can bring in (files NVIDIA serves behind a login or from hosts
 # this machine cannot reach).
 FILE_KINDS = ("torch", "torchvision", "torch2trt", "tensorrt", "cusparselt")

@@ -23,10 +23,10 @@ from jetson_env.bundle.untrusted import (
     read_manifest_sha256,
 )
 from jetson_env.checks.context import shell_word
-from jetson_env.collection import provision_roles
+from jetson_env.collection import provision_roles, roles_a_bundle
 
 # Roles that fetch nothing: a bundle serves them whatever it holds.
-OFFLINE_ROLES = ("cuda_env",)
+OFFLINE_ROLES = roles_a_bundle("offline")
 
 
 @dataclass(frozen=True)
