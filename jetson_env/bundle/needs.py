@@ -1,8 +1,12 @@
 """What the playbook fetches for a target: the pip sets, files, sdists and apt packages
-its roles install, and what must be supplied by hand."""
+its roles install, and what must be supplied by hand. What a role installs is the roles'
+own rule (jetson_env.provisioning: role_installs, torch_source, the torchvision pairing, the
+matrix's pycuda, cuda-python and TensorRT pins), applied here to the row and the roles'
+defaults; the roles apply it through the collection's filters."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import urllib.parse
 from collections.abc import Iterable
@@ -111,30 +115,20 @@ def needs_for(
         row = raw
         torch, torchvision, cusparselt = matrix.x86.torch, matrix.x86.torchvision, None
     if "python_base" in roles:
-        own = role_defaults.default("python_base", "pip_packages")
-        needs.pip.append(
-            # The role's own list (termcolor, ...): its defaults are the one source.
-            PipSet("python_base", [row["numpy"], *row["pip_prerequisites"], *own])
-        )
-        needs.apt["python_base"] = list(row["apt_prerequisites"])
+        installs = role_installs("python_base", row)
+        needs.pip.append(PipSet("python_base", installs["pip"]))
+        needs.apt["python_base"] = installs["apt"]
     if "torch" in roles:
+        # Where the torch role takes it from (the row's torch, no override: the role's rule).
+        source = provisioning.torch_source(dataclasses.asdict(torch))
         if "torch" in files:
             needs.urls.append(UrlFile.local("torch", "torch wheel", files["torch"], folder="pip"))
-        elif torch.url:
-            needs.urls.append(
-                UrlFile(
-                    "torch",
-                    "torch wheel",
-                    torch.url,
-                    torch.filename or Path(urllib.parse.urlsplit(torch.url).path).name,
-                    torch.sha256,
-                    "pip",
-                )
-            )
+        elif source["kind"] == "url":
+            needs.urls.append(UrlFile("torch", "torch wheel", source["url"], source["filename"],
+                                      source["matrix_sha256"] or None, "pip"))  # fmt: skip
         else:
-            needs.pip.append(
-                PipSet("torch", [f"torch=={torch.version}"], torch.index, no_deps=True)
-            )
+            needs.pip.append(PipSet("torch", [f"torch=={source['version']}"],
+                                    source["index"] or None, no_deps=True))  # fmt: skip
         # torch's own dependencies: resolved once the wheel is here (see Bundler._torch_deps).
         if cusparselt is not None:
             if "cusparselt" in files:
@@ -184,10 +178,9 @@ def needs_for(
                 "torchvision", "torchvision source archive", source, filename, pins.get(version)
             )
         )
-        # The role's build requirements (its defaults) with the row's numpy pin first.
-        build = role_defaults.default("torchvision", "build_pip_packages")
-        needs.pip.append(PipSet("torchvision", [row["numpy"], *build]))
-        needs.apt["torchvision"] = role_defaults.default("torchvision", "apt_packages")
+        installs = role_installs("torchvision", row)
+        needs.pip.append(PipSet("torchvision", installs["pip"]))
+        needs.apt["torchvision"] = installs["apt"]
     if "pycuda" in roles:
         needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
         # The role's cuda-python: the row's CUDA major (x86: its torch's, the CUDA it runs).
@@ -243,6 +236,13 @@ def needs_for(
             )
     needs.apt = {role: packages for role, packages in needs.apt.items() if packages}
     return needs
+
+
+def role_installs(role: str, row: dict) -> dict[str, list[str]]:
+    """What `role` installs with its defaults on a host of `row` with nothing installed: the
+    roles' own rule (jetson_env.provisioning.role_installs, which they apply through the
+    collection's filter), so a bundle brings what they install."""
+    return provisioning.role_installs(role, row, role_defaults.defaults(role))
 
 
 def file_kind(entry: dict) -> str:
