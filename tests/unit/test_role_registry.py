@@ -35,3 +35,11 @@ def test_every_check_it_names_is_a_check_of_the_doctor_fixed_by_one_role():
     assert sorted(set(fixed) - set(checks)) == []  # a misspelt check fixes nothing
     assert len(fixed) == len(set(fixed))  # and one role applies a check's remedies
     assert [name for name, check in checks.items() if not (check.role or check.manual)] == []
+
+
+def test_every_role_whose_files_a_bundle_carries_has_its_needs():
+    """What a bundle fetches for a role is its needs (jetson_env.bundle.needs.ROLE_NEEDS): a
+    registry entry with `bundle: files` and none would make every default bundle fail."""
+    from jetson_env.bundle.needs import ROLE_NEEDS
+
+    assert sorted(ROLE_NEEDS) == sorted(collection.roles_a_bundle("files"))
