@@ -107,57 +107,9 @@ def host_plan(
             "add it with "
             f"`{add_line} --roles {','.join(wanted)}`. Nothing was changed."
         }
-    # A role the bundle was not made for, or whose file must be supplied by hand, is skipped
-    # and named (with where its file goes), not a refusal of the whole run.
-    skipped: dict[str, str] = {}
-    have_roles = set(manifest["targets"][key].get("roles", []))
-    for role in wanted:
-        if role not in have_roles:
-            skipped[role] = (
-                f"the bundle was not made with {role} for {key}; add it with "
-                f"`{add_line} --roles {role}`"
-            )
-    for item in manifest.get("manual", []):
-        # torchvision's archive is asked for by the torchvision role once it has paired a
-        # version with the torch the host keeps or gets (torchvision_archives below).
-        if item["role"] == "torchvision":
-            continue
-        if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
-            before = skipped.get(item["role"], "")
-            skipped[item["role"]] = (before + "; " if before else "") + (
-                f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
-                f"from {item['where_from']} and add it as {item['expected']} with `{add_line} "
-                f"--roles {shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
-            )
+    skipped = _skipped_roles(manifest, key, wanted, add_line)
     wanted = [role for role in wanted if role not in skipped]
-    problems = []
-    artifacts: dict[str, list[str]] = {}
-    # The flat apt repository, for a host of its distribution: copied whole, so every file
-    # of it is checked.
-    apt = manifest.get("apt", {}).get(key, {})
-    apt_repo = apt.get("repo") or ""
-    if not (
-        apt_repo
-        and apt.get("distribution") == target.distribution
-        and any(apt.get("roles", {}).get(role) for role in wanted)
-    ):
-        apt_repo = ""
-    debs: dict[str, list[str]] = {}
-    if apt_repo:
-        try:
-            debs = apt_files(directory, manifest, apt_repo)
-        except BundleError as exc:
-            problems.append(str(exc))
-    for path, entry in sorted(manifest["artifacts"].items()):
-        if apt_repo and path.startswith(apt_repo + "/"):
-            problem = artifact_problem(directory, path, entry)
-            if problem:
-                problems.append(f"{path}: {problem}")
-        if key not in entry["targets"]:
-            continue
-        for role in entry_roles(entry):
-            if role in wanted:
-                artifacts.setdefault(role, []).append(path)
+    apt, apt_repo, debs, artifacts, problems = _served(directory, manifest, key, target, wanted)
     if problems:
         return {"error": _cannot_provision(directory, key, problems, add_line, wanted)}
 
@@ -216,6 +168,72 @@ def host_plan(
             for role, paths in artifacts.items()
         },
     }
+
+
+def _skipped_roles(
+    manifest: dict[str, Any], key: str, wanted: list[str], add_line: str
+) -> dict[str, str]:
+    """The wanted roles the bundle cannot serve on the host of `key`, each with why and the
+    `jetson-env bundle` line that adds it: a role the bundle was not made for, or whose file
+    must be supplied by hand, is skipped and named (with where its file goes), not a refusal
+    of the whole run."""
+    skipped: dict[str, str] = {}
+    have_roles = set(manifest["targets"][key].get("roles", []))
+    for role in wanted:
+        if role not in have_roles:
+            skipped[role] = (
+                f"the bundle was not made with {role} for {key}; add it with "
+                f"`{add_line} --roles {role}`"
+            )
+    for item in manifest.get("manual", []):
+        # torchvision's archive is asked for by the torchvision role once it has paired a
+        # version with the torch the host keeps or gets (torchvision_archives in host_plan).
+        if item["role"] == "torchvision":
+            continue
+        if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
+            before = skipped.get(item["role"], "")
+            skipped[item["role"]] = (before + "; " if before else "") + (
+                f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
+                f"from {item['where_from']} and add it as {item['expected']} with `{add_line} "
+                f"--roles {shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
+            )
+    return skipped
+
+
+def _served(
+    directory: Path, manifest: dict[str, Any], key: str, target: Target, wanted: list[str]
+) -> tuple[dict[str, Any], str, dict[str, list[str]], dict[str, list[str]], list[str]]:
+    """What the bundle serves the host of `key` for the `wanted` roles: its apt entry, its
+    flat apt repository ("" where none serves a wanted role on this distribution) with the
+    .debs of each package, each role's files, and the problems found (the repository is
+    copied whole, so every file of it is checked here)."""
+    problems = []
+    artifacts: dict[str, list[str]] = {}
+    apt = manifest.get("apt", {}).get(key, {})
+    apt_repo = apt.get("repo") or ""
+    if not (
+        apt_repo
+        and apt.get("distribution") == target.distribution
+        and any(apt.get("roles", {}).get(role) for role in wanted)
+    ):
+        apt_repo = ""
+    debs: dict[str, list[str]] = {}
+    if apt_repo:
+        try:
+            debs = apt_files(directory, manifest, apt_repo)
+        except BundleError as exc:
+            problems.append(str(exc))
+    for path, entry in sorted(manifest["artifacts"].items()):
+        if apt_repo and path.startswith(apt_repo + "/"):
+            problem = artifact_problem(directory, path, entry)
+            if problem:
+                problems.append(f"{path}: {problem}")
+        if key not in entry["targets"]:
+            continue
+        for role in entry_roles(entry):
+            if role in wanted:
+                artifacts.setdefault(role, []).append(path)
+    return apt, apt_repo, debs, artifacts, problems
 
 
 def check_role(
