@@ -7,18 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jetson_env import apt_repository, wheels
+from jetson_env import wheels
 from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
-from jetson_env.bundle.manifest import artifact_problem, entry_roles
+from jetson_env.bundle.manifest import apt_files, artifact_problem, entry_roles
 from jetson_env.bundle.needs import ROLES, archive_version
 from jetson_env.bundle.pip_resolution import project_of
 from jetson_env.bundle.targets import Target, target_from_facts
 from jetson_env.bundle.untrusted import (
     MANIFEST,
-    PACKAGES_MAX_BYTES,
-    plain_name,
-    read_checked,
     read_manifest,
     read_manifest_sha256,
 )
@@ -282,28 +279,6 @@ def _cannot_provision(
         "(after deleting a corrupted file), "
         f"then `jetson-env bundle --verify {shell_word(str(directory))}`. Nothing was changed."
     )
-
-
-def apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
-    """Package -> its .debs in the bundle's apt repository `repo`, read from its Packages
-    file (the manifest's sha256, a bounded read), every file name plain and one the
-    manifest records: what the apt_packages role may copy, to a name of its own folder."""
-    recorded = manifest.get("apt_repos", {}).get(repo, {}).get("packages_sha256", "")
-    try:
-        text = read_checked(directory, f"{repo}/Packages", recorded, PACKAGES_MAX_BYTES).decode()
-    except UnicodeDecodeError:
-        raise BundleError(f"{repo}/Packages is not text") from None
-    except BundleError:
-        raise BundleError(f"{repo}/Packages: missing or not the one the manifest records") from None
-    files = apt_repository.files_by_package(text)
-    for names in files.values():
-        for name in names:
-            path = f"{repo}/{plain_name(name)}"
-            if path not in manifest["artifacts"]:
-                raise BundleError(
-                    f"{repo}/Packages names {name!r}, which the manifest does not list"
-                )
-    return files
 
 
 def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:
