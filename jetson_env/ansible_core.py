@@ -16,6 +16,8 @@ from typing import Any
 
 from packaging.version import Version
 
+from jetson_env import installed
+
 LINE = re.compile(r"^\d+\.\d+$")
 RANGE = re.compile(r"^(\d+\.\d+)-(\d+\.\d+)$")
 
@@ -99,8 +101,8 @@ class Support:
             f"{said} Python {python} targets need ansible-core {line.name} or older: run"
             f" jetson-env for them from a second controller venv, of a Python {first} to {last}:"
             f" `python3 -m venv ~/jetson-env-py{python.major}{python.minor} &&"
-            f" ~/jetson-env-py{python.major}{python.minor}/bin/pip install 'jetson-env[provision]'"
-            f" '{requirement}'`."
+            f" ~/jetson-env-py{python.major}{python.minor}/bin/pip install"
+            f" {installed.requirement()} '{requirement}'`."
         )
 
 

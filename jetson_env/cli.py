@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
+import textwrap
 
+from jetson_env import installed
 from jetson_env.commands import COMMANDS
 from jetson_env.exit_codes import (
     EXIT_FAILED,
@@ -38,6 +41,19 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's wrapping, between words only: a path (an installed doc's) stays whole."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False,
+                             break_on_hyphens=False)  # fmt: skip
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent,
+                             subsequent_indent=indent, break_long_words=False,
+                             break_on_hyphens=False)  # fmt: skip
+
+
 class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that the probes are ended as for Ctrl-C."""
 
@@ -47,15 +63,67 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jetson-env",
         description="From a freshly flashed Jetson or x86 GPU host to working PyTorch -> "
         "TensorRT conversion, and proof that it works.",
+        epilog=f"Documentation: {installed.DOCS}",
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action=VersionAction)
-    parser.add_argument("--no-color", action="store_true", help="plain output (also NO_COLOR)")
-    parser.add_argument("-v", "--verbose", action="count", default=0)
+    _global_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
     for command in COMMANDS:
         command.register(sub)
+    for command_parser in _command_parsers(parser):
+        _global_options(command_parser, after_the_command=True)
+        _name_installed_docs(command_parser)
+        command_parser.formatter_class = HelpFormatter
     return parser
+
+
+def _global_options(parser: argparse.ArgumentParser, after_the_command: bool = False) -> None:
+    """--version, --no-color, -q, -v: before the command or after it, as people type them. A
+    command's own option of the same name (doctor's -v) is the command's. After the command,
+    an option absent leaves what was given before it (SUPPRESS); -v counts in both places."""
+    taken = parser._option_string_actions if after_the_command else {}
+    kept = {"default": argparse.SUPPRESS} if after_the_command else {}
+    options = (
+        (("--version",), {"action": VersionAction}),
+        (("--no-color",), {"action": "store_true", "help": "plain output, no escape sequences "
+                           "(also NO_COLOR, and whenever stdout is not a terminal)", **kept}),
+        (("-q", "--quiet"), {"action": "store_true", "help": "no progress or notes on stderr",
+                             **kept}),
+        (("-v", "--verbose"), {"action": "count", "dest": "verbose_after" if after_the_command
+                               else "verbose", "default": kept.get("default", 0),
+                               "help": "more details"}),
+    )  # fmt: skip
+    group = parser.add_argument_group("global options") if after_the_command else parser
+    for names, settings in options:
+        names = tuple(name for name in names if name not in taken)
+        if names:
+            group.add_argument(*names, **settings)
+
+
+def _command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command's parser, the nested ones (`images list`) too."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command_parser in dict.fromkeys(action.choices.values()):
+                found += [command_parser, *_command_parsers(command_parser)]
+    return found
+
+
+_DOC = re.compile(r"\bdocs/([\w-]+\.(?:md|json))")
+
+
+def _name_installed_docs(parser: argparse.ArgumentParser) -> None:
+    """Help texts name docs as the README does (docs/doctor.md); an installed jetson-env has
+    its own copy, which --help names instead: the path that opens here."""
+
+    def here(text: str | None) -> str | None:
+        return text and _DOC.sub(lambda match: str(installed.doc(match.group(1))), text)
+
+    parser.description = here(parser.description)
+    parser.epilog = here(parser.epilog)
+    for action in parser._actions:
+        action.help = here(action.help)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,10 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a path the locale cannot encode is still shown
         stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
+    if args.no_color:  # and for what runs under jetson-env: Ansible, pip (no-color.org)
+        os.environ["NO_COLOR"] = "1"
     term = Terminal(
         as_json=getattr(args, "json", False),
-        color=not args.no_color or None,
-        verbosity=args.verbose,
+        verbosity=-1 if args.quiet else args.verbose + getattr(args, "verbose_after", 0),
     )
     signal.signal(signal.SIGTERM, _raise_terminated)
     try:

@@ -24,6 +24,8 @@ from typing import Any
 
 import yaml
 
+from jetson_env import installed
+
 NAMESPACE, NAME = "jetson_env", "jetson"
 FQCN = f"{NAMESPACE}.{NAME}"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # site-packages, or the checkout
@@ -32,7 +34,6 @@ PROVISION = f"{FQCN}.provision"
 DOCTOR = f"{FQCN}.doctor"
 # Where Ansible looks for collections when nothing is configured (ansible-core's default).
 DEFAULT_COLLECTIONS_PATH = "~/.ansible/collections:/usr/share/ansible/collections"
-INSTALL_HINT = "install Ansible with jetson-env: pip install 'jetson-env[provision]'"
 
 
 class BadVariables(ValueError):
@@ -90,10 +91,16 @@ def extra_vars(variables: dict[str, Any]) -> str:
                      allow_unicode=True, sort_keys=False).strip()  # fmt: skip
 
 
+def install_hint() -> str:
+    return f"install Ansible with jetson-env (its provision extra): {installed.extra_line()}"
+
+
 class AnsibleMissing(Exception):
     """No ansible-playbook to run: nothing was changed."""
 
-    hint = INSTALL_HINT
+    @property
+    def hint(self) -> str:
+        return install_hint()
 
 
 def ansible_command(name: str = "ansible-playbook") -> str:
@@ -210,7 +217,7 @@ def inventory_hosts(inventory: str) -> list[str]:
     try:
         command = ansible_command("ansible-inventory")
     except AnsibleMissing as exc:
-        raise BadInventory(f"{exc}: it reads the inventory ({INSTALL_HINT})") from None
+        raise BadInventory(f"{exc}: it reads the inventory ({install_hint()})") from None
     env = {**environment(command), **STRICT_INVENTORY}
     try:
         proc = subprocess.run(
@@ -248,6 +255,8 @@ def provision_command(
     extra_vars: list[str] = (),
     check: bool = False,
     diff: bool = False,
+    forks: int | None = None,
+    verbosity: int = 0,
     ask_become_pass: bool = False,
     passthrough: list[str] = (),
 ) -> list[str]:
@@ -256,11 +265,13 @@ def provision_command(
     Ansible's own options, passed as given."""
     target = ["-i", inventory] if inventory else ["-i", "localhost,", "-c", "local"]
     cmd = [ansible_playbook, PROVISION, *target]
-    for option, value in (("--limit", limit), ("--tags", tags)):
+    for option, value in (("--limit", limit), ("--tags", tags), ("--forks", forks)):
         if value:
-            cmd += [option, value]
+            cmd += [option, str(value)]
     for value in extra_vars:
         cmd += ["-e", value]
     cmd += [flag for flag, on in (("--check", check), ("--diff", diff),
                                   ("--ask-become-pass", ask_become_pass)) if on]  # fmt: skip
+    if verbosity > 0:
+        cmd.append("-" + "v" * verbosity)
     return cmd + list(passthrough)

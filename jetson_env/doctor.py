@@ -92,6 +92,7 @@ class Report:
         counts = Counter(f.status for f in self.findings)
         fixes = self.fixes
         words = {f.remedy.shell: f.remedy.words for f in self.findings if f.remedy}
+        notes = {f.remedy.shell: f.remedy.note for f in self.findings if f.remedy}
         return {
             "schema": SCHEMA,
             "target": self.target,
@@ -110,6 +111,7 @@ class Report:
                     ),
                     "command": command,
                     "words": words[command],
+                    "note": notes[command] or None,
                 }
                 for number, command in enumerate(fixes, 1)
             ],

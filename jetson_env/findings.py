@@ -25,7 +25,9 @@ class Remedy:
     variables that make it fix this host. Both are rendered from the same role defaults.
     Where no role applies it, `why` says why (hardware, a download behind a login, the
     user's own files), so --fix can say it too. `words`: the fix is a step said in words (a
-    download page, a setting of the user's), not a command to paste into a shell.
+    download page, a setting of the user's), not a command to paste into a shell. `note`:
+    words that go with a command (what it does, what to do after it), shown beside it as
+    text, so that `shell` holds only what can be pasted.
     """
 
     shell: str
@@ -33,6 +35,7 @@ class Remedy:
     variables: tuple[tuple[str, Any], ...] = ()
     why: str = ""
     words: bool = False
+    note: str = ""
 
     def __post_init__(self) -> None:
         if self.role is None and not self.why:
@@ -75,6 +78,7 @@ class Finding:
             "remedy": self.remedy.shell if self.remedy else None,
             "playbook": self.remedy.as_dict() if self.remedy else None,
             "manual": (self.remedy.why or None) if self.remedy else None,
+            "remedy_note": (self.remedy.note or None) if self.remedy else None,
         }
 
 

@@ -10,10 +10,8 @@ Authentication: keys and the agent by default; a password only when asked for.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import getpass
-import hashlib
 import ipaddress
 import logging
 import os
@@ -26,6 +24,7 @@ from pathlib import Path
 
 import paramiko
 
+from jetson_env import host_keys
 from jetson_env.targets import (
     CANCELLATION,
     POLL_SECONDS,
@@ -165,12 +164,11 @@ def ask_password(address: Address) -> str:
 
 def fingerprint(key: paramiko.PKey) -> str:
     """SHA256:... as `ssh` and `ssh-keygen -lf` print it."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+    return host_keys.fingerprint(key.asbytes())
 
 
 def known_hosts_name(address: Address) -> str:
-    return address.host if address.port == DEFAULT_PORT else f"[{address.host}]:{address.port}"
+    return host_keys.known_hosts_name(address.host, address.port)
 
 
 def known_hosts_problem(path: Path) -> str | None:
@@ -212,16 +210,20 @@ def load_known_hosts(keys: paramiko.HostKeys, path: Path) -> list[str]:
 
 
 class _RefuseUnknown(paramiko.MissingHostKeyPolicy):
-    def __init__(self, known_hosts: Path):
+    def __init__(self, known_hosts: Path, again: list[str] | None = None):
         self.known_hosts = known_hosts
+        self.again = again
 
     def missing_host_key(self, client, hostname, key):
-        verify = "verify the fingerprint on the host (`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub`)"
+        short = key.get_name().removeprefix("ssh-").split("-")[0]  # ed25519, ecdsa, rsa
+        verify = (f"compare it with the host's own (on the host: `ssh-keygen -lf "
+                  f"/etc/ssh/ssh_host_{short}_key.pub`)")  # fmt: skip
+        accept = (f"`{shlex.join([*self.again, '--accept-new-host-key'])}`" if self.again
+                  else "the same command with --accept-new-host-key")  # fmt: skip
         problem = known_hosts_problem(self.known_hosts)
         then = (
-            f"; {problem}: make it a file you can write to, then run again with "
-            "--accept-new-host-key" if problem
-            else ", then run again with --accept-new-host-key"
+            f"; {problem}: make it a file you can write to, then run {accept}" if problem
+            else f"; only if they match, run {accept}, which records it in {self.known_hosts}"
         )  # fmt: skip
         raise UnknownHostKey(
             f"host key of {hostname} is not in known_hosts: {key.get_name()} {fingerprint(key)}",
@@ -272,9 +274,12 @@ def open_target(
     identity: str | None = None,
     ask_for_password: bool = False,
     accept_new_host_key: bool = False,
+    again: list[str] | None = None,
 ) -> SSHTarget:
     """A connected SSHTarget; UsageError for what the user must change in the command,
-    ConnectError (with .target) when the host cannot be reached or refuses us."""
+    ConnectError (with .target) when the host cannot be reached or refuses us. `again`: the
+    user's command line, which an unknown host key's remedy repeats with
+    --accept-new-host-key."""
     address = parse_address(host)
     locked = check_identity(identity) if identity else False
     password = ask_password(address) if ask_for_password else None
@@ -285,6 +290,7 @@ def open_target(
         identity=identity,
         accept_new_host_key=accept_new_host_key,
         identity_locked=locked,
+        again=again,
     )
     try:
         target.connect()
@@ -310,6 +316,7 @@ class SSHTarget:
         accept_new_host_key: bool = False,
         known_hosts: Path | None = None,
         identity_locked: bool = False,
+        again: list[str] | None = None,
     ):
         self.address = address
         self.python = python
@@ -319,6 +326,7 @@ class SSHTarget:
         self._identity = identity
         self._identity_locked = identity_locked
         self._accept_new = accept_new_host_key
+        self._again = again
         self._known_hosts = known_hosts or Path.home() / ".ssh" / "known_hosts"
         self._client: paramiko.SSHClient | None = None
         self.notes: list[str] = []  # known_hosts lines skipped, files not read
@@ -331,8 +339,9 @@ class SSHTarget:
             for path in (SYSTEM_KNOWN_HOSTS, self._known_hosts)
             for note in load_known_hosts(client.get_host_keys(), path)
         ]
-        policy = _AcceptNew if self._accept_new else _RefuseUnknown
-        client.set_missing_host_key_policy(policy(self._known_hosts))
+        policy = (_AcceptNew(self._known_hosts) if self._accept_new
+                  else _RefuseUnknown(self._known_hosts, self._again))  # fmt: skip
+        client.set_missing_host_key_policy(policy)
         where = f"{self.address.host}:{self.address.port}"
         try:
             client.connect(

@@ -51,18 +51,27 @@ def _width() -> int | None:
     return None if sys.stdout.isatty() else 120
 
 
+def fleet_fix_heading(item: dict[str, Any]) -> str:
+    """'on devbox, jetson3: termcolor (the role python_base)', or 'here, for down:
+    connection' for hosts that were not reached (docs/doctor.md, Fleets)."""
+    hosts = clean(", ".join(item["hosts"]))
+    where = f"on {hosts}" if item["where"] == "host" else f"here, for {hosts}"
+    role = f" (the role {item['role']})" if item["role"] else ""
+    return f"{where}: {clean(', '.join(item['checks']))}{role}"
+
+
 class Terminal:
-    def __init__(self, *, as_json: bool = False, color: bool | None = None, verbosity: int = 0):
-        no_color = color is False or "NO_COLOR" in os.environ
+    def __init__(self, *, as_json: bool = False, verbosity: int = 0):
+        # NO_COLOR (no-color.org; --no-color sets it): plain text as a pipe gets it, no
+        # escape sequence at all (no bold, no spinner), not only no colour.
+        plain = {"force_terminal": False} if os.environ.get("NO_COLOR") else {}
         self.as_json = as_json
         self.verbosity = verbosity
         self.printed_json = False  # --json: one document, printed once (cli.main's promise)
         self.last_error: tuple[str, str | None] | None = None
         width = _width()
-        self.out = Console(markup=False, highlight=False, no_color=no_color, width=width)
-        self.err = Console(
-            stderr=True, markup=False, highlight=False, no_color=no_color, width=width
-        )
+        self.out = Console(markup=False, highlight=False, width=width, **plain)
+        self.err = Console(stderr=True, markup=False, highlight=False, width=width, **plain)
 
     def json(self, data: Any) -> None:
         self.printed_json = True
@@ -141,6 +150,8 @@ class Terminal:
             self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
             style = "" if fix.get("words") else "bold"  # a step in words is not for pasting
             self.out.print(clean(fix["command"]), soft_wrap=True, style=style)
+            if fix.get("note"):  # words that go with the command, apart from it
+                self.out.print(f"   {clean(fix['note'])}", soft_wrap=True)
             role = (roles or {}).get(fix["command"])
             if role:
                 self.out.print(f"   or the playbook's role {role}: jetson-env doctor --fix "
@@ -167,10 +178,7 @@ class Terminal:
         for host in fleet["hosts"]:
             if host["unmanaged"]:
                 self.out.print(f"Not provisioned or fixed from here: {clean(host['unmanaged'])}")
-        for host in fleet["hosts"]:
-            if not host["report"]["fixes"]:
-                continue
-            self.fixes(f"Fixes for {clean(host['host'])}:", host["report"]["fixes"])
+        self.fleet_fixes(fleet)
         counts = fleet["counts"]
         parts = [f"{count} {status}" for status, count in counts.items() if count]  # worst first
         self.out.print(
@@ -178,6 +186,26 @@ class Terminal:
             f"(exit code {fleet['exit_code']})",
             style=HOST_STYLES[fleet["status"]],
         )
+
+    def fleet_fixes(self, fleet: dict[str, Any]) -> None:
+        """The fleet's fixes: first the one --fix line for every role some host needs, then
+        each distinct command once, with the hosts to run it on (or "here", on this
+        machine, for hosts that were not reached)."""
+        fix = fleet.get("fix")
+        if fix:
+            self.out.print("Fix the fleet with the playbook's roles:", style="bold")
+            self.out.print(clean(fix["command"]), soft_wrap=True, style="bold")
+            for role in fix["roles"]:
+                self.out.print(f"   {clean(role['role'])} on {clean(', '.join(role['hosts']))}",
+                               soft_wrap=True, style="dim")  # fmt: skip
+        if not fleet.get("fixes"):
+            return
+        self.out.print("Or by hand, each fix once, where to run it:" if fix
+                       else "Fixes, each once, where to run it:", style="bold")  # fmt: skip
+        for item in fleet["fixes"]:
+            self.out.print(f"{item['number']}. {fleet_fix_heading(item)}:", soft_wrap=True)
+            self.out.print(clean(item["command"]), soft_wrap=True,
+                           style="" if item["words"] else "bold")  # fmt: skip
 
     def engine_grid(self, grid: dict[str, Any]) -> None:
         """`doctor -i --engines`: engine file x host, the worst first; then why, per cell

@@ -25,7 +25,7 @@ from jetson_env.bundle.doctor_advice import doctor_fixes
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE
 from jetson_env.bundle.making import folder_lock, make, sign
-from jetson_env.bundle.manifest import MANIFEST, SCHEMA, load_manifest, verify
+from jetson_env.bundle.manifest import MANIFEST, SCHEMA, load_manifest, manual_line, verify
 from jetson_env.bundle.needs import ROLES
 from jetson_env.bundle.preflight import check_before_provision, check_role, host_plan
 from jetson_env.bundle.signing import check as check_signature
@@ -46,6 +46,7 @@ __all__ = [
     "host_plan",
     "load_manifest",
     "make",
+    "manual_line",
     "read_manifest_sha256",
     "sign",
     "target_from_facts",

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jetson_env import collection, matrix
+from jetson_env import collection, installed, matrix
 from jetson_env.bundle import own_wheel
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE
@@ -67,7 +67,9 @@ def _own_wheel() -> Path:
             except own_wheel.NotRebuildable as exc:
                 raise BundleError(
                     f"jetson-env's own wheel could not be made for the bundle: {exc}",
-                    hint="reinstall jetson-env (pip install --force-reinstall jetson-env), or "
+                    hint="reinstall jetson-env ("
+                    f"{installed.install_line('--force-reinstall', installed.requirement(None))}"
+                    "), or "
                     "leave it out with --no-controller where the controller has jetson-env",
                 ) from None
         sha = hashlib.sha256(built.read_bytes()).hexdigest()

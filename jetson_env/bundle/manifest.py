@@ -167,6 +167,24 @@ def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any])
     return line
 
 
+def manual_line(directory: Path, manifest: dict[str, Any], item: dict[str, Any]) -> str:
+    """How to bring in a `manual` entry, as a step with its `jetson-env bundle` line: a file
+    `--file` takes (KIND: needs.FILE_KINDS) is added with it, PATH being the file the user
+    got; anything else is a download that failed here (a wheel of a role's pip set, a .deb),
+    fetched again by the same line without --file once its source answers."""
+    from jetson_env.bundle.needs import FILE_KINDS
+    from jetson_env.bundle.targets import Target
+
+    keys = [t for t in item["targets"] if t in manifest["targets"]]
+    args = Target.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
+    line = (f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
+            f"{shell_word(item['role'])} --no-controller")  # fmt: skip
+    if item["kind"] in FILE_KINDS:
+        kind = shell_word(item["kind"])
+        return f"get it, then add it (PATH: the file you got): {line} --file {kind}=PATH"
+    return f"fetch it again once its source answers: {line}"
+
+
 def entry_roles(entry: dict[str, Any]) -> list[str]:
     """Every role an artifact is for: a wheel pycuda's build and torchvision's both need
     (setuptools) is fetched once and must reach a host where either role runs. (`role`, the

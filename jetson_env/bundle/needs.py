@@ -195,8 +195,9 @@ def _torchvision(row: Row, needs: Needs) -> None:
 def _pycuda(row: Row, needs: Needs) -> None:
     target, matrix = row.target, row.matrix
     needs.sdists.append(("pycuda", f"pycuda=={matrix.pycuda_for(target.python)}"))
-    # The role's cuda-python: the row's CUDA major (x86: its torch's, the CUDA it runs).
-    cuda = matrix.release(target.l4t).cuda if target.l4t else row.torch.cuda
+    # The role's cuda-python: the host's CUDA major where its facts said it (bundle -i),
+    # else the row's (x86: its torch's, the CUDA it runs).
+    cuda = target.cuda or (matrix.release(target.l4t).cuda if target.l4t else row.torch.cuda)
     cuda_python = matrix.cuda_python_for(target.python, cuda)
     if cuda_python:
         needs.pip.append(PipSet("pycuda", [cuda_python]))

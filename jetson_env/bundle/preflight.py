@@ -11,7 +11,7 @@ from jetson_env import wheels
 from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import apt_files, artifact_problem, entry_roles
-from jetson_env.bundle.needs import ROLES, archive_version
+from jetson_env.bundle.needs import FILE_KINDS, ROLES, archive_version
 from jetson_env.bundle.pip_resolution import project_of
 from jetson_env.bundle.targets import Target, target_from_facts
 from jetson_env.bundle.untrusted import (
@@ -73,6 +73,7 @@ def host_plan(
     python: dict[str, Any],
     roles: dict[str, bool],
     manifest_sha256: str = "",
+    cuda: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a host with these facts can install from the bundle, for the roles that are on
     (`*_enabled`; --tags is Ansible's own), from the manifest with `manifest_sha256` (given:
@@ -85,7 +86,7 @@ def host_plan(
     directory = Path(directory).expanduser()
     if not directory.is_absolute():
         directory = directory.resolve()
-    target = target_from_facts(platform, python)
+    target = target_from_facts(platform, python, cuda)
     add_line = f"jetson-env bundle {shell_word(str(directory))} {target.bundle_args()}"
     try:
         manifest, manifest_sha256 = read_manifest_sha256(directory, manifest_sha256)
@@ -189,10 +190,13 @@ def _skipped_roles(
             continue
         if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
             before = skipped.get(item["role"], "")
+            by_file = item["kind"] in FILE_KINDS  # else a download that failed: no --file
+            add = f"{add_line} --roles {shell_word(item['role'])}" + (
+                f" --file {shell_word(item['kind'])}=PATH" if by_file else ""
+            )
             skipped[item["role"]] = (before + "; " if before else "") + (
                 f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
-                f"from {item['where_from']} and add it as {item['expected']} with `{add_line} "
-                f"--roles {shell_word(item['role'])} --file {shell_word(item['kind'])}=PATH`"
+                f"from {item['where_from']} and add it as {item['expected']} with `{add}`"
             )
     return skipped
 

@@ -23,18 +23,22 @@ UBUNTU = {
     "22.04": ("jammy", "2.35"),
     "24.04": ("noble", "2.39"),
 }
+# A CUDA toolkit's version as the bundle records it: major.minor.
+CUDA = re.compile(r"\d{1,2}\.\d{1,2}")
 
 
 @dataclass(frozen=True)
 class Target:
     """One kind of host a bundle serves: its matrix row (an L4T release, or x86), machine,
-    Python and glibc."""
+    Python and glibc, and the CUDA toolkit it has where known (the pycuda role's cuda-python
+    follows the host's CUDA major; "" = the row's: its release's CUDA, x86 its torch's)."""
 
     machine: str
     python: str  # "3.11"
     glibc: str  # "2.36"
     l4t: str = ""  # "36.4.3"; "" = the x86 profile
     distribution: str = ""  # "debian/bookworm": which apt repository fits; "" = unknown
+    cuda: str = ""  # "12.6"; "" = the row's
 
     @property
     def key(self) -> str:
@@ -53,6 +57,7 @@ class Target:
             ("--python", self.python),
             ("--glibc", self.glibc),
             ("--distribution", self.distribution),
+            ("--cuda", self.cuda),
         ):
             if value:
                 words += [option, value]
@@ -62,7 +67,7 @@ class Target:
     def from_manifest(cls, entry: dict[str, Any]) -> Target:
         """A target of a manifest (its fields checked by jetson_env.bundle.untrusted)."""
         return cls(entry["machine"], entry["python"], entry["glibc"], entry["l4t"],
-                   entry["distribution"])  # fmt: skip
+                   entry["distribution"], entry.get("cuda", ""))  # fmt: skip
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -71,6 +76,7 @@ class Target:
             "glibc": self.glibc,
             "l4t": self.l4t,
             "distribution": self.distribution,
+            "cuda": self.cuda,
             "args": self.bundle_args(),
         }
 
@@ -87,6 +93,7 @@ def targets_from_args(
     python: str | None,
     glibc: str | None,
     distribution: str | None = None,
+    cuda: str | None = None,
 ) -> list[Target]:
     """Targets from `--l4t R36.4.3 ... --x86 --python 3.12 --glibc 2.39`: a Jetson target
     takes its row's Python, Ubuntu's glibc and Ubuntu release unless given; x86 the
@@ -95,6 +102,8 @@ def targets_from_args(
         raise BundleError(f"--python {python!r} is not a Python version like 3.12")
     if glibc and not re.fullmatch(r"2\.\d{1,2}", glibc):
         raise BundleError(f"--glibc {glibc!r} is not a glibc version like 2.39")
+    if cuda and not CUDA.fullmatch(cuda):
+        raise BundleError(f"--cuda {cuda!r} is not a CUDA version like 12.6")
     if distribution and not apt_repository.DISTRIBUTION.fullmatch(distribution):
         raise BundleError(
             f"--distribution {distribution!r} is not ID/CODENAME like debian/bookworm "
@@ -111,6 +120,7 @@ def targets_from_args(
                 normalize_l4t(release.l4t),
                 distribution
                 or (f"ubuntu/{UBUNTU[release.ubuntu][0]}" if release.ubuntu in UBUNTU else ""),
+                cuda or "",
             )
         )
     if x86:
@@ -121,6 +131,7 @@ def targets_from_args(
                 python or current,
                 glibc or controller_glibc(),
                 distribution=distribution or apt_repository.controller_distribution(),
+                cuda=cuda or "",
             )
         )
     if not targets:
@@ -130,9 +141,11 @@ def targets_from_args(
     return list(dict.fromkeys(targets))
 
 
-def target_from_facts(platform: dict[str, Any], python: dict[str, Any]) -> Target:
+def target_from_facts(
+    platform: dict[str, Any], python: dict[str, Any], cuda: dict[str, Any] | None = None
+) -> Target:
     """The target a host with these jetson_env facts is (the playbook's bundle preflight and
-    `bundle -i` use the same rule)."""
+    `bundle -i` use the same rule); `cuda`, the host's CUDA toolkit facts where read."""
     major_minor = str(
         python.get("major_minor") or ".".join(str(python.get("version", "")).split(".")[:2])
     )
@@ -140,7 +153,9 @@ def target_from_facts(platform: dict[str, Any], python: dict[str, Any]) -> Targe
     glibc = libc if re.fullmatch(r"2\.\d+", libc) else ""  # "": not known
     l4t = normalize_l4t(str(platform.get("l4t") or "")) if platform.get("is_jetson") else ""
     distribution = apt_repository.distribution_of(platform.get("os") or {})
-    return Target(str(platform.get("machine") or ""), major_minor, glibc, l4t, distribution)
+    found = ".".join(str((cuda or {}).get("version") or "").split(".")[:2])
+    return Target(str(platform.get("machine") or ""), major_minor, glibc, l4t, distribution,
+                  found if CUDA.fullmatch(found) else "")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------

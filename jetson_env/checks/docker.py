@@ -159,10 +159,10 @@ def csv_findings(facts: Facts, lists: list[dict] | None) -> list[Finding]:
                     [f"{m['kind']}, {m['path']}" for m in missing[:10]]
                     + (["..."] if len(missing) > 10 else []),
                     remedy=Remedy(
-                        f"reinstall what {name} lists, or the list itself if it is stale: "
-                        + facts.sudo(f"apt-get install --reinstall -y {package}"),
+                        facts.sudo(f"apt-get install --reinstall -y {package}"),
                         why="a reinstall of what JetPack installed (the role installs a "
                         "missing list only)",
+                        note=f"reinstalls what {name} lists, or the list itself if it is stale",
                     ),
                 )
             )
@@ -203,8 +203,9 @@ def run(facts: Facts) -> list[Finding]:
     elif not engine or not engine.get("reachable"):
         error = (engine or {}).get("error") or ""
         remedy = (
-            Remedy(facts.sudo("usermod -aG docker $USER") + " (then log in again)",
-                   why="group membership is the user's account")
+            Remedy(facts.sudo("usermod -aG docker $USER"),
+                   why="group membership is the user's account",
+                   note="then log in again: a new group counts from the next login")
             if "permission denied" in error
             else Remedy(engine_command(facts, "start"),
                         why="the role restarts an engine it configured; starting a stopped "

@@ -63,9 +63,9 @@ def install_remedy(facts: Facts) -> str | Remedy:
 
 def reinstall_jetpack_remedy(facts: Facts) -> Remedy:
     return Remedy(
-        "reinstall JetPack's TensorRT: "
-        + facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
+        facts.sudo("apt-get install --reinstall -y nvidia-tensorrt"),
         why="a reinstall of JetPack's own TensorRT",
+        note="reinstalls JetPack's TensorRT",
     )
 
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from jetson_env import installed
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, WARN, Finding
+from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 from jetson_env.matrix import UnknownRelease
 from jetson_env.provisioning import ALLOW_NEWER_POINT_RELEASE
+
+MANUAL = (
+    "the GPU driver, the board's L4T release (flashed with NVIDIA's SDK Manager) and "
+    "jetson-env itself are not the playbook's to change"
+)
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -27,8 +33,12 @@ def run(facts: Facts) -> list[Finding]:
                 WARN,
                 f"{p['machine']} host without an NVIDIA GPU: TensorRT cannot build engines here",
                 details,
-                remedy="install the NVIDIA driver so that `nvidia-smi` lists the GPU "
-                "(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/)",
+                remedy=Remedy(
+                    "install the NVIDIA driver so that `nvidia-smi` lists the GPU "
+                    "(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/)",
+                    why=MANUAL,
+                    words=True,
+                ),
             )
         ]
     model = p["model"] or f"unknown model ({unknown.get('model', 'n/a')})"
@@ -42,8 +52,11 @@ def run(facts: Facts) -> list[Finding]:
                 FAIL,
                 f"{model}: L4T release unknown",
                 [*details, unknown.get("l4t", "")],
-                remedy="restore /etc/nv_tegra_release from the L4T package: "
-                + facts.sudo("apt-get install --reinstall -y nvidia-l4t-core"),
+                remedy=Remedy(
+                    facts.sudo("apt-get install --reinstall -y nvidia-l4t-core"),
+                    why=MANUAL,
+                    note="restores /etc/nv_tegra_release from the L4T package",
+                ),
             )
         ]
     try:
@@ -54,8 +67,12 @@ def run(facts: Facts) -> list[Finding]:
                 FAIL,
                 f"{model}: L4T R{p['l4t']} is not supported",
                 [*details, str(exc)],
-                remedy="flash a supported JetPack (`jetson-env matrix` lists them) with "
-                "NVIDIA SDK Manager",
+                remedy=Remedy(
+                    "flash a supported JetPack (`jetson-env matrix` lists them) "
+                    "with NVIDIA SDK Manager",
+                    why=MANUAL,
+                    words=True,
+                ),
             )
         ]
     release = resolution.release
@@ -70,9 +87,13 @@ def run(facts: Facts) -> list[Finding]:
                     f"JetPack {release.jetpack} ships CUDA {release.cuda}, cuDNN {release.cudnn}, "
                     f"TensorRT {release.tensorrt}, Python {release.python}",
                 ],
-                remedy="update jetson-env (a newer matrix may list this release): "
-                "pip install --upgrade jetson-env; the playbook provisions it with R"
-                f"{release.l4t}'s row only with -e {ALLOW_NEWER_POINT_RELEASE}=true",
+                remedy=Remedy(
+                    installed.install_line("--upgrade", installed.requirement(None)),
+                    why=MANUAL,
+                    note="a newer matrix may list this release; the playbook "
+                    f"provisions it with R{release.l4t}'s row only with "
+                    f"-e {ALLOW_NEWER_POINT_RELEASE}=true",
+                ),
             )
         ]
     summary = (
@@ -94,6 +115,5 @@ CHECK = Check(
     summary="model, L4T, JetPack, compute capability; the L4T release is in the matrix",
     probes=("platform",),
     run=run,
-    manual="the GPU driver, the board's L4T release (flashed with NVIDIA's SDK Manager) "
-    "and jetson-env itself are not the playbook's to change",
+    manual=MANUAL,
 )

@@ -37,8 +37,9 @@ def venv_remedy(facts: Facts, apt: str) -> str | Remedy:
     base = python.get("base_prefix")
     if base and base != "/usr":
         return Remedy(
-            f"/usr/bin/python3 -m venv VENV && {apt}: JetPack's bindings are built for the "
-            f"system Python, and {facts.python} is a venv of {base}'s",
+            f"/usr/bin/python3 -m venv VENV && {apt}",
+            note=f"JetPack's bindings are built for the system Python, and {facts.python} is a "
+            f"venv of {base}'s: VENV is the folder of a new venv of the system Python",
             why="a venv of another Python cannot load JetPack's bindings: a new venv is the "
             "user's to make",
         )

@@ -59,9 +59,26 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             raise bundle.BundleError(
                 f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
             )
+        if args.inventory and not (args.l4t or args.x86):
+            for option, value in (("--python", args.python), ("--glibc", args.glibc),
+                                  ("--distribution", args.distribution),
+                                  ("--cuda", args.cuda)):  # fmt: skip
+                if value:
+                    raise bundle.BundleError(
+                        f"{option} describes the --l4t/--x86 targets; with --inventory alone "
+                        "each host's own is read from its facts",
+                        hint=f"leave {option} out, or add the target it describes with --l4t "
+                        "RELEASE or --x86",
+                    )
         targets = (
             bundle.targets_from_args(
-                matrix, args.l4t, args.x86, args.python, args.glibc, args.distribution
+                matrix,
+                args.l4t,
+                args.x86,
+                args.python,
+                args.glibc,
+                args.distribution,
+                args.cuda,
             )
             if (args.l4t or args.x86 or not args.inventory)
             else []
@@ -108,7 +125,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.line(
             f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
             f"{directory}/{item['expected']}"
-            f" (from {item['where_from']}); add it with --file {shell_word(item['kind'])}=PATH",
+            f" (from {item['where_from']}); "
+            f"{bundle.manual_line(directory, result.manifest, item)}",
             style="yellow",
         )
     for key, apt in result.manifest["apt"].items():
@@ -168,8 +186,8 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
                       f"({signature['key']}); manifest sha256 {manifest_sha256}")  # fmt: skip
         for item in manifest["manual"]:
             term.line(
-                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']} "
-                f"(--file {shell_word(item['kind'])}=PATH)",
+                f"still to supply by hand for {', '.join(item['targets'])}: {item['what']}; "
+                f"{bundle.manual_line(directory, manifest, item)}",
                 style="yellow",
             )
     return EXIT_FAILED if problems else EXIT_OK
@@ -218,7 +236,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
         targets = []
         for path in facts:
             data = json.loads(path.read_text())
-            target = bundle.target_from_facts(data["platform"], data["python"])
+            target = bundle.target_from_facts(data["platform"], data["python"], data.get("cuda"))
             term.note(f"{path.stem}: {target.key}")
             targets.append(target)
     return targets
@@ -253,6 +271,12 @@ def register(sub) -> None:
         "--glibc",
         metavar="2.N",
         help="the targets' glibc (default: the row's Ubuntu; x86: this one's)",
+    )
+    bundle.add_argument(
+        "--cuda",
+        metavar="X.Y",
+        help="the targets' CUDA toolkit, whose major picks cuda-python (default: the row's; "
+        "x86: its torch's; -i: each host's)",
     )
     bundle.add_argument(
         "--distribution",

@@ -5,12 +5,13 @@ Ansible; --fix applies the roles that fix the findings (docs/doctor.md).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from jetson_env import doctor as doctor_mod
 from jetson_env import target_python
-from jetson_env.commands.options import checked_bundle, forks, seconds
+from jetson_env.commands.options import checked_bundle, forks, refused_with_inventory, seconds
 from jetson_env.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -38,7 +39,15 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.error("--trust checks the bundle that --fix installs from: give --fix --bundle DIR")
         return EXIT_USAGE
     if args.inventory is not None:
+        bundle_alone = {
+            "bundle": "--bundle with --inventory goes with --fix (the roles take "
+            "what they need from it); for one host: --host HOST --bundle DIR"
+        }
+        refused = refused_with_inventory(args, term, None if args.fix is not None else bundle_alone)
+        if refused is not None:
+            return refused
         return run_fleet(args, term, matrix, checks)
+    args.python = target_python.DEFAULT if args.python is None else args.python
     if args.limit or args.forks or args.report:
         term.error("--limit, --forks and --report go with --inventory")
         return EXIT_USAGE
@@ -65,6 +74,7 @@ def doctor_report(
                 identity=args.identity,
                 ask_for_password=args.password,
                 accept_new_host_key=args.accept_new_host_key,
+                again=["jetson-env", *sys.argv[1:]],  # as typed, for the host key's remedy
             )
         except remote.UsageError as exc:
             term.error(str(exc), hint=exc.hint)
@@ -221,8 +231,11 @@ def register(sub) -> None:
         f"{EXIT_INTERRUPTED} interrupted. See docs/doctor.md.",
     )
     doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
-    doctor.add_argument("--python", default=target_python.DEFAULT,
-                        help="target interpreter (default python3 on PATH)")  # fmt: skip
+    doctor.add_argument(
+        "--python",
+        help="target interpreter (default python3 on PATH; not with --inventory: each host's "
+        "ansible_python_interpreter)",
+    )
     doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
     doctor.add_argument(
         "--engines", action="append", metavar="DIR",

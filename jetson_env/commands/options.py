@@ -50,3 +50,33 @@ def checked_bundle(args: argparse.Namespace, term: Terminal):
     except bundle.BundleError as exc:
         term.error(str(exc), hint=exc.hint)
         return exc.exit_code
+
+
+# What the user sets instead, per option that has no meaning with -i (Ansible reaches the
+# hosts with the inventory's settings).
+INSTEAD_WITH_INVENTORY = {
+    "python": "set ansible_python_interpreter (or jetson_facts_python) for those hosts in "
+    "the inventory",
+    "identity": "set ansible_ssh_private_key_file for those hosts in the inventory, or load "
+    "the key into ssh-agent",
+    "password": "use a key (ssh-agent, ansible_ssh_private_key_file), or run "
+    "ansible-playbook's --ask-pass yourself",
+    "accept_new_host_key": "record the host's key first, as the report of an unknown host "
+    "key says (its fingerprint and the command that records it), or set "
+    "ansible_ssh_common_args='-o StrictHostKeyChecking=accept-new' for those hosts",
+}
+
+
+def refused_with_inventory(
+    args: argparse.Namespace, term: Terminal, instead: dict[str, str] | None = None
+) -> int | None:
+    """EXIT_USAGE, with the reason and what to do instead, for an option given with -i that
+    only --host or this machine reads (Ansible reaches an inventory's hosts with the
+    inventory's own settings); None when there is none. `instead`: this command's own."""
+    for name, what in {**INSTEAD_WITH_INVENTORY, **(instead or {})}.items():
+        if getattr(args, name, None) not in (None, False, []):
+            option = "--" + name.replace("_", "-")
+            term.error(f"{option} does not apply to --inventory: Ansible reaches its hosts with "
+                       "the inventory's settings", hint=what)  # fmt: skip
+            return EXIT_USAGE
+    return None

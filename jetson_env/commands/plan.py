@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jetson_env.commands.options import forks, seconds
+from jetson_env.commands.options import forks, refused_with_inventory, seconds
 from jetson_env.exit_codes import EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -40,6 +40,9 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if problem is not None:
         term.error(problem, hint="`jetson-env plan --help` shows the options")
         return EXIT_USAGE
+    if args.inventory is not None and (refused := refused_with_inventory(args, term)):
+        return refused
+    args.python = "python3" if args.python is None else args.python
     bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
     inventory = args.inventory
     if inventory is not None and "," not in inventory:  # the commands run from any folder
@@ -101,7 +104,8 @@ def register(sub) -> None:
         metavar="DIR",
         help="the bundle folder the commands name (default ./jetson-env-bundle-rRELEASE)",
     )
-    plan.add_argument("--python", default="python3", help="target interpreter (default python3)")
+    plan.add_argument("--python", help="target interpreter (default python3; not with -i: each "
+                      "host's ansible_python_interpreter)")  # fmt: skip
     plan.add_argument("--host", metavar="USER@HOST[:PORT]", help="plan a remote host over SSH")
     plan.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
     plan.add_argument("--password", action="store_true", help="ask for an SSH password (--host)")

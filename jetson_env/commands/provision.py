@@ -1,5 +1,5 @@
-"""`jetson-env provision`: the collection's playbook, run by ansible-playbook in this
-process's place (docs/playbook.md).
+"""`jetson-env provision`: the collection's playbook, run by ansible-playbook with Ansible's
+short options, then a summary per host and one exit code (docs/playbook.md).
 """
 
 from __future__ import annotations
@@ -9,15 +9,16 @@ import os
 import shlex
 import sys
 
-from jetson_env import target_python
+from jetson_env import provision_results, target_python
 from jetson_env.commands.options import checked_bundle
-from jetson_env.exit_codes import EXIT_USAGE
+from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
 
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
-    """ansible-playbook in this process's place: its output, its exit code, its signals."""
+    """ansible-playbook as the user would run it, its output as it comes; then what each host's
+    roles changed (or would change) and the project's exit code for Ansible's."""
     from jetson_env import collection
 
     try:
@@ -68,14 +69,34 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         extra_vars.append(collection.extra_vars(collection.data(from_bundle.variables)))
     cmd = collection.provision_command(
         ansible_playbook, args.inventory, limit=args.limit, tags=args.tags,
-        extra_vars=extra_vars, check=args.check, diff=args.diff,
-        ask_become_pass=args.ask_become_pass, passthrough=args.ansible_args,
+        extra_vars=extra_vars, check=args.check, diff=args.diff, forks=args.forks,
+        verbosity=getattr(args, "verbose", 0), ask_become_pass=args.ask_become_pass,
+        passthrough=args.ansible_args,
     )  # fmt: skip
     term.note("running: " + shlex.join(cmd))
     sys.stdout.flush()
     sys.stderr.flush()
     env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
-    os.execve(ansible_playbook, cmd, env)
+    ansible_code, results = provision_results.run(cmd, env, output_to_stderr=term.as_json)
+    code = provision_results.exit_code(ansible_code, results)
+    if results is None:  # no play ran: refused, or a listing (-- --list-tasks) that is all
+        if code != EXIT_OK:
+            term.error(
+                f"ansible-playbook exited {ansible_code} before any host's results (its "
+                "output is above); nothing was summarised",
+                hint="fix what Ansible names there (an option, the inventory, a variable)",
+            )
+        return code
+    summary = provision_results.summary(results, check=args.check)
+    if term.as_json:
+        term.json({"schema": 1, "exit_code": code, "ansible_exit_code": ansible_code, **summary})
+        return code
+    term.line()
+    for text, style in provision_results.lines(summary):
+        term.line(text, style)
+    term.line(f"exit code {code} (ansible-playbook's {ansible_code}; docs/playbook.md, "
+              "\"Exit codes\")")  # fmt: skip
+    return code
 
 
 def register(sub) -> None:
@@ -84,12 +105,14 @@ def register(sub) -> None:
         "provision",
         help="run the provisioning playbook (Ansible) on this machine or an inventory",
         description="Runs the collection's playbook jetson_env.jetson.provision with this "
-        "environment's ansible-playbook: Ansible's own output and exit code. Without -i: this "
-        "machine. Arguments after `--` go to ansible-playbook as they are. See docs/playbook.md.",
+        "environment's ansible-playbook: Ansible's own output, then a summary per host of what "
+        "each role changed (or would change). Without -i: this machine. The short options are "
+        "ansible-playbook's; arguments after `--` go to it as they are. Exit codes: 0 ok, 1 a "
+        "host failed, 2 bad input, 3 a host unreachable. See docs/playbook.md.",
     )
     provision.add_argument("-i", "--inventory", metavar="INVENTORY", help="Ansible inventory")
-    provision.add_argument("--limit", metavar="PATTERN", help="only these hosts")
-    provision.add_argument("--tags", metavar="ROLE[,ROLE]", help="only these roles")
+    provision.add_argument("-l", "--limit", metavar="PATTERN", help="only these hosts")
+    provision.add_argument("-t", "--tags", metavar="ROLE[,ROLE]", help="only these roles")
     provision.add_argument(
         "-e", "--extra-vars", action="append", default=[], metavar="VARS",
         help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",
@@ -100,7 +123,9 @@ def register(sub) -> None:
         help="the Python to provision (default: python3 on PATH); with -i, its path on the "
         "inventory's hosts (their jetson_facts_python for this run)",
     )
-    provision.add_argument("--check", action="store_true", help="change nothing; say what would")
+    provision.add_argument(
+        "-C", "--check", action="store_true", help="change nothing; say what would"
+    )
     provision.add_argument(
         "--bundle",
         metavar="DIR",
@@ -111,9 +136,31 @@ def register(sub) -> None:
         metavar="KEY.pub",
         help="refuse the bundle unless its maker signed it with this OpenSSH key's private half",
     )
-    provision.add_argument("--diff", action="store_true", help="show the changes to files")
+    provision.add_argument("-D", "--diff", action="store_true", help="show the changes to files")
+    provision.add_argument(
+        "-f", "--forks", type=_forks, metavar="N", help="hosts at once (Ansible's forks)"
+    )
+    provision.add_argument(
+        "-v", "--verbose", action="count", default=argparse.SUPPRESS,
+        help="Ansible's verbosity (-v ... -vvvv), also when given before the command",
+    )  # fmt: skip
+    provision.add_argument(
+        "--json", action="store_true",
+        help="the summary as JSON on stdout, Ansible's output on stderr (docs/json.md)",
+    )  # fmt: skip
     provision.add_argument(
         "-K", "--ask-become-pass", action="store_true", help="ask for the sudo password"
     )
     provision.add_argument("ansible_args", nargs="*", metavar="-- ANSIBLE-PLAYBOOK-ARGS")
     provision.set_defaults(func=run)
+
+
+def _forks(text: str) -> int:
+    """--forks: a whole number of 1 or more, as ansible-playbook's."""
+    try:
+        forks = int(text)
+    except ValueError:
+        forks = 0
+    if forks < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return forks

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection, engine_files, fixing, target_python
+from jetson_env import collection, engine_files, fixing, host_keys, target_python
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
-from jetson_env.exit_codes import EXIT_USAGE
+from jetson_env.exit_codes import EXIT_UNREACHABLE, EXIT_USAGE
 from jetson_env.findings import SEVERITY, SKIP, UNHEALTHY
 from jetson_env.matrix import Matrix
 from jetson_env.probing import (
@@ -190,7 +190,48 @@ class FleetReport:
             "counts": {status: counts.get(status, 0) for status in HOST_STATUSES},
             "hosts": hosts,
             "engines": engine_grid(hosts),
+            **fleet_fixes(self.inventory, self.limit, hosts),
         }
+
+
+def fleet_fixes(inventory: str, limit: str | None, hosts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fleet's fixes, each once: `fix`, the one `doctor -i INVENTORY --fix ROLES` line
+    that applies every role some reached host needs (the inventory as the user gave it), or
+    None where no role applies; `fixes`, every distinct command with the hosts it is for
+    (`where`: "host", run on each of them; "here": run on this machine, for hosts that
+    were not reached), in the order of the hosts (worst first) and of their fixes."""
+    groups: dict[str, dict[str, Any]] = {}
+    roles: dict[str, list[str]] = {}  # role -> the hosts --fix applies it on
+    for host in hosts:
+        report = host["report"]
+        reached = report["exit_code"] != EXIT_UNREACHABLE
+        by_command = {f["remedy"]: (f.get("playbook") or {}).get("role")
+                      for f in report["findings"] if f["remedy"]}  # fmt: skip
+        for fix in report["fixes"]:
+            role = by_command.get(fix["command"]) if reached else None
+            group = groups.setdefault(fix["command"], {
+                "command": fix["command"], "words": bool(fix.get("words")),
+                "note": fix.get("note"), "checks": [],
+                "hosts": [], "role": role, "where": "host" if reached else "here",
+            })  # fmt: skip
+            group["checks"] = list(dict.fromkeys([*group["checks"], *fix["checks"]]))
+            group["hosts"].append(host["host"])
+            if role and not host["unmanaged"]:
+                on = roles.setdefault(role, [])
+                on += [] if host["host"] in on else [host["host"]]
+    order = collection.provision_roles()  # the playbook's order, as --fix applies them
+    roles = dict(sorted(roles.items(), key=lambda item: order.index(item[0])
+                        if item[0] in order else len(order)))  # fmt: skip
+    fix = None
+    if roles:
+        words = ["jetson-env", "doctor", "-i", inventory, *(["--limit", limit] if limit else []),
+                 "--fix", ",".join(roles)]  # fmt: skip
+        fix = {"command": shlex.join(words),
+               "roles": [{"role": role, "hosts": on} for role, on in roles.items()]}  # fmt: skip
+    return {
+        "fix": fix,
+        "fixes": [{"number": number, **group} for number, group in enumerate(groups.values(), 1)],
+    }
 
 
 def engine_grid(hosts: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -299,14 +340,20 @@ def stop_group(process: subprocess.Popen) -> None:
 
 
 def unreachable_remedy(inventory: str, host: str, message: str) -> str:
-    """What to run to see why, and for a refused host key what to check first."""
+    """What to run to see why; for a host key ssh refused, the key the host offers (its
+    fingerprint) and the command that records it once compared (host_keys)."""
     ping = shlex.join(["ansible", host, "-i", inventory, "-m", "ansible.builtin.ping", "-vvv"])
-    if "host key verification failed" not in message.lower():
+    if not host_keys.refused(message):
         return f"{ping} shows why"
+    again = shlex.join(["jetson-env", "doctor", "-i", inventory, "--limit", host])
+    endpoint = host_keys.inventory_endpoint(inventory, host)
+    said = host_keys.remedy(endpoint, message, f"`{again}`")
+    if said is not None:
+        return said
     return (
-        f"compare {host}'s host key with the one in known_hosts (`ssh-keygen -F ADDRESS`); "
-        "only if it is new or changed for a reason you know, remove the old entry "
-        f"(`ssh-keygen -R ADDRESS`) and record the new one; then {ping}"
+        f"ssh refused {host}'s host key: `{ping}` shows the address and the key; compare the "
+        "key with the host's own (on the host: `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`)"
+        f" and record it in known_hosts only if they match; then `{again}`"
     )
 
 

@@ -1,7 +1,8 @@
 """`doctor --inventory --report FILE`: the fleet as a page for people, HTML or Markdown.
 
-A grid of hosts x checks coloured by status, then each host's fixes. The page is
-self-contained (inline style, no script, nothing fetched). Everything that came from a
+A grid of hosts x checks coloured by status, then each host's fixes; the header and legend
+are jetson_env.pages' (shared with the plan's page). The page is self-contained (inline
+style, no script, nothing fetched). Everything that came from a
 host is untrusted text: its control characters shown as the terminal shows them, escaped
 for HTML, and for Markdown kept out of its syntax (table cells escaped, commands in fences
 longer than any backtick run in them).
@@ -15,19 +16,19 @@ import re
 from pathlib import Path
 from typing import Any
 
+from jetson_env import pages
 from jetson_env.findings import worst_of
-from jetson_env.terminal import clean
+from jetson_env.terminal import clean, fleet_fix_heading
 
 FORMATS = (".html", ".md")
-COLOURS = {"ok": "#c8e6c9", "warn": "#fff59d", "fail": "#ef9a9a", "crash": "#e57373",
-           "skip": "#eeeeee", "unreachable": "#b0bec5"}  # fmt: skip
+# Worst first (a host's statuses, then a check's skip), darker the worse.
+COLOURS = {"unreachable": "#7f0000", "crash": "#c62828", "fail": "#ef9a9a", "warn": "#fff59d",
+           "ok": "#c8e6c9", "skip": "#eeeeee"}  # fmt: skip
+MEANINGS = {"unreachable": "not reached: nothing was checked",
+            "crash": "a probe crashed or timed out", "fail": "broken: its fix is below",
+            "warn": "works, with a caveat", "ok": "works",
+            "skip": "not checked on this host"}  # fmt: skip
 ENGINE_CLASSES = {"loads": "ok", "unknown": "warn", "rebuild": "fail"}
-STYLE = (
-    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-    "th,td{border:1px solid #999;padding:.3em .6em;text-align:left;vertical-align:top}"
-    "pre{background:#f5f5f5;padding:.5em;white-space:pre-wrap}"
-    + "".join(f".{status}{{background:{colour}}}" for status, colour in COLOURS.items())
-)
 
 
 def unwritable(path: Path) -> str | None:
@@ -64,7 +65,7 @@ def cells(host: dict[str, Any]) -> dict[str, tuple[str, str]]:
 
 
 def render(fleet: dict[str, Any], suffix: str) -> str:
-    fleet = neutral(fleet)
+    fleet = pages.relative_paths(neutral(fleet), [fleet["inventory"]])
     return html_page(fleet) if suffix.lower() == ".html" else markdown(fleet)
 
 
@@ -83,21 +84,19 @@ def neutral(value: Any) -> Any:
 def html_page(fleet: dict[str, Any]) -> str:
     e = html.escape
     checks = columns(fleet)
-    title = f"jetson-env doctor: {fleet['inventory']}"
+    title = f"jetson-env doctor: {pages.name_of(fleet['inventory'])}"
     out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{e(title)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>{e(title)}</h1>",
+        *pages.header(title, COLOURS, MEANINGS),
         f'<p id="summary">{e(summary(fleet))}</p>',
-        '<table id="grid"><thead><tr><th>Host</th><th>Platform</th><th>Status</th>',
-        *(f"<th>{e(check)}</th>" for check in checks),
+        '<div class="scroll"><table id="grid"><thead><tr><th>Host</th><th>Platform</th>'
+        "<th>Status</th>",
+        *(f'<th class="column"><span>{e(check)}</span></th>' for check in checks),
         "</tr></thead><tbody>",
     ]
     for host in fleet["hosts"]:
         found = cells(host)
         out.append(f'<tr data-host="{e(host["host"])}"><th>{e(host["host"])}</th>'
-                   f"<td>{e(host['platform_label'])}</td>"
+                   f'<td class="label">{e(host["platform_label"])}</td>'
                    f'<td class="{host["status"]}">{e(host["status"])}</td>')  # fmt: skip
         for check in checks:
             if check in found:
@@ -107,12 +106,13 @@ def html_page(fleet: dict[str, Any]) -> str:
             else:
                 out.append(f'<td data-check="{e(check)}"></td>')
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     grid = fleet.get("engines")
     if grid:
         out += [
-            '<h2>Engine files</h2><table id="engines"><thead><tr><th>Engine</th>',
-            *(f"<th>{e(name)}</th>" for name in grid["hosts"]),
+            '<h2>Engine files</h2><div class="scroll"><table id="engines"><thead><tr>'
+            "<th>Engine</th>",
+            *(f'<th class="column"><span>{e(name)}</span></th>' for name in grid["hosts"]),
             "</tr></thead><tbody>",
         ]
         for row in grid["rows"]:
@@ -124,24 +124,45 @@ def html_page(fleet: dict[str, Any]) -> str:
                 out.append(f'<td class="{ENGINE_CLASSES[cell["verdict"]]}" data-host="{e(name)}"'
                            f' title="{e(cell["reason"])}">{e(cell["verdict"])}</td>')  # fmt: skip
             out.append("</tr>")
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
+    out += html_fixes(fleet)
     for host in fleet["hosts"]:
         report = host["report"]
         problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]
-        if not problems and not report["fixes"]:
+        if not problems:
             continue
         out.append(f'<section class="host" data-host="{e(host["host"])}">'
                    f"<h2>{e(host['host'])}</h2><ul>")  # fmt: skip
-        out += [f'<li class="{f["status"]}">{e(f["check"])}: {e(f["summary"])}</li>'
+        out += [f'<li><span class="status {f["status"]}">{f["status"]}</span> '
+                f'{e(f["check"])}: {pages.inline(f["summary"])}</li>'
                 for f in problems]  # fmt: skip
-        out.append("</ul>")
-        for fix in report["fixes"]:
-            block = "p" if fix.get("words") else "pre"
-            out.append(f"<h3>Fix {fix['number']}: {e(', '.join(fix['checks']))}</h3>"
-                       f'<{block} class="fix">{e(fix["command"])}</{block}>')  # fmt: skip
-        out.append("</section>")
+        out.append("</ul></section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def html_fixes(fleet: dict[str, Any]) -> list[str]:
+    """The fleet's fixes (terminal.Terminal.fleet_fixes): the --fix line first, then each
+    command once with where to run it."""
+    e = html.escape
+    fix, fixes = fleet.get("fix"), fleet.get("fixes") or []
+    if not fix and not fixes:
+        return []
+    out = ['<section id="fixes"><h2>Fixes</h2>']
+    if fix:
+        out.append("<h3>Fix the fleet with the playbook's roles</h3>"
+                   f'<pre class="fix" id="fleet-fix">{e(fix["command"])}</pre><ul>')  # fmt: skip
+        out += [f"<li>{e(role['role'])} on {e(', '.join(role['hosts']))}</li>"
+                for role in fix["roles"]]  # fmt: skip
+        out.append("</ul><h3>Or by hand, each fix once, where to run it</h3>")
+    for item in fixes:
+        command = (f'<p class="fix">{pages.inline(item["command"])}</p>' if item["words"]
+                   else f'<pre class="fix">{e(item["command"])}</pre>')  # fmt: skip
+        note = f'<p class="note">{pages.inline(item["note"])}</p>' if item.get("note") else ""
+        out.append(f'<h4 data-hosts="{e(" ".join(item["hosts"]))}">Fix {item["number"]}, '
+                   f"{e(fleet_fix_heading(item))}</h4>{command}{note}")  # fmt: skip
+    out.append("</section>")
+    return out
 
 
 def summary(fleet: dict[str, Any]) -> str:
@@ -168,7 +189,8 @@ def fence(text: str) -> str:
 
 def markdown(fleet: dict[str, Any]) -> str:
     checks = columns(fleet)
-    out = [f"# jetson-env doctor: {md_text(fleet['inventory'])}", "", md_text(summary(fleet)), "",
+    title = f"jetson-env doctor: {md_text(pages.name_of(fleet['inventory']))}"
+    out = [*pages.markdown_header(title, MEANINGS, md_text), "", md_text(summary(fleet)), "",
            "| " + " | ".join(["Host", "Platform", "Status", *map(md_text, checks)]) + " |",
            "|" + "---|" * (3 + len(checks))]  # fmt: skip
     for host in fleet["hosts"]:
@@ -190,15 +212,25 @@ def markdown(fleet: dict[str, Any]) -> str:
                 for row in grid["rows"]
                 for name, cell in zip(grid["hosts"], row["cells"], strict=True)
                 if cell and cell["verdict"] != "loads"]  # fmt: skip
+    fix, fixes = fleet.get("fix"), fleet.get("fixes") or []
+    if fix or fixes:
+        out += ["", "## Fixes"]
+    if fix:
+        out += ["", "Fix the fleet with the playbook's roles:", "", fence(fix["command"]), ""]
+        out += [f"- {md_text(role['role'])} on {md_text(', '.join(role['hosts']))}"
+                for role in fix["roles"]]  # fmt: skip
+        out += ["", "Or by hand, each fix once, where to run it:"]
+    for item in fixes:
+        words = item["words"]
+        text = pages.md_inline(item["command"], md_text) if words else fence(item["command"])
+        out += ["", f"Fix {item['number']}, {md_text(fleet_fix_heading(item))}:", "", text]
+        out += ["", pages.md_inline(item["note"], md_text)] if item.get("note") else []
     for host in fleet["hosts"]:
         report = host["report"]
         problems = [f for f in report["findings"] if f["status"] not in ("ok", "skip")]
-        if not problems and not report["fixes"]:
+        if not problems:
             continue
         out += ["", f"## {md_text(host['host'])}", ""]
-        out += [f"- {f['status']}: {md_text(f['check'])}: {md_text(f['summary'])}"
+        out += [f"- {f['status']}: {md_text(f['check'])}: {pages.md_inline(f['summary'], md_text)}"
                 for f in problems]  # fmt: skip
-        for fix in report["fixes"]:
-            text = md_text(fix["command"]) if fix.get("words") else fence(fix["command"])
-            out += ["", f"Fix {fix['number']} ({md_text(', '.join(fix['checks']))}):", "", text]
     return "\n".join(out) + "\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -235,7 +236,8 @@ def gather(
         try:
             target = remote.open_target(request.ssh_host, args.python, identity=args.identity,
                                         ask_for_password=args.password,
-                                        accept_new_host_key=args.accept_new_host_key)  # fmt: skip
+                                        accept_new_host_key=args.accept_new_host_key,
+                                        again=["jetson-env", *sys.argv[1:]])  # fmt: skip
         except remote.UsageError as exc:
             raise InputError(str(exc), exc.hint) from None
         except remote.ConnectError as exc:

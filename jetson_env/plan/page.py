@@ -10,17 +10,19 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from jetson_env import pages
 from jetson_env.fleet.page import fence, md_text, neutral
 
-COLOURS = {"survives": "#c8e6c9", "unknown": "#eeeeee", "reinstall": "#fff59d",
-           "rebuild": "#ffcc80", "blocked": "#ef9a9a", "refused": "#e57373",
-           "unreachable": "#b0bec5"}  # fmt: skip
-STYLE = (
-    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-    "th,td{border:1px solid #999;padding:.3em .6em;text-align:left;vertical-align:top}"
-    "pre{background:#f5f5f5;padding:.5em;white-space:pre-wrap}"
-    + "".join(f".{verdict}{{background:{colour}}}" for verdict, colour in COLOURS.items())
-)
+# Worst first (assembly.HOST_STATUSES), darker the worse.
+COLOURS = {"unreachable": "#7f0000", "refused": "#c62828", "blocked": "#ef9a9a",
+           "rebuild": "#ffcc80", "reinstall": "#fff59d", "unknown": "#eeeeee",
+           "survives": "#c8e6c9"}  # fmt: skip
+MEANINGS = {"unreachable": "not reached: no plan", "refused": "no plan for this host: why below",
+            "blocked": "the upgrade cannot go on as it is", "rebuild": "to build again after it",
+            "reinstall": "to install again after it", "unknown": "not read: why below",
+            "survives": "nothing it depends on changes"}  # fmt: skip
+SECTIONS = (("before", "Before the upgrade, with the network"),
+            ("after", "After the upgrade or OTA, offline"))  # fmt: skip
 
 
 def columns(plan: dict[str, Any]) -> list[str]:
@@ -37,7 +39,9 @@ def summary(plan: dict[str, Any]) -> str:
 
 
 def render(plan: dict[str, Any], suffix: str) -> str:
-    plan = neutral(plan)  # the doctor's fleet page's rule: a host's control characters escaped
+    # The doctor's fleet page's rules: a host's control characters escaped; the inventory and
+    # the bundle, files of this machine, named relative to the folder the plan was made in.
+    plan = pages.relative_paths(neutral(plan), [plan["inventory"], plan["bundle"]])
     return html_page(plan) if suffix.lower() == ".html" else markdown(plan)
 
 
@@ -45,20 +49,24 @@ def _why(host: dict[str, Any]) -> str:
     return host["refused"] or host["error"] or ""
 
 
+def _title(plan: dict[str, Any]) -> str:
+    return f"jetson-env plan: {pages.name_of(plan['inventory'])} -> {plan['to']}"
+
+
 def html_page(plan: dict[str, Any]) -> str:
     e = html.escape
     parts = columns(plan)
-    title = f"jetson-env plan: {plan['inventory'] or 'this machine'} -> {plan['to']}"
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{e(title)}</title><style>{STYLE}</style></head><body>",
-           f"<h1>{e(title)}</h1>", f'<p id="summary">{e(summary(plan))}</p>',
-           '<table id="grid"><thead><tr><th>Host</th><th>Platform</th><th>Status</th>',
-           *(f"<th>{e(part)}</th>" for part in parts), "</tr></thead><tbody>"]  # fmt: skip
+    out = [*pages.header(_title(plan), COLOURS, MEANINGS),
+           f'<p id="summary">{e(summary(plan))}</p>',
+           '<div class="scroll"><table id="grid"><thead><tr><th>Host</th><th>Platform</th>'
+           "<th>Status</th>",
+           *(f'<th class="column"><span>{e(part)}</span></th>' for part in parts),
+           "</tr></thead><tbody>"]  # fmt: skip
     for host in plan["hosts"]:
         found = {p["name"]: p for p in host["parts"]}
         out.append(
             f'<tr data-host="{e(host["host"])}"><td>{e(host["host"])}</td>'
-            f"<td>{e(host['platform_label'])}</td>"
+            f'<td class="label">{e(host["platform_label"])}</td>'
             f'<td class="{host["status"]}" title="{e(_why(host))}">{host["status"]}</td>'
         )
         for part in parts:
@@ -66,28 +74,34 @@ def html_page(plan: dict[str, Any]) -> str:
             out.append(f'<td class="{cell["verdict"]}" title="{e(cell["reason"])}">'
                        f'{cell["verdict"]}</td>' if cell else "<td></td>")  # fmt: skip
         out.append("</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     for host in plan["hosts"]:
         out.append(f'<section class="host" data-host="{e(host["host"])}"><h2>{e(host["host"])}'
                    "</h2>")  # fmt: skip
         if _why(host):
-            out.append(f'<p class="{host["status"]}">{e(_why(host))}</p>')
-        out.append("<ul>")
-        out += [f'<li class="{p["verdict"]}">{p["verdict"]}: {e(p["name"])} ({e(p["now"])} -> '
-                f'{e(p["after"])}): {e(p["reason"])}</li>' for p in host["parts"]]  # fmt: skip
-        out.append("</ul></section>")
-    for when, title in (("before", "Before the upgrade, with the network"),
-                        ("after", "After the upgrade or OTA, offline")):  # fmt: skip
-        out.append(f"<h2>{title}</h2>")
-        out += [f'<pre class="command">{e(c)}</pre>' for c in plan["commands"][when]]
+            out.append(f'<p><span class="status {host["status"]}">{host["status"]}</span> '
+                       f"{pages.inline(_why(host))}</p>")  # fmt: skip
+        if host["parts"]:
+            out.append("<ul>")
+            out += [f'<li><span class="status {p["verdict"]}">{p["verdict"]}</span> '
+                    f'{e(p["name"])} ({e(p["now"])} -> {e(p["after"])}): '
+                    f'{pages.inline(p["reason"])}</li>' for p in host["parts"]]  # fmt: skip
+            out.append("</ul>")
+        out.append("</section>")
+    for when, title in SECTIONS:
+        if plan["commands"][when]:
+            out.append(f"<section><h2>{title}</h2>")
+            out += [f'<pre class="command">{e(c)}</pre>' for c in plan["commands"][when]]
+            out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
 
 def markdown(plan: dict[str, Any]) -> str:
     parts = columns(plan)
-    out = [f"# jetson-env plan: {md_text(plan['inventory'] or 'this machine')} -> {plan['to']}",
-           "", md_text(summary(plan)), "",
+    title = f"jetson-env plan: {md_text(pages.name_of(plan['inventory']))} -> {plan['to']}"
+    out = [*pages.markdown_header(title, MEANINGS, md_text), "",
+           md_text(summary(plan)), "",
            "| " + " | ".join(["Host", "Platform", "Status", *map(md_text, parts)]) + " |",
            "|" + "---|" * (3 + len(parts))]  # fmt: skip
     for host in plan["hosts"]:
@@ -97,14 +111,14 @@ def markdown(plan: dict[str, Any]) -> str:
     for host in plan["hosts"]:
         out += ["", f"## {md_text(host['host'])}", ""]
         if _why(host):
-            out += [md_text(_why(host)), ""]
+            out += [f"{host['status']}: {pages.md_inline(_why(host), md_text)}"]
         out += [
             f"- {p['verdict']}: {md_text(p['name'])} ({md_text(p['now'])} -> "
-            f"{md_text(p['after'])}): {md_text(p['reason'])}"
+            f"{md_text(p['after'])}): {pages.md_inline(p['reason'], md_text)}"
             for p in host["parts"]
         ]
-    for when, title in (("before", "Before the upgrade, with the network"),
-                        ("after", "After the upgrade or OTA, offline")):  # fmt: skip
-        out += ["", f"## {title}", ""]
-        out += [fence(command) for command in plan["commands"][when]]
+    for when, title in SECTIONS:
+        if plan["commands"][when]:
+            out += ["", f"## {title}"]
+            out += [line for command in plan["commands"][when] for line in ("", fence(command))]
     return "\n".join(out) + "\n"

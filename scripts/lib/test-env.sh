@@ -4,7 +4,8 @@
 # script that needs the test hosts); every step is a no-op when already done.
 
 # gcc-aarch64-linux-gnu: stand-ins of NVIDIA's shared libraries for the emulated Jetsons;
-# chromium: the fleet report page opened in a headless browser; strace: counting the probe
+# chromium: the report pages (doctor -i, plan) opened in headless Chromium by
+# tests/support/browser.py (no chromedriver: --dump-dom and --screenshot do); strace: counting the probe
 # processes a doctor run starts (tests/unit/test_probing.py).
 TEST_ENV_PACKAGES=(docker.io debootstrap qemu-user-static binfmt-support shellcheck gnupg gcc-aarch64-linux-gnu
     chromium strace)

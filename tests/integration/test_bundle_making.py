@@ -235,6 +235,7 @@ def test_a_file_in_the_way_is_not_overwritten(tmp_path: Path):
         (["--l4t", "R99.1.0"], "supported releases: R32.4.3"),
         (["--x86", "--python", "three"], "is not a Python version"),
         (["--x86", "--glibc", "2"], "is not a glibc version"),
+        (["--x86", "--cuda", "12"], "is not a CUDA version like 12.6"),
         (["--x86", "--roles", "python_base,kernel"], "unknown role(s) kernel"),
         (["--x86", "--file", "torch=/nonexistent/torch.whl"], "no such file"),
         (["--x86", "--file", "kernel=/etc/hostname"], "unknown kind"),
@@ -349,6 +350,22 @@ def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_hosts_cuda_major_picks_the_bundles_cuda_python(tmp_path: Path):
+    """The pycuda role installs the cuda-python of the host's CUDA major (its toolkit), not
+    the row's torch's: a bundle for a CUDA 12 x86 host carries cuda-python 12 and records the
+    CUDA it was made for (bundle -i reads it from each host)."""
+    directory = tmp_path / "b"
+    proc = jetson_env("bundle", directory, "--x86", "--python", PY, "--cuda", "12.6",
+                      "--roles", "pycuda", "--no-controller", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    (entry,) = manifest["targets"].values()
+    assert entry["cuda"] == "12.6" and "--cuda 12.6" in entry["args"]
+    names = [Path(p).name for p in manifest["artifacts"]]
+    cuda_python = [n for n in names if pip_resolution.project_of(n) == "cuda-python"]
+    assert cuda_python and all(n.startswith("cuda_python-12.") for n in cuda_python), names
 
 
 def test_a_supplied_file_must_match_the_matrixs_pin(tmp_path: Path):
@@ -482,7 +499,7 @@ def test_a_controller_installed_the_readmes_way_puts_its_own_wheel_into_the_bund
     )  # fmt: skip
     assert edited.returncode == 2, edited.stderr
     assert "jetson_env/data/matrix.yml is not the file pip installed" in edited.stderr
-    assert "pip install --force-reinstall jetson-env" in edited.stderr
+    assert f"-m pip install --force-reinstall {clone})" in edited.stderr  # where it came from
     assert not (tmp_path / "b2" / "manifest.json").exists()
     shutil.rmtree(clone)  # nothing of the checkout is left to lean on
 

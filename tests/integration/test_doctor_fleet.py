@@ -28,7 +28,7 @@ from playbook_support import pip_version, remove_host, start_host, write_invento
 from referencing import Registry, Resource
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import VENV, Host
-from test_doctor_ssh import SSHHost, free_port, sshd  # noqa: F401 (sshd: a fixture)
+from test_doctor_ssh import SSHHost, free_port, home, sshd  # noqa: F401 (fixtures)
 
 from jetson_env import collection, matrix
 from jetson_env import doctor as doctor_mod
@@ -45,13 +45,14 @@ FLEET_SCHEMA = json.loads((DOCS / "doctor-fleet.schema.json").read_text())
 
 @pytest.fixture
 def fleet(tmp_path: Path, x86_host: Host, orin_host: Host, sshd: SSHHost) -> Path:  # noqa: F811
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True, mode=0o700)
+    user_home = tmp_path / "home"
+    (user_home / ".ssh").mkdir(parents=True, mode=0o700)
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True
     )
     other = " ".join((tmp_path / "other.pub").read_text().split()[:2])
-    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {other}\n")
+    known_hosts = user_home / ".ssh" / "known_hosts"  # ssh's own ~ is the passwd entry's
+    known_hosts.write_text(f"[127.0.0.1]:{sshd.port} {other}\n")
     docker_host = {"ansible_connection": "community.docker.docker",
                    "ansible_python_interpreter": PYTHON}  # fmt: skip
     inventory = {
@@ -60,7 +61,11 @@ def fleet(tmp_path: Path, x86_host: Host, orin_host: Host, sshd: SSHHost) -> Pat
                 "x86": {**docker_host, "ansible_host": x86_host.container},
                 "orin": {**docker_host, "ansible_host": orin_host.container},
                 "down": {"ansible_host": "127.0.0.1", "ansible_port": free_port()},
-                "rekeyed": {"ansible_host": "127.0.0.1", "ansible_port": sshd.port},
+                "rekeyed": {
+                    "ansible_host": "127.0.0.1",
+                    "ansible_port": sshd.port,
+                    "ansible_ssh_common_args": f"-o UserKnownHostsFile={known_hosts}",
+                },
             },
             "vars": {"ansible_user": "root"},
         }
@@ -146,7 +151,8 @@ def test_a_mixed_fleet_is_one_summary_json_and_page(fleet: Path, sshd: SSHHost):
     assert down["check"] == "connection" and "Connection refused" in down["summary"]
     (rekeyed,) = hosts["rekeyed"]["report"]["findings"]
     assert rekeyed["summary"].endswith("Host key verification failed.")
-    assert "ssh-keygen -R" in rekeyed["remedy"]
+    assert "CHANGED" in rekeyed["remedy"] and f"ssh-ed25519 {sshd.fingerprint}" in rekeyed["remedy"]
+    assert f"ssh-keygen -R '[127.0.0.1]:{sshd.port}' -f " in rekeyed["remedy"]
     assert down["remedy"] == "ansible down -i fleet.yml -m ansible.builtin.ping -vvv shows why"
     assert hosts["x86"]["platform_label"] == "x86_64"
     assert hosts["orin"]["platform_label"] == "L4T R36.4.3 / JetPack 6.2"
@@ -168,8 +174,8 @@ def test_a_mixed_fleet_is_one_summary_json_and_page(fleet: Path, sshd: SSHHost):
             status, title = page.cells[name][check]
             assert status in ("fail", "crash")
             assert title == "\n".join(f["summary"] for f in findings if f["check"] == check)
-    every_fix = [f["command"] for h in data["hosts"] for f in h["report"]["fixes"]]
-    assert page.fixes == every_fix
+    every_fix = [f["command"] for f in data["fixes"] if not f["words"]]  # each once
+    assert page.fixes == [data["fix"]["command"], *every_fix]
 
     if shutil.which("chromium") is None:
         pytest.skip("no chromium here (Debian: apt-get install chromium) to open the page in")
@@ -188,12 +194,132 @@ def test_the_summary_is_worst_first_with_each_hosts_fixes(fleet: Path, sshd: SSH
     assert rows[0].split("│")[1].strip() == "down"
     assert "UNREACHABLE" in rows[0] and "Connection refused" in proc.stdout
     assert any(r.split("│")[1].strip() == "x86" and "FAIL" in r for r in rows)
-    assert lines.index("Fixes for down:") < lines.index("Fixes for x86:")
+    here = next(i for i, line in enumerate(lines) if "here, for down: connection" in line)
+    assert here < next(i for i, line in enumerate(lines) if ". on x86: " in line)
     assert lines[-1] == "UNREACHABLE: 2 hosts, 1 unreachable, 1 fail (exit code 3)"
     page = (fleet / "fleet.md").read_text()
     assert page.startswith("# jetson-env doctor: fleet.yml\n")
     assert "| down |  | unreachable | fail |" in page
     assert "orin" not in page and "rekeyed" not in page
+
+
+@pytest.fixture
+def twins(home: Path, x86_host: Host, sshd: SSHHost) -> Path:  # noqa: F811
+    """A fleet whose two names reach the same x86 host (the same findings, the same fixes),
+    a down host, and the sshd of test_doctor_ssh whose host key ssh does not know: Ansible's
+    ssh reads known_hosts and the key from this HOME (ssh itself takes ~ from the password
+    database, not HOME). The inventory's name has a space: commands quote it."""
+    docker_host = {
+        "ansible_connection": "community.docker.docker",
+        "ansible_python_interpreter": PYTHON,
+        "ansible_host": x86_host.container,
+    }
+    ssh_options = f"-o UserKnownHostsFile={home}/.ssh/known_hosts"
+    inventory = {"all": {"hosts": {
+        "x86": docker_host, "x86b": docker_host,
+        "down": {"ansible_host": "127.0.0.1", "ansible_port": free_port()},
+        "newkey": {"ansible_host": "127.0.0.1", "ansible_port": sshd.port,
+                   "ansible_python_interpreter": PYTHON,
+                   "ansible_ssh_common_args": ssh_options,
+                   "ansible_ssh_private_key_file": f"{home}/.ssh/id_ed25519"},
+    }, "vars": {"ansible_user": "root"}}}  # fmt: skip
+    (home / "my fleet.yml").write_text(yaml.safe_dump(inventory))
+    return home
+
+
+def doctor_in(where: Path, *args: str, inventory: str = "my fleet.yml"):
+    return subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", "--no-color", "doctor", "-i", inventory,
+         "--quick", *args],
+        capture_output=True, text=True, cwd=where, timeout=600, stdin=subprocess.DEVNULL,
+        env={**os.environ, "HOME": str(where), "SSH_AUTH_SOCK": "", "COLUMNS": "200"},
+    )  # fmt: skip
+
+
+def test_the_fleet_fix_is_one_command_then_each_fix_once_with_its_hosts(
+    twins: Path,
+    sshd: SSHHost,  # noqa: F811
+):
+    """The same fix on two hosts is one fix naming both; the fleet's fixes start with the one
+    `doctor -i INVENTORY --fix ROLES` line (the inventory quoted as given); an unreached
+    host's fix is said to run here. The terminal, --json, the .md and the .html agree."""
+    proc = doctor_in(twins, "--json", "--limit", "x86,x86b,down")
+
+    data = json.loads(proc.stdout)
+    registry = Registry().with_resource(REPORT_SCHEMA["$id"], Resource.from_contents(REPORT_SCHEMA))
+    jsonschema.Draft202012Validator(FLEET_SCHEMA, registry=registry).validate(data)
+    hosts = {h["host"]: h for h in data["hosts"]}
+    assert hosts["x86"]["report"]["fixes"] and hosts["x86"]["status"] == "fail", proc.stderr
+    needed = {f["playbook"]["role"] for f in hosts["x86"]["report"]["findings"]
+              if f["remedy"] and f["playbook"]}  # fmt: skip
+    roles = [role for role in collection.provision_roles() if role in needed]  # their order
+    assert roles, "the x86 host has no fix a role applies"
+    command = f"jetson-env doctor -i 'my fleet.yml' --limit x86,x86b,down --fix {','.join(roles)}"
+    assert data["fix"] == {
+        "command": command,
+        "roles": [{"role": r, "hosts": ["x86", "x86b"]} for r in roles],
+    }
+    fixes = {f["command"]: f for f in data["fixes"]}
+    for fix in hosts["x86"]["report"]["fixes"]:
+        assert fixes[fix["command"]]["hosts"] == ["x86", "x86b"]
+        assert fixes[fix["command"]]["where"] == "host"
+    (down,) = hosts["down"]["report"]["fixes"]
+    assert fixes[down["command"]]["hosts"] == ["down"]
+    assert fixes[down["command"]]["where"] == "here"
+    assert len(data["fixes"]) == len(hosts["x86"]["report"]["fixes"]) + 1
+
+    shown = doctor_in(twins, "--limit", "x86,x86b,down", "--report", "fleet.md")
+    page = doctor_in(twins, "--limit", "x86,x86b,down", "--report", "fleet.html")
+
+    lines = shown.stdout.splitlines()
+    lead = lines.index("Fix the fleet with the playbook's roles:")
+    assert lines[lead + 1] == command
+    assert not any(line.startswith("Fixes for ") for line in lines)  # per host, ungrouped
+    first = hosts["x86"]["report"]["fixes"][0]
+    heading = f"on x86, x86b: {', '.join(fixes[first['command']]['checks'])}"
+    at = next(i for i, line in enumerate(lines) if heading in line)
+    assert lines[at + 1] == first["command"] and lead < at
+    assert any(line.endswith(f"here, for down: {', '.join(down['checks'])}:") for line in lines)
+    markdown = (twins / "fleet.md").read_text()
+    assert f"```\n{command}\n```" in markdown
+    assert "Fix 1, here, for down: connection:" in markdown  # reach it first
+    assert "Fix 2, on x86, x86b: " in markdown
+    assert "Fixes for" not in markdown
+    grid = Grid()
+    grid.feed((twins / "fleet.html").read_text())
+    assert grid.fixes[0] == command
+    assert grid.fixes[1:] == [f["command"] for f in data["fixes"] if not f["words"]]
+    assert page.returncode == shown.returncode == proc.returncode == 3
+
+
+def test_an_unknown_host_key_in_a_fleet_gets_its_fingerprint_and_the_command(
+    twins: Path,
+    sshd: SSHHost,  # noqa: F811
+):
+    """ssh refuses a host key it does not know (host keys stay verified); the report gives
+    the key's real fingerprint, where to compare it, and the exact command that records that
+    key with the real address; run as printed, the host is reached next time."""
+    proc = doctor_in(twins, "--json", "--limit", "newkey", "--check", "platform")
+
+    (finding,) = json.loads(proc.stdout)["hosts"][0]["report"]["findings"]
+    remedy = finding["remedy"]
+    assert "Host key verification failed" in finding["summary"]
+    assert f"ssh-ed25519 {sshd.fingerprint}" in remedy, remedy
+    assert "ADDRESS" not in remedy and "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" in remedy
+    record = next(part for part in remedy.split("`") if part.startswith("printf "))
+    name = f"[127.0.0.1]:{sshd.port}"
+    assert f"{name} {sshd.host_key}" in record
+    assert remedy.endswith("then `jetson-env doctor -i 'my fleet.yml' --limit newkey`")
+    assert not (twins / ".ssh" / "known_hosts").exists()  # nothing recorded by the doctor
+
+    subprocess.run(
+        ["sh", "-c", record], check=True, cwd=twins, env={**os.environ, "HOME": str(twins)}
+    )
+    again = doctor_in(twins, "--json", "--limit", "newkey", "--check", "platform")
+
+    host = json.loads(again.stdout)["hosts"][0]
+    assert host["status"] != "unreachable", host["report"]["findings"]
+    assert host["report"]["platform"]["python"]["executable"] == PYTHON
 
 
 @pytest.fixture

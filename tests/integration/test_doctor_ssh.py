@@ -9,6 +9,7 @@ in the container, so a report about it can only have come over SSH.
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -132,6 +133,29 @@ def test_unknown_host_key_is_refused_with_its_fingerprint(home: Path, sshd: SSHH
     assert "not in known_hosts" in finding["summary"]
     assert "--accept-new-host-key" in finding["remedy"]
     assert not (home / ".ssh" / "known_hosts").exists()
+
+
+def test_an_unknown_host_keys_remedy_is_the_exact_command_that_accepts_it(
+    home: Path, sshd: SSHHost
+):
+    """The remedy names where to compare the key (the host's own file of that type) and the
+    user's command with --accept-new-host-key; run as printed, it records that key."""
+    proc = doctor(home, "--host", sshd.address, "--check", "platform")
+
+    (finding,) = json.loads(proc.stdout)["findings"]
+    remedy = finding["remedy"]
+    assert "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" in remedy, remedy
+    command = remedy.split("`")[3]
+    assert command == (f"jetson-env doctor --json --host {sshd.address} --check platform "
+                       "--accept-new-host-key")  # fmt: skip
+    accepted = subprocess.run(
+        [sys.executable, "-m", "jetson_env.cli", *shlex.split(command)[1:]],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "HOME": str(home), "SSH_AUTH_SOCK": ""},
+    )  # fmt: skip
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    known = (home / ".ssh" / "known_hosts").read_text()
+    assert known == f"[127.0.0.1]:{sshd.port} {sshd.host_key}\n"
 
 
 def test_accept_new_host_key_records_it_then_it_is_known(home: Path, sshd: SSHHost):

@@ -244,7 +244,7 @@ def test_fix_role_by_role_summary_per_finding(lived_in: LivedIn):
     role left out by --fix ROLE is said to be left out, not "no automatic fix"."""
     host = lived_in.host
     break_termcolor(host)
-    host.exec(["rm", CUDA_PROFILE])
+    host.exec(["rm", "-f", CUDA_PROFILE])
 
     only_cuda = doctor(host, "--fix", "cuda_env", "--yes", *CHECKS)
 
@@ -253,8 +253,10 @@ def test_fix_role_by_role_summary_per_finding(lived_in: LivedIn):
     assert "no automatic fix for termcolor" not in only_cuda.stdout
     host.exec(["rm", CUDA_PROFILE])
 
-    # python_base's plan fails (a wanted apt package, no package lists, no network).
-    failing = json.dumps({"python_base_apt_packages": ["libopenblas-dev"], **OFFLINE_APT})
+    # python_base's plan fails (a wanted apt package, no package lists, no network): the user's
+    # variables ask for the role's apt set beside termcolor's (the fix alone asks for its own).
+    failing = json.dumps({"python_base_apt_packages": ["libopenblas-dev"],
+                          "python_base_sets": ["apt", "packages"], **OFFLINE_APT})  # fmt: skip
     both = doctor(host, "--fix", "--yes", "--json", "--playbook-vars", failing, *CHECKS)
 
     document = json.loads(both.stdout)

@@ -1,9 +1,9 @@
 """Provisioning the way users run it: the README's install, over SSH, and a real JetPack 4 Python.
 
-- A newcomer: the wheel built from a copy of the checkout (what git tracks, like a fresh
-  clone; not an editable install), the README's provisioning install run verbatim with an
-  empty HOME (a venv in ~/jetson-env outside the checkout; pip finds the not yet published
-  jetson-env through PIP_FIND_LINKS, ansible-core from its index), then from an unrelated
+- A newcomer: a copy of the checkout (what git tracks, like a fresh clone), the README's
+  provisioning install run verbatim in it with an empty HOME (a venv in ~/jetson-env outside
+  the checkout; pip builds and installs jetson-env from the checkout, not editable, and nothing
+  tells pip where else to look: jetson-env is on no index), then from an unrelated
   folder `jetson-env provision --check` and the real run against a fresh x86 host over SSH
   (a known_hosts with the host's key), a second run changing nothing, nothing written into
   that folder, the lock file beside the inventory; that venv's `jetson-env doctor --host`
@@ -23,7 +23,6 @@ import re
 import shlex
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,20 +108,14 @@ def newcomer_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def newcomer(tmp_path_factory: pytest.TempPathFactory, newcomer_home: Path) -> Path:
-    """The README's provisioning install, verbatim, with the wheel of a fresh clone: the
-    venv it makes (in the newcomer's HOME, outside any checkout)."""
+    """The README's provisioning install, verbatim, in a fresh clone: the venv it makes (in
+    the newcomer's HOME, outside any checkout)."""
     work = tmp_path_factory.mktemp("newcomer")
     clone = fresh_clone(work / "jetson-env")
-    wheels = work / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
-         str(wheels), str(clone)],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
     command = readme_provisioning_install()
-    assert "pip install" in command and "'jetson-env[provision]'" in command, command
-    env = {**newcomer_env(newcomer_home), "PIP_FIND_LINKS": str(wheels)}
-    subprocess.run(["bash", "-c", command], cwd=work, env=env, check=True, timeout=900)
+    assert "pip install" in command and "'.[provision]'" in command, command
+    env = {k: v for k, v in newcomer_env(newcomer_home).items() if k != "PIP_FIND_LINKS"}
+    subprocess.run(["bash", "-c", command], cwd=clone, env=env, check=True, timeout=900)
     venv = newcomer_home / "jetson-env"
     assert (venv / "bin" / "jetson-env").is_file(), sorted(newcomer_home.iterdir())
     return venv

@@ -154,7 +154,8 @@ def test_fixes_are_each_remedy_once_in_order():
     report = doctor.Report("local", None, twice, found.results).as_dict()
     assert report["fixes"] == [
         {"number": 1, "checks": ["termcolor"],
-         "command": "/opt/venv/bin/python3 -m pip install termcolor"},
+         "command": "/opt/venv/bin/python3 -m pip install termcolor", "words": False,
+         "note": None},
     ]  # fmt: skip
 
 

@@ -49,4 +49,5 @@ def test_a_venv_of_another_python_is_told_to_make_one_of_the_system_python():
 
     assert finding.remedy.role is None
     assert finding.remedy.shell.startswith("/usr/bin/python3 -m venv VENV && ")
-    assert "is a venv of /home/u/.pyenv/versions/3.11.7's" in finding.remedy.shell
+    assert finding.remedy.shell.count(":") == 0  # only the command: the why is its note
+    assert "is a venv of /home/u/.pyenv/versions/3.11.7's" in finding.remedy.note

@@ -2,6 +2,7 @@
 
 import pytest
 
+from jetson_env import installed
 from jetson_env.checks import platform, torch
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, WARN
@@ -35,7 +36,9 @@ def test_an_unseen_point_release_is_checked_against_its_lines_newest_row():
     assert f"L4T R36.4.99 has no row in the matrix; checked against R{newest.l4t}'s" in (
         finding.summary
     )
-    assert "jetson_facts_allow_newer_point_release=true" in finding.remedy.shell
+    # the words apart: the command upgrades jetson-env from where it was installed
+    assert finding.remedy.shell == installed.install_line("--upgrade", installed.requirement(None))
+    assert "jetson_facts_allow_newer_point_release=true" in finding.remedy.note
     assert orin("36.4.99").release == newest  # what every other check reads
 
 

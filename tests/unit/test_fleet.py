@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from jetson_env.fleet import page as fleet_page
+from jetson_env.fleet.inventory import fleet_fixes
 
 HOSTILE = '<script>alert(1)</script> | `x` **b** "q" & \x1b[31m'
 
@@ -47,6 +48,41 @@ def test_bad_input_is_exit_2_and_nothing_written(tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yml", "fleet.yml"]
 
 
+def test_options_only_host_reads_are_refused_with_the_inventory(tmp_path: Path):
+    """-i reaches hosts with the inventory's settings: --python, --identity, --password,
+    --accept-new-host-key (and --bundle without --fix) would be ignored, so they are refused
+    with the reason and the inventory variable to set instead; nothing runs."""
+    (tmp_path / "fleet.yml").write_text("all:\n  hosts:\n    one: {ansible_connection: local}\n")
+    (tmp_path / "id").write_text("not read\n")
+    cases = {
+        ("--python", "/usr/bin/python3"): "ansible_python_interpreter",
+        ("--identity", "id"): "ansible_ssh_private_key_file",
+        ("--password",): "ssh-agent",
+        ("--accept-new-host-key",): "StrictHostKeyChecking=accept-new",
+        ("--bundle", "bundle"): "goes with --fix",
+    }
+    for args, instead in cases.items():
+        for command in (["doctor"], ["plan", "--to", "R36.4.3"]):
+            if command == ["plan", "--to", "R36.4.3"] and args[0] == "--bundle":
+                continue  # plan's --bundle names the bundle its commands print
+            proc = subprocess.run(
+                [sys.executable, "-m", "jetson_env.cli", *command, "-i", "fleet.yml", *args],
+                capture_output=True, text=True, cwd=tmp_path, timeout=60,
+            )  # fmt: skip
+            said = proc.stderr
+            assert proc.returncode == 2, (command, args, proc.stdout, said)
+            assert instead in said, (command, args, said)
+    for args in (("--python", "3.12"), ("--glibc", "2.36"), ("--distribution", "debian/bookworm"),
+                 ("--cuda", "12.6")):  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "jetson_env.cli", "bundle", "out", "-i", "fleet.yml", *args],
+            capture_output=True, text=True, cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert f"{args[0]} describes the --l4t/--x86 targets" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.yml", "id"]
+
+
 def test_this_machine_through_the_probe_action(tmp_path: Path):
     """Real Ansible, local connection: the probes run in the interpreter the inventory
     names; one that is not Python is that host's one finding, quoting what it said."""
@@ -70,13 +106,15 @@ def test_this_machine_through_the_probe_action(tmp_path: Path):
 
 def hostile_fleet() -> dict:
     finding = {"check": HOSTILE, "area": "target", "status": "fail", "summary": HOSTILE,
-               "details": [], "remedy": f"echo {HOSTILE} ````"}  # fmt: skip
-    report = {"findings": [finding], "fixes": [{"number": 1, "checks": [HOSTILE],
-                                                "command": finding["remedy"]}]}  # fmt: skip
+               "details": [], "remedy": f"echo {HOSTILE} ````",
+               "playbook": {"role": HOSTILE, "tags": [HOSTILE], "vars": {}}}  # fmt: skip
+    fix = {"number": 1, "checks": [HOSTILE], "command": finding["remedy"]}
+    report = {"findings": [finding], "exit_code": 1, "fixes": [fix]}
     host = {"host": HOSTILE, "status": "fail", "platform_label": HOSTILE,
-            "failing": [HOSTILE], "report": report}  # fmt: skip
+            "failing": [HOSTILE], "unmanaged": None, "report": report}  # fmt: skip
     return {"inventory": HOSTILE, "status": "fail", "exit_code": 1, "hosts": [host],
-            "counts": {"unreachable": 0, "crash": 0, "fail": 1, "warn": 0, "ok": 0}}  # fmt: skip
+            "counts": {"unreachable": 0, "crash": 0, "fail": 1, "warn": 0, "ok": 0},
+            **fleet_fixes(HOSTILE, None, [host])}  # fmt: skip
 
 
 class Elements(HTMLParser):
@@ -105,6 +143,25 @@ def test_what_hosts_say_stays_text_in_markdown():
     # A fence longer than the text's backticks, control characters as the terminal shows them.
     fenced = f"`````\necho {fleet_page.neutral(HOSTILE)} ````\n`````"
     assert fenced in page
-    assert "<script>" not in page.replace(fenced, "")
+    fix = fleet_page.neutral(hostile_fleet()["fix"]["command"])
+    assert f"```\n{fix}\n```" in page  # the fleet's --fix line, as text in its fence
+    assert "<script>" not in page.replace(fenced, "").replace(fix, "")
+    assert "\x1b" not in page
     table = [line for line in page.splitlines() if line.startswith("| ")]
     assert all(line.count(" | ") == table[0].count(" | ") for line in table)
+
+
+def test_quoted_spans_a_host_says_are_code_and_still_text():
+    """`...` in a host's text is shown as code on the pages: escaped inside <code> in HTML,
+    a code span in Markdown (whose content is never markup)."""
+    fleet = hostile_fleet()
+    quoted = "run `<img src=x onerror=alert(1)>` & `a|b` then"
+    fleet["hosts"][0]["report"]["findings"][0]["summary"] = quoted
+    page = fleet_page.render(fleet, ".html")
+    parsed = Elements()
+    parsed.feed(page)
+    assert "img" not in parsed.tags
+    assert "run <code>&lt;img src=x onerror=alert(1)&gt;</code> &amp; <code>a|b</code> then" in page
+    markdown = fleet_page.render(fleet, ".md")
+    assert "- fail: " in markdown
+    assert "run `<img src=x onerror=alert(1)>` &amp; `a|b` then" in markdown

@@ -337,3 +337,33 @@ def test_one_pip_policy_for_venvs_system_pythons_root_and_users(python, uid, exp
     (finding,) = termcolor.run(facts(pymodules=pymodules, uid=uid, python=python["executable"]))
     assert finding.remedy.shell == expected
     assert "--user" not in finding.remedy.shell
+
+
+# A "permission denied" from the engine: the user's docker group, then a new login.
+NO_ACCESS = {"cli": "/usr/bin/docker", "csv_lists": [], "service_manager": "systemd",
+             "engine": {"reachable": False, "error": "permission denied while trying to "
+                        "connect to the Docker daemon socket"}}  # fmt: skip
+
+
+def test_a_remedy_holds_only_what_can_be_pasted_its_words_are_its_note(capsys):
+    """`sudo usermod -aG docker $USER` alone is the command; "then log in again" is the note,
+    printed plain under it, and in --json beside it (fixes' note, findings' remedy_note)."""
+    from jetson_env import doctor
+    from jetson_env.terminal import Terminal
+
+    finding = docker.run(facts(docker=NO_ACCESS))[0]
+    assert finding.summary == "the Docker engine does not answer"
+    assert finding.remedy.shell == "sudo usermod -aG docker $USER"
+    assert finding.remedy.note.startswith("then log in again")
+    jetpack = libnvinfer.reinstall_jetpack_remedy(facts(uid=0))
+    assert jetpack.shell == "apt-get install --reinstall -y nvidia-tensorrt"
+    assert jetpack.note == "reinstalls JetPack's TensorRT"
+
+    report = doctor.Report("local", None, [finding], {}).as_dict()
+    (fix,) = report["fixes"]
+    assert (fix["command"], fix["note"]) == (finding.remedy.shell, finding.remedy.note)
+    assert report["findings"][0]["remedy_note"] == finding.remedy.note
+    Terminal().findings(report)  # not a terminal: plain
+    lines = capsys.readouterr().out.splitlines()
+    command = lines.index("sudo usermod -aG docker $USER")
+    assert lines[command + 1] == f"   {finding.remedy.note}"

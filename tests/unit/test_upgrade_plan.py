@@ -365,3 +365,28 @@ def test_cuda_13_forward_compatibility_on_jetpack_6_is_named_and_not_offered():
     assert x86["not_offered"] == []
     thor = {**ORIN, "l4t": "38.2.0", "soc": "tegra264"}
     assert MATRIX.routes_not_offered(thor["l4t"], thor["soc"]) == []
+
+
+def test_the_plan_page_of_a_fleet_fits_a_browser_window(tmp_path, monkeypatch):
+    """The page of a plan with parts (an Orin to R39.2.2 beside a refused and an unreachable
+    host) in headless Chromium at 1280 and 1920 px: no horizontal scrolling, every part's
+    column on screen, no empty section, quoted commands shown as code; the bundle made in
+    the plan's folder is named relative to it."""
+    from support.browser import WIDTHS, show
+
+    monkeypatch.chdir(tmp_path)  # where the plan is made
+    to = MATRIX.release("39.2.2")
+    request = assembly.Request(to, ("/srv/models",), str(tmp_path / "b"), "fleet.yml", None)
+    hosts = [assembly.host_plan(MATRIX, name, found, request)
+             for name, found in (("orin", results(ORIN)), ("x86-1", results(X86)),
+                                 ("gone", "cannot reach gone: timed out"))]  # fmt: skip
+    page = tmp_path / "plan-parts.html"
+    page.write_text(plan_page.render(assembly.document(request, hosts), ".html"))
+    for width in WIDTHS:
+        shown = show(page, width, list(plan_page.COLOURS))
+        assert shown.scroll_width <= shown.width == width
+        (grid,) = [t for t in shown.tables if t["id"] == "grid"]
+        assert grid["right"] <= width and not grid["overflows"]
+        assert shown.empty == [] and "`" not in shown.text
+        assert len(shown.commands) == 3  # the bundle; provision and doctor after
+        assert str(tmp_path) not in page.read_text()

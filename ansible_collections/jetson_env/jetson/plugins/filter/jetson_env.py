@@ -4,7 +4,7 @@ The matrix is loaded and validated, and a target's wheel tags are computed, by t
 code the doctor and the image builds run (the `jetson_env` package on the controller),
 so the roles only read the results and cannot disagree with it. The wheel installs that
 package beside this collection; a collection installed on its own needs
-`pip install jetson-env` in the controller's Python.
+jetson-env in the controller's Python (`pip install .` in jetson-env's checkout).
 """
 
 import sys
@@ -36,7 +36,7 @@ except ImportError as exc:  # the collection without its Python package
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
         f"controller's Python ({sys.executable}): {exc}; install it there with "
-        f"`{sys.executable} -m pip install jetson-env`. Nothing was changed"
+        f"`{sys.executable} -m pip install .` in jetson-env's checkout. Nothing was changed"
     )
 
 
@@ -139,7 +139,7 @@ def pip_platforms(machine, glibc):
     return wheels.pip_platform_args(str(machine), str(glibc) if glibc else None)
 
 
-def bundle_plan(directory, platform, python, roles, manifest_sha256=""):
+def bundle_plan(directory, platform, python, roles, manifest_sha256="", cuda=None):
     """What a host can install from the bundle in `directory` for the enabled `roles`
     (jetson_env.bundle.host_plan), from the manifest with `manifest_sha256` when given (the
     one `jetson-env provision --bundle [--trust]` checked): {"error": None | why, with the
@@ -151,6 +151,7 @@ def bundle_plan(directory, platform, python, roles, manifest_sha256=""):
         dict(python),
         {str(k): _truthy(v) for k, v in dict(roles).items()},
         str(manifest_sha256 or ""),
+        dict(cuda or {}),
     )
 
 
