@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import sysconfig
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -137,18 +138,44 @@ def playbook_file(name: str) -> Path:
     return PATH / "playbooks" / f"{name}.yml"
 
 
+REGISTRY = PATH / "meta" / "roles.yml"
+BUNDLE_SERVES = ("files", "offline", "none")  # a registry entry's `bundle` (meta/roles.yml)
+
+
+@dataclass(frozen=True)
+class Role:
+    """One provisioning role as the registry (meta/roles.yml) describes it."""
+
+    name: str  # also its tag and its switch NAME_enabled
+    fixes: tuple[str, ...]  # the doctor's checks whose remedies it applies
+    fetches: tuple[str, ...]  # what it may download, and from where
+    apt: bool  # it installs apt packages
+    bundle: str  # files, offline or none: how a bundle serves it
+    keeps_installed: bool  # it may keep what the host has (torch, torchvision)
+
+
 @cache
+def role_registry() -> tuple[Role, ...]:
+    """The provisioning roles, in the playbook's order (meta/roles.yml)."""
+    entries = yaml.safe_load(REGISTRY.read_text(encoding="utf-8"))["roles"]
+    return tuple(Role(e["name"], tuple(e["fixes"]), tuple(e["fetches"]), bool(e["apt"]),
+                      e["bundle"], bool(e["keeps_installed"])) for e in entries)  # fmt: skip
+
+
 def provision_roles() -> list[str]:
-    """The roles of the provision playbook that have a tag of their own (the names
-    --fix and --tags take), in the playbook's order."""
-    plays = yaml.safe_load(playbook_file("provision").read_text())
-    roles = []
-    for play in plays:
-        for entry in play.get("roles", []):
-            short = entry["role"].rpartition(".")[2]
-            if short in entry.get("tags", []):
-                roles.append(short)
-    return roles
+    """The roles the playbook provisions (the names --fix, --tags and bundle --roles take),
+    in its order."""
+    return [role.name for role in role_registry()]
+
+
+def roles_a_bundle(serves: str) -> tuple[str, ...]:
+    """The roles a bundle serves so (BUNDLE_SERVES): `files`, `offline` or `none`."""
+    return tuple(role.name for role in role_registry() if role.bundle == serves)
+
+
+def role_fixing(check: str) -> str | None:
+    """The role whose remedies fix the doctor's `check`, if any."""
+    return next((role.name for role in role_registry() if check in role.fixes), None)
 
 
 # Tags Ansible itself gives meaning to.

@@ -2,8 +2,9 @@
 
 The roles only read this (through the collection's filters, plugins/filter/jetson_env.py), so row
 selection (Matrix.resolve), the torch -> torchvision pairing, the compute capability
-(Matrix.device_capability) and where torch comes from (torch_source) have one
-implementation, the one the doctor and the images use.
+(Matrix.device_capability), where torch comes from (torch_source) and what a role installs
+with pip and apt (role_installs) have one implementation, the one the doctor, the images and
+a bundle (jetson_env.bundle.needs, with the roles' defaults) use.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.version import InvalidVersion, Version
 
-from jetson_env import pairing
+from jetson_env import pairing, pins
 from jetson_env.matrix import Matrix, UnknownRelease
 
 ALLOW_NEWER_POINT_RELEASE = "jetson_facts_allow_newer_point_release"
@@ -122,6 +123,39 @@ def torch_source(
         "overridden": overridden,
         "matrix_sha256": "" if overridden else str(matrix_torch.get("sha256") or ""),
     }
+
+
+def role_installs(
+    role: str,
+    row: dict[str, Any],
+    variables: dict[str, Any],
+    installed: dict[str, str] | None = None,
+) -> dict[str, list[str]]:
+    """What `role` installs for its matrix `row` and its `variables` (the role's own, by their
+    full names: the defaults a bundle is made for, or the host's): {"pip": requirements,
+    "apt": packages}. `installed`: the host's pip packages (an installed numpy of the row's
+    pinned major is kept, jetson_env.pins); none for a bundle, which brings the pin."""
+    installed = installed or {}
+    if role == "python_base":
+        sets, own_numpy = variables["python_base_sets"], variables["python_base_numpy"]
+        numpy = pins.requirement_for(own_numpy or row["numpy"], installed.get("numpy") or None,
+                                     bool(own_numpy))  # fmt: skip
+        apt = [*(row["apt_prerequisites"] if variables["python_base_matrix_apt_packages"] else []),
+               *variables["python_base_apt_packages"]]  # fmt: skip
+        return {
+            "pip": [*([numpy] if "numpy" in sets and numpy else []),
+                    *(row["pip_prerequisites"] if "prerequisites" in sets else []),
+                    *(variables["python_base_pip_packages"] if "packages" in sets else [])],
+            "apt": apt if "apt" in sets else [],
+        }  # fmt: skip
+    if role == "torchvision":
+        # Its build's pip set: the row's numpy first, then the build requirements.
+        numpy = pins.requirement_for(row["numpy"], installed.get("numpy") or None)
+        return {
+            "pip": [*([numpy] if numpy else []), *variables["torchvision_build_pip_packages"]],
+            "apt": list(variables["torchvision_apt_packages"]),
+        }
+    raise ValueError(f"role_installs: no rule for the role {role}")
 
 
 def torchvision_tag_for(matrix: Matrix, torch_version: str, row_torchvision: str = "") -> str:

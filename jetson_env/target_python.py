@@ -29,8 +29,8 @@ from typing import Any
 from jetson_env.collection import Data
 
 DEFAULT = "python3"
-# The Python that runs modules where Ansible must give one without discovery.
-MODULE_FALLBACK = "/usr/bin/python"
+# interpreter_python's values that ask Ansible to discover the host's Python.
+DISCOVERY_MODES = ("auto", "auto_legacy", "auto_silent", "auto_legacy_silent")
 # JSON: a path with a newline stays one line (and is then refused by checked()).
 _EXECUTABLE = "import json, sys; print(json.dumps(sys.executable))"
 # C0 and C1 control characters and DEL: no path of an interpreter has them (a newline in
@@ -146,28 +146,31 @@ def for_host(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, 
 
 
 def modules_interpreter(action: Any, task_vars: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """The interpreter Ansible would run a module with on this host (the inventory's,
-    ansible.cfg's, or discovered), and the discovery fact when it discovered one."""
-    from ansible.executor.interpreter_discovery import (
-        InterpreterDiscoveryRequiredError,
-        discover_interpreter,
-    )
-    from ansible.executor.module_common import _get_shebang
+    """The interpreter Ansible would run a module with on this host, and the discovery fact
+    when it discovered one: Ansible's own rule, in order: a connection that runs modules on
+    the controller (network_cli) uses the playbook's Python; else the host's
+    ansible_python_interpreter (templated), else ansible.cfg's or the environment's
+    interpreter_python (ansible.constants); `auto*` or none: the host's discovered one, else
+    Ansible's discovery (discover_interpreter, what ActionBase itself calls)."""
+    from ansible import constants
+    from ansible.executor.interpreter_discovery import discover_interpreter
 
-    remote_is_local = bool(getattr(action._connection, "_remote_is_local", False))
-    try:
-        _shebang, python = _get_shebang(
-            MODULE_FALLBACK, task_vars, action._templar, remote_is_local=remote_is_local
-        )
-        return python, {}
-    except InterpreterDiscoveryRequiredError as needed:
-        python = discover_interpreter(
-            action=action,
-            interpreter_name=needed.interpreter_name,
-            discovery_mode=needed.discovery_mode,
-            task_vars=task_vars,
-        )
-        return python, {f"discovered_interpreter_{needed.interpreter_name}": python}
+    if getattr(action._connection, "_remote_is_local", False):
+        return str(task_vars["ansible_playbook_python"]), {}
+    given = task_vars.get("ansible_python_interpreter")
+    configured = str(action._templar.template(given) if given else constants.INTERPRETER_PYTHON)
+    configured = configured.strip()
+    if configured and configured not in DISCOVERY_MODES:
+        return configured, {}
+    key = "discovered_interpreter_python"
+    discovered = (task_vars.get("ansible_facts") or {}).get(key)
+    if discovered:
+        return str(discovered), {}
+    mode = configured or "auto"
+    python = discover_interpreter(
+        action=action, interpreter_name="python", discovery_mode=mode, task_vars=task_vars
+    )
+    return python, {key: python}
 
 
 def overrides_pep668(python: Mapping[str, Any]) -> bool:

@@ -10,9 +10,10 @@ from typing import Any
 from jetson_env.bundle.needs import ROLES
 from jetson_env.bundle.preflight import OFFLINE_ROLES, check_role, host_plan
 from jetson_env.checks.context import shell_word
+from jetson_env.collection import role_registry
 
-# Roles that install system packages with apt, which a bundle does not carry.
-APT_ROLES = ("jetpack_apt", "docker_runtime")
+# Roles a bundle cannot serve because they install apt packages it does not carry.
+APT_ROLES = tuple(r.name for r in role_registry() if r.bundle == "none" and r.apt)
 
 
 def _host_facts(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

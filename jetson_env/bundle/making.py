@@ -156,66 +156,7 @@ def _make(
     for target in targets:
         needs = needs_for(matrix, target, roles, files)
         manual += needs.manual
-        for url_file in needs.urls:
-            fetches.append(
-                Fetch(
-                    url_file.url,
-                    f"{url_file.folder}/{url_file.filename}",
-                    url_file.sha256,
-                    url_file.role,
-                    url_file.what,
-                    target.key,
-                )
-            )
-        shared = _shared_versions(target, needs, say)
-        for pip_set in needs.pip:
-            say(f"{target.key}: resolving {' '.join(pip_set.requirements)} ({pip_set.role})")
-            try:
-                resolved = _wheels_or_sdists(target, pip_set, shared, needs)
-            except BundleError:
-                if pip_set.unresolved is None:
-                    raise
-                manual.append(pip_set.unresolved)
-                continue
-            for item in resolved:
-                fetches.append(
-                    Fetch(
-                        item["url"],
-                        f"pip/{item['filename']}",
-                        item["sha256"] or None,
-                        pip_set.role,
-                        f"{item['name']} {item['version']}",
-                        target.key,
-                    )
-                )
-        for role, requirement in needs.sdists:
-            say(
-                f"{target.key}: resolving {requirement}'s sdist and its build requirements ({role})"
-            )
-            sdist = resolve_sdist(requirement, target.python)
-            fetches.append(
-                Fetch(
-                    sdist["url"],
-                    f"pip/{sdist['filename']}",
-                    sdist["sha256"],
-                    role,
-                    f"{requirement} (sdist)",
-                    target.key,
-                )
-            )
-            for item in resolve(
-                target, sdist["requires"] + sdist["build_requires"], constraints=shared
-            ):
-                fetches.append(
-                    Fetch(
-                        item["url"],
-                        f"pip/{item['filename']}",
-                        item["sha256"] or None,
-                        role,
-                        f"{item['name']} {item['version']}",
-                        target.key,
-                    )
-                )
+        fetches += _target_fetches(target, needs, manual, say)
         made_for[target.key] = {
             **target.as_dict(),
             "roles": sorted(
@@ -229,13 +170,10 @@ def _make(
         say(f"the controller (Python {controller_python}): jetson-env[provision]'s wheels")
         served = [entry.get("python", "") for entry in
                   (*manifest["targets"].values(), *made_for.values())]  # fmt: skip
-        for item in controller.requirements(controller_python, served):
-            fetches.append(
-                Fetch(item["url"], f"{controller.FOLDER}/{item['filename']}",
-                      item["sha256"] or None, controller.ROLE,
-                      f"{item['name']} {item['version']} (the controller's)",
-                      controller.target(controller_python).key)
-            )  # fmt: skip
+        controller_key = controller.target(controller_python).key
+        fetches += [_resolved(item, controller.ROLE, " (the controller's)", controller_key,
+                              controller.FOLDER)
+                    for item in controller.requirements(controller_python, served)]  # fmt: skip
     added: list[str] = []
     failed: list[FetchFailed] = []
     refused: list[BundleError] = []
@@ -269,31 +207,7 @@ def _make(
     run(fetches)
     # torch's dependencies, for the torch wheels now in the bundle (a URL wheel's are only
     # known from its metadata).
-    dep_fetches = []
-    for target in targets:
-        for path, entry in list(manifest["artifacts"].items()):
-            if (
-                "torch" in entry_roles(entry)
-                and project_of(Path(path).name) == "torch"
-                and target.key in entry["targets"]
-            ):
-                say(f"{target.key}: resolving {Path(path).name}'s dependencies")
-                for item in resolve(target, [str((directory / path).resolve())]):
-                    if (
-                        item["url"].startswith("file:")
-                        and Path(urllib.parse.urlsplit(item["url"]).path).name == Path(path).name
-                    ):
-                        continue
-                    dep_fetches.append(
-                        Fetch(
-                            item["url"],
-                            f"pip/{item['filename']}",
-                            item["sha256"] or None,
-                            "torch",
-                            f"{item['name']} {item['version']} (torch's)",
-                            target.key,
-                        )
-                    )
+    dep_fetches = _torch_dependency_fetches(directory, manifest, targets, say)
     run(dep_fetches)
 
     for failure in failed:
@@ -324,6 +238,67 @@ def _make(
     }
     total = sum(e["size"] for e in manifest["artifacts"].values())
     return Result(directory, manifest, sorted(added), sizes, total, 0.0)
+
+
+def _resolved(item: dict, role: str, suffix: str, target: str, folder: str = "pip") -> Fetch:
+    """A Fetch of a file pip resolved (resolve()'s item)."""
+    return Fetch(item["url"], f"{folder}/{item['filename']}", item["sha256"] or None, role,
+                 f"{item['name']} {item['version']}{suffix}", target)  # fmt: skip
+
+
+def _target_fetches(
+    target: Target, needs: Needs, manual: list[Manual], say: Callable[[str], None]
+) -> list[Fetch]:
+    """What the target's needs fetch: their files, their pip sets' wheels (a set pip cannot
+    resolve goes to `manual` where it says how to supply it), their sdists with their build
+    requirements."""
+    fetches = [Fetch(url_file.url, f"{url_file.folder}/{url_file.filename}", url_file.sha256,
+                     url_file.role, url_file.what, target.key)
+               for url_file in needs.urls]  # fmt: skip
+    shared = _shared_versions(target, needs, say)
+    for pip_set in needs.pip:
+        say(f"{target.key}: resolving {' '.join(pip_set.requirements)} ({pip_set.role})")
+        try:
+            resolved = _wheels_or_sdists(target, pip_set, shared, needs)
+        except BundleError:
+            if pip_set.unresolved is None:
+                raise
+            manual.append(pip_set.unresolved)
+            continue
+        fetches += [_resolved(item, pip_set.role, "", target.key) for item in resolved]
+    for role, requirement in needs.sdists:
+        say(f"{target.key}: resolving {requirement}'s sdist and its build requirements ({role})")
+        sdist = resolve_sdist(requirement, target.python)
+        fetches.append(Fetch(sdist["url"], f"pip/{sdist['filename']}", sdist["sha256"], role,
+                             f"{requirement} (sdist)", target.key))  # fmt: skip
+        wanted = sdist["requires"] + sdist["build_requires"]
+        fetches += [_resolved(item, role, "", target.key)
+                    for item in resolve(target, wanted, constraints=shared)]  # fmt: skip
+    return fetches
+
+
+def _torch_dependency_fetches(
+    directory: Path, manifest: dict, targets: list[Target], say: Callable[[str], None]
+) -> list[Fetch]:
+    """The dependencies of the torch wheels in the bundle, for each target they serve."""
+    fetches = []
+    for target in targets:
+        for path, entry in list(manifest["artifacts"].items()):
+            if not (
+                "torch" in entry_roles(entry)
+                and project_of(Path(path).name) == "torch"
+                and target.key in entry["targets"]
+            ):
+                continue
+            say(f"{target.key}: resolving {Path(path).name}'s dependencies")
+            for item in resolve(target, [str((directory / path).resolve())]):
+                if (
+                    item["url"].startswith("file:")
+                    and Path(urllib.parse.urlsplit(item["url"]).path).name == Path(path).name
+                ):
+                    continue
+                fetches.append(_resolved(item, "torch", " (torch's)", target.key))
+    return fetches
 
 
 LOCK = ".jetson-env-bundle.lock"

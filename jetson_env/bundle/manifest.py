@@ -11,13 +11,17 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from jetson_env import apt_repository
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.untrusted import (
     CHUNK,
     MANIFEST,
+    PACKAGES_MAX_BYTES,
     SCHEMA,
     NewFile,
     file_problem,
+    plain_name,
+    read_checked,
     read_manifest,
 )
 from jetson_env.checks.context import shell_word
@@ -60,14 +64,34 @@ def disk_error(directory: Path, exc: OSError) -> BundleError:
     )
 
 
+def apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
+    """Package -> its .debs in the bundle's apt repository `repo`, read from its Packages
+    file (the manifest's sha256, a bounded read), every file name plain and one the
+    manifest records: what the apt_packages role may copy, to a name of its own folder."""
+    recorded = manifest.get("apt_repos", {}).get(repo, {}).get("packages_sha256", "")
+    try:
+        text = read_checked(directory, f"{repo}/Packages", recorded, PACKAGES_MAX_BYTES).decode()
+    except UnicodeDecodeError:
+        raise BundleError(f"{repo}/Packages is not text") from None
+    except BundleError:
+        raise BundleError(f"{repo}/Packages: missing or not the one the manifest records") from None
+    files = apt_repository.files_by_package(text)
+    for names in files.values():
+        for name in names:
+            path = f"{repo}/{plain_name(name)}"
+            if path not in manifest["artifacts"]:
+                raise BundleError(
+                    f"{repo}/Packages names {name!r}, which the manifest does not list"
+                )
+    return files
+
+
 def verify(directory: Path, manifest: dict[str, Any] | None = None) -> list[dict[str, str]]:
     """Every artifact of the manifest (`manifest`, as the caller read it, else read here)
     checked against its sha256 and size, and every apt repository as the preflight checks it
-    (preflight.apt_files: its Packages against the manifest, each file name plain and
-    listed): the problems, each with the path, what is wrong and the `jetson-env bundle`
-    line that adds it again."""
-    from jetson_env.bundle.preflight import apt_files
-
+    (apt_files: its Packages against the manifest, each file name plain and listed): the
+    problems, each with the path, what is wrong and the `jetson-env bundle` line that adds it
+    again."""
     if manifest is None:
         manifest = read_manifest(directory)
     if manifest is None:

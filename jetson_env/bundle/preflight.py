@@ -7,26 +7,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jetson_env import apt_repository, wheels
+from jetson_env import wheels
 from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
-from jetson_env.bundle.manifest import artifact_problem, entry_roles
+from jetson_env.bundle.manifest import apt_files, artifact_problem, entry_roles
 from jetson_env.bundle.needs import FILE_KINDS, ROLES, archive_version
 from jetson_env.bundle.pip_resolution import project_of
 from jetson_env.bundle.targets import Target, target_from_facts
 from jetson_env.bundle.untrusted import (
     MANIFEST,
-    PACKAGES_MAX_BYTES,
-    plain_name,
-    read_checked,
     read_manifest,
     read_manifest_sha256,
 )
 from jetson_env.checks.context import shell_word
-from jetson_env.collection import provision_roles
+from jetson_env.collection import provision_roles, roles_a_bundle
 
 # Roles that fetch nothing: a bundle serves them whatever it holds.
-OFFLINE_ROLES = ("cuda_env",)
+OFFLINE_ROLES = roles_a_bundle("offline")
 
 
 @dataclass(frozen=True)
@@ -108,60 +105,9 @@ def host_plan(
             "add it with "
             f"`{add_line} --roles {','.join(wanted)}`. Nothing was changed."
         }
-    # A role the bundle was not made for, or whose file must be supplied by hand, is skipped
-    # and named (with where its file goes), not a refusal of the whole run.
-    skipped: dict[str, str] = {}
-    have_roles = set(manifest["targets"][key].get("roles", []))
-    for role in wanted:
-        if role not in have_roles:
-            skipped[role] = (
-                f"the bundle was not made with {role} for {key}; add it with "
-                f"`{add_line} --roles {role}`"
-            )
-    for item in manifest.get("manual", []):
-        # torchvision's archive is asked for by the torchvision role once it has paired a
-        # version with the torch the host keeps or gets (torchvision_archives below).
-        if item["role"] == "torchvision":
-            continue
-        if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
-            before = skipped.get(item["role"], "")
-            by_file = item["kind"] in FILE_KINDS  # else a download that failed: no --file
-            add = f"{add_line} --roles {shell_word(item['role'])}" + (
-                f" --file {shell_word(item['kind'])}=PATH" if by_file else ""
-            )
-            skipped[item["role"]] = (before + "; " if before else "") + (
-                f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
-                f"from {item['where_from']} and add it as {item['expected']} with `{add}`"
-            )
+    skipped = _skipped_roles(manifest, key, wanted, add_line)
     wanted = [role for role in wanted if role not in skipped]
-    problems = []
-    artifacts: dict[str, list[str]] = {}
-    # The flat apt repository, for a host of its distribution: copied whole, so every file
-    # of it is checked.
-    apt = manifest.get("apt", {}).get(key, {})
-    apt_repo = apt.get("repo") or ""
-    if not (
-        apt_repo
-        and apt.get("distribution") == target.distribution
-        and any(apt.get("roles", {}).get(role) for role in wanted)
-    ):
-        apt_repo = ""
-    debs: dict[str, list[str]] = {}
-    if apt_repo:
-        try:
-            debs = apt_files(directory, manifest, apt_repo)
-        except BundleError as exc:
-            problems.append(str(exc))
-    for path, entry in sorted(manifest["artifacts"].items()):
-        if apt_repo and path.startswith(apt_repo + "/"):
-            problem = artifact_problem(directory, path, entry)
-            if problem:
-                problems.append(f"{path}: {problem}")
-        if key not in entry["targets"]:
-            continue
-        for role in entry_roles(entry):
-            if role in wanted:
-                artifacts.setdefault(role, []).append(path)
+    apt, apt_repo, debs, artifacts, problems = _served(directory, manifest, key, target, wanted)
     if problems:
         return {"error": _cannot_provision(directory, key, problems, add_line, wanted)}
 
@@ -222,6 +168,75 @@ def host_plan(
     }
 
 
+def _skipped_roles(
+    manifest: dict[str, Any], key: str, wanted: list[str], add_line: str
+) -> dict[str, str]:
+    """The wanted roles the bundle cannot serve on the host of `key`, each with why and the
+    `jetson-env bundle` line that adds it: a role the bundle was not made for, or whose file
+    must be supplied by hand, is skipped and named (with where its file goes), not a refusal
+    of the whole run."""
+    skipped: dict[str, str] = {}
+    have_roles = set(manifest["targets"][key].get("roles", []))
+    for role in wanted:
+        if role not in have_roles:
+            skipped[role] = (
+                f"the bundle was not made with {role} for {key}; add it with "
+                f"`{add_line} --roles {role}`"
+            )
+    for item in manifest.get("manual", []):
+        # torchvision's archive is asked for by the torchvision role once it has paired a
+        # version with the torch the host keeps or gets (torchvision_archives in host_plan).
+        if item["role"] == "torchvision":
+            continue
+        if key in item["targets"] and item["role"] in wanted and item["role"] in have_roles:
+            before = skipped.get(item["role"], "")
+            by_file = item["kind"] in FILE_KINDS  # else a download that failed: no --file
+            add = f"{add_line} --roles {shell_word(item['role'])}" + (
+                f" --file {shell_word(item['kind'])}=PATH" if by_file else ""
+            )
+            skipped[item["role"]] = (before + "; " if before else "") + (
+                f"{item['what']} is not in the bundle and cannot be downloaded here: get it "
+                f"from {item['where_from']} and add it as {item['expected']} with `{add}`"
+            )
+    return skipped
+
+
+def _served(
+    directory: Path, manifest: dict[str, Any], key: str, target: Target, wanted: list[str]
+) -> tuple[dict[str, Any], str, dict[str, list[str]], dict[str, list[str]], list[str]]:
+    """What the bundle serves the host of `key` for the `wanted` roles: its apt entry, its
+    flat apt repository ("" where none serves a wanted role on this distribution) with the
+    .debs of each package, each role's files, and the problems found (the repository is
+    copied whole, so every file of it is checked here)."""
+    problems = []
+    artifacts: dict[str, list[str]] = {}
+    apt = manifest.get("apt", {}).get(key, {})
+    apt_repo = apt.get("repo") or ""
+    if not (
+        apt_repo
+        and apt.get("distribution") == target.distribution
+        and any(apt.get("roles", {}).get(role) for role in wanted)
+    ):
+        apt_repo = ""
+    debs: dict[str, list[str]] = {}
+    if apt_repo:
+        try:
+            debs = apt_files(directory, manifest, apt_repo)
+        except BundleError as exc:
+            problems.append(str(exc))
+    for path, entry in sorted(manifest["artifacts"].items()):
+        if apt_repo and path.startswith(apt_repo + "/"):
+            problem = artifact_problem(directory, path, entry)
+            if problem:
+                problems.append(f"{path}: {problem}")
+        if key not in entry["targets"]:
+            continue
+        for role in entry_roles(entry):
+            if role in wanted:
+                artifacts.setdefault(role, []).append(path)
+    return apt, apt_repo, debs, artifacts, problems
+
+
 def check_role(
     plan: dict[str, Any], role: str, lock_sha256: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -268,28 +283,6 @@ def _cannot_provision(
         "(after deleting a corrupted file), "
         f"then `jetson-env bundle --verify {shell_word(str(directory))}`. Nothing was changed."
     )
-
-
-def apt_files(directory: Path, manifest: dict[str, Any], repo: str) -> dict[str, list[str]]:
-    """Package -> its .debs in the bundle's apt repository `repo`, read from its Packages
-    file (the manifest's sha256, a bounded read), every file name plain and one the
-    manifest records: what the apt_packages role may copy, to a name of its own folder."""
-    recorded = manifest.get("apt_repos", {}).get(repo, {}).get("packages_sha256", "")
-    try:
-        text = read_checked(directory, f"{repo}/Packages", recorded, PACKAGES_MAX_BYTES).decode()
-    except UnicodeDecodeError:
-        raise BundleError(f"{repo}/Packages is not text") from None
-    except BundleError:
-        raise BundleError(f"{repo}/Packages: missing or not the one the manifest records") from None
-    files = apt_repository.files_by_package(text)
-    for names in files.values():
-        for name in names:
-            path = f"{repo}/{plain_name(name)}"
-            if path not in manifest["artifacts"]:
-                raise BundleError(
-                    f"{repo}/Packages names {name!r}, which the manifest does not list"
-                )
-    return files
 
 
 def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:

@@ -9,18 +9,20 @@ doctor reports the probe's error as a `crash` finding in its place.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jetson_env.checks.context import Facts
+from jetson_env.collection import role_fixing
 from jetson_env.findings import Finding, Remedy
 
 
 @dataclass(frozen=True)
 class Check:
     """`role`: the playbook role that applies this check's remedies (a plain-text remedy is
-    that role's); `manual`: why a remedy of this check that no role applies has none. A check
-    declares at least one of them; a remedy of another kind is built as a Remedy."""
+    that role's), the one the role registry says fixes it (collection.role_fixing); `manual`:
+    why a remedy of this check that no role applies has none. A check has at least one of
+    them; a remedy of another kind is built as a Remedy."""
 
     name: str
     area: str
@@ -29,12 +31,16 @@ class Check:
     run: Callable[[Facts], list[Finding]]
     quick_only: bool = False  # stands in for the framework checks under --quick
     on_request: bool = False  # runs only when asked (by name, or doctor --engines)
-    role: str | None = None
     manual: str = ""
+    role: str | None = field(init=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "role", role_fixing(self.name))
         if not (self.role or self.manual):
-            raise ValueError(f"check {self.name}: declare the role that fixes it, or why none")
+            raise ValueError(
+                f"check {self.name}: name it in the fixes of its role in the role registry "
+                "(the collection's meta/roles.yml), or say why no role fixes it (manual)"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "area": self.area, "summary": self.summary,

@@ -215,5 +215,4 @@ CHECK = Check(
     summary="CUDA toolkit version (the L4T row's on Jetson), nvcc on PATH, cuda.h, libcudart",
     probes=("cuda", "platform"),
     run=run,
-    role="cuda_env",
 )

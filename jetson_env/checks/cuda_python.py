@@ -161,5 +161,4 @@ CHECK = Check(
     "host<->device round trip; which of cuda-python and pycuda the TensorRT samples need",
     probes=("cuda_python", "cuda"),
     run=run,
-    role="pycuda",
 )

@@ -52,5 +52,4 @@ CHECK = Check(
     summary="cuDNN version through ctypes (the L4T row's on Jetson)",
     probes=("cudnn",),
     run=run,
-    role="jetpack_apt",
 )

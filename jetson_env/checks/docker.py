@@ -255,5 +255,4 @@ CHECK = Check(
     summary="Docker engine, nvidia runtime (default on Jetson), JetPack 4 CSV mount lists",
     probes=("docker",),
     run=run,
-    role="docker_runtime",
 )

@@ -165,5 +165,4 @@ CHECK = Check(
     summary="TensorRT's library loads through the loader, version as the matrix expects",
     probes=("tensorrt",),
     run=run,
-    role="tensorrt",
 )

@@ -101,5 +101,4 @@ CHECK = Check(
     summary="pycuda imports; a context and a float32 host<->device round trip on the GPU",
     probes=("pycuda", "cuda"),
     run=run,
-    role="pycuda",
 )

@@ -155,5 +155,4 @@ CHECK = Check(
     summary="the TensorRT Python bindings import in the target Python, same version as libnvinfer",
     probes=("tensorrt", "tensorrt_bindings"),
     run=run,
-    role="tensorrt",
 )

@@ -30,5 +30,4 @@ CHECK = Check(
     summary="termcolor imports in the target Python (torch2trt.test needs it)",
     probes=("pymodules",),
     run=run,
-    role="python_base",
 )

@@ -189,5 +189,4 @@ CHECK = Check(
     summary="torch imports, built with CUDA, CUDA available, kernels for this GPU",
     probes=("torch",),
     run=run,
-    role="torch",
 )

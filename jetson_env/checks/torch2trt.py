@@ -221,5 +221,4 @@ CHECK = Check(
     summary="torch2trt imports, its plugins are built, and this TensorRT is one it can use",
     probes=("torch2trt", "tensorrt"),
     run=run,
-    role="torch2trt",
 )

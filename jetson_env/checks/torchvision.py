@@ -125,5 +125,4 @@ CHECK = Check(
     summary="torchvision pairs with torch (matrix) and its C++ ops (nms) load, on CUDA too",
     probes=("torch",),
     run=run,
-    role="torchvision",
 )

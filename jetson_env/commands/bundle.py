@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from jetson_env.checks.context import shell_word
+from jetson_env.collection import roles_a_bundle
 from jetson_env.commands.options import forks
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
@@ -288,7 +289,9 @@ def register(sub) -> None:
     )
     bundle.add_argument("--limit", metavar="PATTERN", help="only these hosts of the inventory")
     bundle.add_argument(
-        "--roles", metavar="ROLE[,ROLE]", help="only what these roles need (default: all)"
+        "--roles",
+        metavar="ROLE[,ROLE]",
+        help=f"only what these roles need, of {', '.join(roles_a_bundle('files'))} (default: all)",
     )
     bundle.add_argument(
         "--file",

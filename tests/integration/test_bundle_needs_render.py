@@ -19,15 +19,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from jetson_env import matrix
+from jetson_env import collection, matrix
 from jetson_env.bundle import targets as bundle_targets
 from jetson_env.bundle.needs import archive_version, needs_for
 
 REPO = Path(__file__).resolve().parents[2]
 ROLES = REPO / "ansible_collections" / "jetson_env" / "jetson" / "roles"
+# The roles whose files a bundle carries (the role registry, meta/roles.yml).
+ALL_ROLES = collection.roles_a_bundle("files")
 ROLE_FILES = [
     f"{ROLES}/{role}/{kind}/main.yml"
-    for role in ("python_base", "torch", "torchvision", "pycuda", "torch2trt", "tensorrt")
+    for role in ALL_ROLES
     for kind in ("defaults", "vars")
     if (ROLES / role / kind / "main.yml").exists()
 ]
@@ -152,9 +154,6 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     assert proc.returncode == 0, proc.stdout[:4000] + proc.stderr[-2000:]
     return {path.name.removesuffix(".json"): json.loads(path.read_text())
             for path in out.glob("*.json")}  # fmt: skip
-
-
-ALL_ROLES = ("python_base", "torch", "torchvision", "pycuda", "tensorrt", "torch2trt")
 
 
 @pytest.mark.parametrize("name", sorted(targets()))

@@ -72,6 +72,17 @@ def torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", versio
     )  # fmt: skip
 
 
+def role_installs(variables, role, row, installed=None):
+    """What the role installs with pip and apt for its matrix row and its `variables`
+    (jetson_env.provisioning.role_installs, the rule a bundle fetches by): {"pip", "apt"}."""
+    _require_package()
+    try:
+        packages = {str(name): str(got or "") for name, got in dict(installed or {}).items()}
+        return provisioning.role_installs(str(role), dict(row), dict(variables), packages)
+    except (KeyError, ValueError) as exc:
+        raise AnsibleFilterError(f"role_installs({role}): {exc}. Nothing was changed.") from None
+
+
 def torchvision_tag(torch_version, matrix_file, row_torchvision=""):
     """The torchvision release to build for a torch version (jetson_env.provisioning): the
     matrix row's own where it pairs, else the pair's first ("2.5.0a0+..." -> "0.20.0")."""
@@ -227,6 +238,7 @@ class FilterModule:
             "pip_platforms": pip_platforms,
             "pip_requirement": pip_requirement,
             "plan": plan,
+            "role_installs": role_installs,
             "tensorrt_tarball_folder": tensorrt_tarball_folder,
             "x86_tensorrt_requirement": x86_tensorrt_requirement,
             "torch_source": torch_source,
