@@ -555,8 +555,16 @@ def test_a_fleet_page_shows_control_characters_as_the_terminal_does(suffix: str)
               "fixes": [{"number": 1, "checks": ["torch"], "command": f"pip install {hostile}"}],
               "platform": {}}  # fmt: skip
     host = {"host": f"h{hostile}", "status": "fail", "platform_label": hostile, "report": report}
+    grouped = {
+        **report["fixes"][0],
+        "words": False,
+        "note": None,
+        "hosts": [host["host"]],
+        "role": None,
+        "where": "host",
+    }  # the fleet's fixes, each once with its hosts
     fleet = {"inventory": "fleet.yml", "status": "fail", "exit_code": 1, "counts": {"fail": 1},
-             "hosts": [host]}  # fmt: skip
+             "hosts": [host], "fix": None, "fixes": [grouped]}  # fmt: skip
     page = fleet_page.render(fleet, suffix)
     assert not any(ch in page for ch in "\x1b\x07\x9b"), repr(page)
     assert "\\x1b[2J" in page
