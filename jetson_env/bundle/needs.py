@@ -11,7 +11,7 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from jetson_env import provisioning
+from jetson_env import provisioning, tensorrt_tarballs
 from jetson_env import roles as role_defaults
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.targets import Target
@@ -103,6 +103,7 @@ def needs_for(
         row = {
             "apt_prerequisites": list(family["apt_prerequisites"]),
             "pip_prerequisites": list(family["pip_prerequisites"]),
+            "onnx_export_packages": list(family["onnx_export_packages"]),
             "numpy": family["numpy"],
         }
         torch, torchvision, cusparselt = release.torch, release.torchvision, release.cusparselt
@@ -215,6 +216,18 @@ def needs_for(
         needs.pip.append(PipSet("torch2trt", list(build)))
         needs.apt["torch2trt"] = role_defaults.default("torch2trt", "cmake_apt_packages")
     if "tensorrt" in roles:
+        # The TensorRT the role installs: the row's, the tarball's, or x86's pin.
+        if target.l4t:
+            tensorrt = release.tensorrt
+        elif "tensorrt" in files:
+            named = tensorrt_tarballs.NAME.match(files["tensorrt"].name)
+            tensorrt = named.group(1) if named else ""
+        else:
+            tensorrt = matrix.x86_tensorrt_for(target.python).version
+        # The role's onnx set: ONNX export's packages where this TensorRT offers the ONNX
+        # converter, resolved with the row's numpy pin first.
+        if "onnx" in matrix.converters.for_tensorrt(tensorrt) and row["onnx_export_packages"]:
+            needs.pip.append(PipSet("tensorrt", [row["numpy"], *row["onnx_export_packages"]]))
         if target.l4t:
             needs.apt["tensorrt"] = role_defaults.default("tensorrt", "apt_packages")
         elif "tensorrt" in files:

@@ -64,6 +64,8 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
                 jetson=bool(release.l4t),
             )
         ),
+        # What torch.onnx.export needs for the ONNX converter (the tensorrt role installs it).
+        "onnx_export_packages": list(family["onnx_export_packages"]),
         "tensorrt_options": (
             matrix.tensorrt_options(release) if release.l4t else matrix.x86_tensorrt_options()
         ),

@@ -564,8 +564,10 @@ def test_an_engine_sidecar_says_why_the_file_will_not_load_here(sidecar, problem
     assert problems or "loads here" in engine.summary
 
 
-def test_an_onnx_export_without_the_onnx_package_is_fixed_by_python_base():
-    """torch 2.13 (CPU) without onnx: torch.onnx.export(..., dynamo=False) raised this."""
+def test_an_onnx_export_without_the_onnx_package_is_fixed_by_the_tensorrt_roles_onnx_set():
+    """torch 2.13 (CPU) without onnx: torch.onnx.export(..., dynamo=False) raised this. onnx is
+    the ONNX converter's (TensorRT's OnnxParser): the tensorrt role's `onnx` set alone, which
+    leaves TensorRT itself as it is, not python_base's (termcolor's role)."""
     failed = {
         **ONNX_PASSING,
         "exported": False,
@@ -582,7 +584,10 @@ def test_an_onnx_export_without_the_onnx_package_is_fixed_by_python_base():
         "ONNX -> TensorRT 10.3.0 OnnxParser fp32: failed",
     )
     assert onnx.remedy.shell == "/opt/venv/bin/python3 -m pip install onnx"
-    assert onnx.remedy.role == "python_base"
+    assert onnx.as_dict()["playbook"] == {
+        "role": "tensorrt", "tags": ["tensorrt"],
+        "vars": {"jetson_facts_python": "/opt/venv/bin/python3", "tensorrt_sets": ["onnx"]},
+    }  # fmt: skip
 
 
 def test_torch2trt_on_a_python_314_host_is_left_out_unless_installed():
