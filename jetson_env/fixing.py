@@ -152,7 +152,7 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
             else:
                 result.variables[name] = value
     # A remedy that names none of its role's package sets (ROLE_sets) asks for the whole role:
-    # another remedy's narrower sets must not drop the rest (a TensorRT fix beside onnx's).
+    # another remedy's narrower sets (tensorrt_sets: [onnx]) must not drop the rest.
     for role, names in asked.items():
         sets = f"{role}_sets"
         if sets in result.variables and any(sets not in named for named in names):

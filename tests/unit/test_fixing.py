@@ -94,9 +94,9 @@ def test_each_finding_gets_a_verdict_with_the_reason():
 
 
 def test_a_fix_that_asks_for_one_package_set_does_not_drop_the_rest_another_fix_needs():
-    """onnx missing for the smoke asks the tensorrt role for its onnx set alone; a libnvinfer
-    finding beside it asks for the whole role (no tensorrt_sets): the role must still install
-    TensorRT, not only onnx."""
+    """onnx missing for the smoke asks the tensorrt role for its onnx set alone; a remedy of
+    that role beside it that names no tensorrt_sets asks for the whole role: the role must
+    still install TensorRT, not only onnx."""
     onnx = Remedy("pip install onnx", "tensorrt", (("tensorrt_sets", ["onnx"]),))
     alone = report(Finding("smoke", "smoke", FAIL, "ONNX: failed", (), onnx))
     assert fixing.plan(alone, ROLES).variables == {"tensorrt_sets": ["onnx"]}
