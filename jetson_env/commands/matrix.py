@@ -154,6 +154,11 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             "prerequisites: apt " + (" ".join(prerequisites["apt"]) or "-")
             + ", pip " + (" ".join([*prerequisites["pip"], prerequisites["numpy"]]))
         )  # fmt: skip
+        if data["onnx_export_packages"] and "onnx" in data["converters"]:
+            term.line(
+                "ONNX export (the tensorrt role's, for the ONNX converter): pip "
+                + " ".join(data["onnx_export_packages"])
+            )
         term.line(
             f"built from source: torchvision {release.torchvision}, pycuda {data['pycuda']},"
             f" torch2trt {data['torch2trt']['ref'][:12]}, for CUDA archs"

@@ -134,6 +134,9 @@ def test_matrix_one_release_table():
     assert proc.returncode == 0
     assert "R36.4.3" in proc.stdout and "R35.4.1" not in proc.stdout
     assert "torch source: https://developer.download.nvidia.com/" in proc.stdout
+    # onnx is the ONNX converter's (the tensorrt role's), not a python_base prerequisite.
+    assert "prerequisites: apt python3-pip libopenblas-dev, pip numpy==1.26.1\n" in proc.stdout
+    assert "ONNX export (the tensorrt role's, for the ONNX converter): pip onnx" in proc.stdout
 
 
 @pytest.mark.parametrize("fmt", [[], ["--json"]])
