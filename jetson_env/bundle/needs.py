@@ -224,10 +224,10 @@ def needs_for(
             tensorrt = named.group(1) if named else ""
         else:
             tensorrt = matrix.x86_tensorrt_for(target.python).version
-        # The role's onnx set: ONNX export's packages where this TensorRT offers the ONNX
-        # converter, resolved with the row's numpy pin first.
-        if "onnx" in matrix.converters.for_tensorrt(tensorrt) and row["onnx_export_packages"]:
-            needs.pip.append(PipSet("tensorrt", [row["numpy"], *row["onnx_export_packages"]]))
+        # The role's onnx set (the role's rule), resolved with the row's numpy pin first.
+        onnx = provisioning.onnx_export_packages(matrix, row, tensorrt)
+        if onnx:
+            needs.pip.append(PipSet("tensorrt", [row["numpy"], *onnx]))
         if target.l4t:
             needs.apt["tensorrt"] = role_defaults.default("tensorrt", "apt_packages")
         elif "tensorrt" in files:
