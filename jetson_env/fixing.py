@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jetson_env import collection, target_python
+from jetson_env import roles as role_defaults
 from jetson_env.doctor import SCHEMA, Report
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE
 from jetson_env.findings import CRASH, FAIL, SEVERITY, WARN, Finding
@@ -120,6 +121,7 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
     (a role the user's --fix ROLES or the --bundle leaves out, or one whose files the bundle
     lacks for this host)."""
     result = RolePlan(only=only, bundle=bundle)
+    asked: dict[str, list[set[str]]] = {}  # role -> the variables each of its remedies names
     if bundle is not None:
         from jetson_env.bundle.doctor_advice import roles_left_out
 
@@ -140,6 +142,7 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
             result.left_out.append(finding)
             continue
         result.fixed_by.setdefault(remedy.role, [])
+        asked.setdefault(remedy.role, []).append({name for name, _ in remedy.variables})
         if finding.check not in result.fixed_by[remedy.role]:
             result.fixed_by[remedy.role].append(finding.check)
         for name, value in remedy.variables:
@@ -148,6 +151,13 @@ def plan(report: Report, known_roles: list[str], only: list[str] | None = None,
                 merged.extend(v for v in value if v not in merged)
             else:
                 result.variables[name] = value
+    # A remedy that names none of its role's package sets (ROLE_sets) asks for the whole role:
+    # another remedy's narrower sets (tensorrt_sets: [onnx]) must not drop the rest.
+    for role, names in asked.items():
+        sets = f"{role}_sets"
+        if sets in result.variables and any(sets not in named for named in names):
+            merged = result.variables[sets]
+            merged.extend(v for v in role_defaults.default(role, "sets") if v not in merged)
     result.roles = [role for role in known_roles if role in result.fixed_by]
     return result
 

@@ -38,8 +38,12 @@ SECTIONS = (
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = (
-    "apt_prerequisites", "pip_prerequisites", "numpy", "torch_cuda_arch_list", "socs",
+    "apt_prerequisites", "pip_prerequisites", "onnx_export_packages", "numpy",
+    "torch_cuda_arch_list", "socs",
 )  # fmt: skip
+
+# What the roles read from x86's row as they read a Jetson family's (jetson_facts_row).
+X86_ROW_FIELDS = ("apt_prerequisites", "pip_prerequisites", "onnx_export_packages", "numpy")
 
 
 class MatrixError(ValueError):
@@ -534,6 +538,9 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
             )
     x86_entry = raw["x86"]
     x86_cited = check_sources("x86", x86_entry)
+    for field in X86_ROW_FIELDS:
+        if field not in x86_entry:
+            raise MatrixError(f"{where}: x86: missing '{field}'")
     x86_torch, x86_torchvision = parse_torch("x86", x86_entry)
     x86 = Release(
         l4t="",

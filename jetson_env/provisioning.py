@@ -158,6 +158,16 @@ def role_installs(
     raise ValueError(f"role_installs: no rule for the role {role}")
 
 
+def onnx_export_packages(matrix: Matrix, row: dict[str, Any], tensorrt: str | None) -> list[str]:
+    """What the tensorrt role's onnx set installs for a host with this TensorRT: the row's
+    onnx_export_packages (what torch.onnx.export needs with the row's torch) where that
+    TensorRT offers the ONNX converter (the matrix's converters), else nothing. The role (the
+    filter of the same name) and a bundle (jetson_env.bundle.needs) both ask here."""
+    if not matrix.converters.supports("onnx", tensorrt):
+        return []
+    return [str(package) for package in row.get("onnx_export_packages") or []]
+
+
 def torchvision_tag_for(matrix: Matrix, torch_version: str, row_torchvision: str = "") -> str:
     """The torchvision release built for a torch version (jetson_env.pairing): the row's
     own where it pairs, else the pair's first release ("2.15.0" -> "0.29.1")."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from jetson_env import collection, provisioning
+from jetson_env import collection, provisioning, tensorrt_tarballs
 from jetson_env import roles as role_defaults
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.targets import Target
@@ -100,7 +100,7 @@ class Row:
 
     matrix: Matrix
     target: Target
-    fields: dict  # numpy, pip_prerequisites, apt_prerequisites
+    fields: dict  # numpy, pip_prerequisites, apt_prerequisites, onnx_export_packages
     torch: TorchSource
     torchvision: str
     cusparselt: CusparseLt | None
@@ -116,7 +116,8 @@ def needs_for(
     if target.l4t:
         release = matrix.release(target.l4t)
         family = matrix.family(release.family)
-        fields = {key: family[key] for key in ("apt_prerequisites", "pip_prerequisites", "numpy")}
+        fields = {key: family[key] for key in ("apt_prerequisites", "pip_prerequisites",
+                                               "onnx_export_packages", "numpy")}  # fmt: skip
         row = Row(matrix, target, fields, release.torch, release.torchvision, release.cusparselt,
                   files)  # fmt: skip
     else:
@@ -218,6 +219,18 @@ def _torch2trt(row: Row, needs: Needs) -> None:
 
 def _tensorrt(row: Row, needs: Needs) -> None:
     target = row.target
+    # The TensorRT the role installs (the row's, the tarball's, or x86's pin) decides its
+    # onnx set (the role's rule), resolved with the row's numpy pin first.
+    if target.l4t:
+        tensorrt = row.matrix.release(target.l4t).tensorrt
+    elif "tensorrt" in row.files:
+        named = tensorrt_tarballs.NAME.match(row.files["tensorrt"].name)
+        tensorrt = named.group(1) if named else ""
+    else:
+        tensorrt = row.matrix.x86_tensorrt_for(target.python).version
+    onnx = provisioning.onnx_export_packages(row.matrix, row.fields, tensorrt)
+    if onnx:
+        needs.pip.append(PipSet("tensorrt", [row.fields["numpy"], *onnx]))
     if target.l4t:
         needs.apt["tensorrt"] = role_defaults.default("tensorrt", "apt_packages")
         return

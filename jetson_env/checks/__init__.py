@@ -20,9 +20,9 @@ from jetson_env.findings import Finding, Remedy
 @dataclass(frozen=True)
 class Check:
     """`role`: the playbook role that applies this check's remedies (a plain-text remedy is
-    that role's), the one the role registry says fixes it (collection.role_fixing); `manual`:
-    why a remedy of this check that no role applies has none. A check has at least one of
-    them; a remedy of another kind is built as a Remedy."""
+    that role's, with `variables`), the one the role registry says fixes it
+    (collection.role_fixing); `manual`: why a remedy of this check that no role applies has
+    none. A check has at least one of them; a remedy of another kind is built as a Remedy."""
 
     name: str
     area: str
@@ -32,6 +32,8 @@ class Check:
     quick_only: bool = False  # stands in for the framework checks under --quick
     on_request: bool = False  # runs only when asked (by name, or doctor --engines)
     manual: str = ""
+    # What a plain-text remedy asks its role for: the finding's part (a package set).
+    variables: tuple[tuple[str, Any], ...] = ()
     role: str | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -46,13 +48,21 @@ class Check:
         return {"name": self.name, "area": self.area, "summary": self.summary,
                 "probes": list(self.probes), "role": self.role}  # fmt: skip
 
+    def as_remedy(self, remedy: str | Remedy) -> Remedy:
+        """A plain-text remedy is the check's role's, with `variables`, else one no role
+        applies, for the check's reason; a Remedy keeps its own."""
+        if isinstance(remedy, Remedy):
+            return remedy
+        if self.role:
+            return Remedy(remedy, self.role, self.variables)
+        return Remedy(remedy, why=self.manual)
+
     def finding(
         self, status: str, summary: str, details=(), remedy: str | Remedy | None = None
     ) -> Finding:
-        """A finding of this check; a plain-text remedy is the check's role's, else one no
-        role applies, for the check's reason."""
+        """A finding of this check; a plain-text remedy as the check gives it (as_remedy)."""
         if isinstance(remedy, str):
-            remedy = Remedy(remedy, self.role, why="" if self.role else self.manual)
+            remedy = self.as_remedy(remedy)
         return Finding(self.name, self.area, status, summary, tuple(details), remedy)
 
 

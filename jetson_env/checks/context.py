@@ -200,12 +200,19 @@ class Facts:
         """pip, as the python_base role installs its packages (the pip policy), into the
         Python the doctor probed (the role's jetson_facts_python): only the finding's package
         set (python_base_sets; `packages`: that set's packages), so the fix moves nothing
-        else (no numpy pin, no onnx with termcolor)."""
+        else (no numpy pin with termcolor)."""
         variables: list[tuple[str, Any]] = [("jetson_facts_python", self.python),
                                             ("python_base_sets", [package_set])]  # fmt: skip
         if packages:
             variables.append(("python_base_pip_packages", list(packages)))
         return Remedy(self.pip_install(requirement), "python_base", tuple(variables))
+
+    def onnx_export_install(self, requirement: str) -> Remedy:
+        """pip, as the tensorrt role installs what torch.onnx.export needs for the ONNX
+        converter (its `onnx` set: the matrix row's onnx_export_packages), into the Python the
+        doctor probed; TensorRT itself is not touched (tensorrt_sets: onnx only)."""
+        variables = (("jetson_facts_python", self.python), ("tensorrt_sets", ["onnx"]))
+        return Remedy(self.pip_install(requirement), "tensorrt", variables)
 
     @property
     def cuda_root(self) -> str:

@@ -18,6 +18,9 @@ from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 from jetson_env.matrix import JetsonTensorRT
 
 USER_DIRS = ("/home/", "/root/")
+# The tensorrt role's part a TensorRT finding asks for: TensorRT itself, not its onnx set
+# (ONNX export's packages, the smoke's onnx finding's).
+TENSORRT_SET = (("tensorrt_sets", ["tensorrt"]),)
 
 
 def loader_remedy(facts: Facts, directory: str) -> Remedy:
@@ -32,9 +35,9 @@ def loader_remedy(facts: Facts, directory: str) -> Remedy:
     shell = facts.loader_conf("tensorrt", directory)
     install_dir = roles.default("tensorrt", "install_dir").rstrip("/")
     if re.fullmatch(tensorrt_tarballs.LIB_DIR.format(re.escape(install_dir)), directory):
-        return Remedy(shell, "tensorrt")
+        return Remedy(shell, "tensorrt", TENSORRT_SET)
     if directory.endswith("/tensorrt_libs"):
-        return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python),))
+        return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python), *TENSORRT_SET))
     return Remedy(shell, why="the tensorrt role registers the folders of what it installed")
 
 
@@ -52,7 +55,7 @@ def pip_install_remedy(facts: Facts) -> Remedy:
         + f" && {where} | {facts.sudo(f'tee {conf}')} && "
         + facts.sudo("ldconfig")
     )
-    return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python),))
+    return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python), *TENSORRT_SET))
 
 
 def install_remedy(facts: Facts) -> str | Remedy:
@@ -165,4 +168,5 @@ CHECK = Check(
     summary="TensorRT's library loads through the loader, version as the matrix expects",
     probes=("tensorrt",),
     run=run,
+    variables=TENSORRT_SET,
 )

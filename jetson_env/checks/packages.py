@@ -61,7 +61,7 @@ def run(facts: Facts) -> list[Finding]:
         judged(
             "tensorrt",
             mismatch,
-            _with_role(tensorrt_python.install_remedy(facts), tensorrt_python.CHECK.role),
+            tensorrt_python.CHECK.as_remedy(tensorrt_python.install_remedy(facts)),
         ),
         judged(
             "torch2trt",
@@ -82,8 +82,3 @@ CHECK = Check(
     quick_only=True,
     manual="--quick gives the remedies of the checks it stands in for",
 )
-
-
-def _with_role(remedy: str | Remedy, role: str | None) -> Remedy:
-    """Another check's remedy as that check's role applies it (a Remedy keeps its own)."""
-    return remedy if isinstance(remedy, Remedy) else Remedy(remedy, role)

@@ -126,9 +126,9 @@ def onnx_findings(facts: Facts, data: dict) -> list[Finding]:
         )
     error = entry.get("error") or ""
     # torch.onnx.export needs the onnx package ("Module onnx is not installed!"): the matrix
-    # row's pip_prerequisites, python_base's `prerequisites` set, asked for by this finding only.
+    # row's onnx_export_packages, the tensorrt role's `onnx` set, asked for by this finding only.
     missing = "onnx is not installed" in error or "No module named 'onnx'" in error
-    remedy = facts.python_base_install("onnx", "prerequisites") if missing else None
+    remedy = facts.onnx_export_install("onnx") if missing else None
     return [judged(name, entry, details, remedy), *host_runtime_findings(entry)]
 
 

@@ -141,12 +141,12 @@ def run(facts: Facts) -> list[Finding]:
     ]
 
 
-def _see_the_error(facts: Facts, reinstall: str | Remedy) -> Remedy:
+def _see_the_error(facts: Facts, reinstall: str | Remedy) -> str | Remedy:
     python = shlex.quote(facts.python)
     first = f"run {python} -c 'import tensorrt' to see the whole error; reinstall: "
     if isinstance(reinstall, Remedy):
         return Remedy(first + reinstall.shell, reinstall.role, reinstall.variables)
-    return Remedy(first + reinstall)
+    return first + reinstall  # this check's role's, as its other plain-text remedies
 
 
 CHECK = Check(
@@ -155,4 +155,5 @@ CHECK = Check(
     summary="the TensorRT Python bindings import in the target Python, same version as libnvinfer",
     probes=("tensorrt", "tensorrt_bindings"),
     run=run,
+    variables=libnvinfer.TENSORRT_SET,
 )

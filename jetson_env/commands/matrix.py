@@ -64,6 +64,8 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
                 jetson=bool(release.l4t),
             )
         ),
+        # What torch.onnx.export needs for the ONNX converter (the tensorrt role installs it).
+        "onnx_export_packages": list(family["onnx_export_packages"]),
         "tensorrt_options": (
             matrix.tensorrt_options(release) if release.l4t else matrix.x86_tensorrt_options()
         ),
@@ -152,6 +154,11 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             "prerequisites: apt " + (" ".join(prerequisites["apt"]) or "-")
             + ", pip " + (" ".join([*prerequisites["pip"], prerequisites["numpy"]]))
         )  # fmt: skip
+        if data["onnx_export_packages"] and "onnx" in data["converters"]:
+            term.line(
+                "ONNX export (the tensorrt role's, for the ONNX converter): pip "
+                + " ".join(data["onnx_export_packages"])
+            )
         term.line(
             f"built from source: torchvision {release.torchvision}, pycuda {data['pycuda']},"
             f" torch2trt {data['torch2trt']['ref'][:12]}, for CUDA archs"

@@ -520,8 +520,11 @@ def test_x86_tensorrt_is_the_matrix_pin_from_pip_or_named_as_supply_by_hand(tmp_
     names the wheels as supplied by hand and where they come from; the bundle is still made."""
     matrix = matrix_mod.load()
     target = targets.Target("x86_64", "3.12", "2.39")
-    (pip_set,) = needs_for(matrix, target, ["tensorrt"], {}).pip
+    sets = needs_for(matrix, target, ["tensorrt"], {}).pip
+    (pip_set,) = [p for p in sets if p.unresolved is not None]
     assert pip_set.requirements == ["tensorrt-cu13==10.16.1.11"]
+    # The role's onnx set beside it (ONNX export's, for the ONNX converter), which pip resolves.
+    assert [p.requirements for p in sets if p.unresolved is None] == [["numpy>=1.26,<3", "onnx"]]
     result = bundle.make(tmp_path / "b", matrix, [target], ["tensorrt"], workers=2)
     (manual,) = result.manifest["manual"]
     assert manual["what"] == (

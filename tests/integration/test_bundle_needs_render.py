@@ -4,7 +4,8 @@ loads each role's defaults/main.yml and vars/main.yml with that row's facts and 
 the role installs: python_base's pip requirements and apt packages, torch's source and
 cuSPARSELt, torchvision's version (paired with the torch the bundle brings) and apt packages,
 pycuda's version, torch2trt's ref and apt packages, TensorRT's apt packages on a Jetson and
-its pip requirement on x86, the pip sets torchvision's and torch2trt's builds install, and
+its pip requirement on x86 and ONNX export's packages (onnx) for the TensorRT it installs, the
+pip sets torchvision's and torch2trt's builds install, and
 the torchvision paired with a torch the host keeps (2.11.0+cu130, the offline GPU server's),
 which a bundle brings with --file torch=<that wheel>.
 jetson_env.bundle.needs_for must fetch exactly those. No Docker: about 20 s.
@@ -51,6 +52,7 @@ RENDERED = {
     "torchvision_build": "{{ _torchvision_build_requirements }}",
     "tensorrt_apt": "{{ tensorrt_apt_packages if tensorrt_from_apt else [] }}",
     "tensorrt_pip": "{{ tensorrt_pip_package }}",
+    "tensorrt_onnx": "{{ _tensorrt_onnx_packages }}",
 }
 PLAYBOOK = [
     {
@@ -77,8 +79,11 @@ PLAYBOOK = [
                     "jetson_facts_arch": "{{ row_platform.machine }}",
                     "jetson_facts_cuda_root": "/usr/local/cuda",
                     # The facts module's record of the target Python (tensorrt's x86 pip pin
-                    # is per Python), with no package installed.
-                    "ansible_facts": {"jetson_env_python": "{{ row_python }}"},
+                    # is per Python), with no package installed, and of the platform.
+                    "ansible_facts": {
+                        "jetson_env_python": "{{ row_python }}",
+                        "jetson_env_platform": "{{ row_platform }}",
+                    },
                 },
             },
             {
@@ -193,6 +198,12 @@ def test_the_bundle_fetches_what_the_roles_render(rendered: dict[str, dict], nam
         assert needs.apt["tensorrt"] == roles["tensorrt_apt"]
     else:
         assert pip["tensorrt"].requirements == [roles["tensorrt_pip"]]
+    # ONNX export's packages: the tensorrt role's (its onnx set, where the TensorRT it installs
+    # offers the ONNX converter), resolved with the row's numpy pin; none of python_base's.
+    onnx = [p.requirements for p in needs.pip if p.role == "tensorrt" and p.unresolved is None]
+    assert [r[1:] for r in onnx] == ([roles["tensorrt_onnx"]] if roles["tensorrt_onnx"] else [])
+    assert all(r[0] == roles["python_base_pip"][0] for r in onnx)  # numpy's
+    assert "onnx" not in roles["python_base_pip"]
 
     # What the builds install with pip first: the same sets, in the same order.
     assert pip["torchvision"].requirements == roles["torchvision_build"]

@@ -41,7 +41,9 @@ from support.hosts import VENV, Host, free_port, wait_for_port
 from support.schemas import fix_schema_validator
 from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
 from support.standins import (
+    build_bindings_wheel,
     build_cuda_toolkit_archive,
+    build_libnvinfer,
     build_tensorrt_tarball,
     stage_container_runtime,
 )
@@ -463,5 +465,65 @@ def test_a_termcolor_fix_changes_termcolor_only_on_a_jetson_row_with_an_exact_nu
         said = planned.stdout + planned.stderr
         assert planned.returncode == 0, said[-3000:]
         assert "pip finds every requirement met" in said, said[-3000:]
+    finally:
+        remove_host(host)
+
+
+NO_APT_TENSORRT = '{"tensorrt_from_apt": false}'  # the stand-in's, not JetPack's packages
+
+
+def pip_would_install(run: subprocess.CompletedProcess) -> list[str]:
+    """The lines of pip_packages' --check that say what pip would install."""
+    return [line for line in (run.stdout + run.stderr).splitlines()
+            if "--check:" in line and "pip would install" in line]  # fmt: skip
+
+
+def test_onnx_comes_with_the_tensorrt_role_where_its_tensorrt_offers_the_onnx_converter(
+    tmp_path: Path,
+):
+    """JetPack 6's row: onnx (what torch.onnx.export needs, for TensorRT's OnnxParser) is the
+    ONNX converter's, the tensorrt role's `onnx` set, not python_base's. python_base's pip sets
+    plan no onnx (its `prerequisites` set brought onnx, protobuf 7 and ml_dtypes); the tensorrt
+    role plans it and installs it once the host's TensorRT offers the ONNX converter: STAND-IN
+    bindings 10.3.0 (JetPack 6's) with a STAND-IN libnvinfer.so.10, not from apt here. An x86
+    host with the Orin's release files: the row is the Jetson's."""
+    host = start_x86_with_files_of(ORIN, "onnx-set")
+    try:
+        host.install_project()
+        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
+        tag = host.exec([PYTHON, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"])
+        wheel = build_bindings_wheel(TRT_VERSION, tag.stdout.strip(), tmp_path / "trt")
+        host.copy_in(
+            build_libnvinfer(TRT_VERSION, tmp_path / "trt"), "/usr/local/lib/libnvinfer.so.10"
+        )
+        host.exec(["ldconfig"])
+        host.copy_in(wheel, f"/tmp/{wheel.name}")
+        host.exec([PYTHON, "-m", "pip", "install", "--quiet", "--break-system-packages",
+                   "--no-deps", "--no-index", f"/tmp/{wheel.name}"])  # fmt: skip
+        host.exec(["mkdir", "-p", WORKDIR])
+        provision = ["sh", "-c", f'cd {WORKDIR} && exec "$@"', "sh", f"{VENV}/bin/jetson-env",
+                     "--no-color", "provision", "--python", PYTHON]  # fmt: skip
+
+        base = host.exec([*provision, "--check", "--tags", "python_base", "-e",
+                          '{"python_base_sets": ["numpy", "prerequisites", "packages"]}'],
+                         check=False, timeout=900)  # fmt: skip
+
+        assert base.returncode == 0, (base.stdout + base.stderr)[-3000:]
+        would = pip_would_install(base)
+        assert not any("onnx" in line for line in would), would
+
+        planned = host.exec([*provision, "--check", "--tags", "tensorrt", "-e", NO_APT_TENSORRT],
+                            check=False, timeout=900)  # fmt: skip
+
+        assert planned.returncode == 0, (planned.stdout + planned.stderr)[-3000:]
+        assert any("onnx==" in line for line in pip_would_install(planned)), planned.stdout[-3000:]
+        assert pip_version(host, "onnx") is None
+
+        applied = host.exec([*provision, "--tags", "tensorrt", "-e", NO_APT_TENSORRT],
+                            check=False, timeout=900)  # fmt: skip
+
+        assert applied.returncode == 0, (applied.stdout + applied.stderr)[-3000:]
+        assert pip_version(host, "onnx")
+        assert pip_version(host, "tensorrt") == TRT_VERSION  # TensorRT itself is as it was
     finally:
         remove_host(host)

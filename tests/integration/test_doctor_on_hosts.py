@@ -90,7 +90,8 @@ def test_libnvinfer_outside_the_loader_path_and_its_remedy(tensorrt_tarball_in_o
     assert "libnvinfer.so.8: cannot open shared object file" in library["summary"]
     remedy = f"echo {TRT_DIR}/lib | tee {TRT_LD_CONF} && ldconfig"
     assert library["remedy"] == remedy
-    assert library["playbook"] == {"role": "tensorrt", "tags": ["tensorrt"], "vars": {}}
+    assert library["playbook"] == {"role": "tensorrt", "tags": ["tensorrt"],
+                                   "vars": {"tensorrt_sets": ["tensorrt"]}}  # fmt: skip
     bindings = one(before, "tensorrt-python")
     assert bindings["status"] == "fail"
     assert "cannot open shared object file" in bindings["details"][0]

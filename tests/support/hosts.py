@@ -719,8 +719,9 @@ class LivedInImage:
             f" python3 -m venv {LIVED_IN_VENV};"
             f" {LIVED_IN_VENV}/bin/pip install -q --no-cache-dir {torch} {shlex.quote(self.numpy)};"
             f" {VENV}/bin/pip install -q --no-cache-dir 'ansible-core>=2.16';"
-            # python_base's x86 requirements beyond the venv's numpy: termcolor, and onnx
-            # (what the smoke's ONNX export needs) with its dependencies.
+            # The roles' x86 requirements beyond the venv's numpy: termcolor (python_base's),
+            # and onnx (the tensorrt role's: what the smoke's ONNX export needs) with its
+            # dependencies.
             f" {VENV}/bin/pip download -q -d {LIVED_IN_WHEELHOUSE} termcolor onnx;"
             f" printf '[global]\\nno-index = true\\nfind-links = {LIVED_IN_WHEELHOUSE}\\n'"
             " >/etc/pip.conf;"

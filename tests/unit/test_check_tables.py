@@ -78,7 +78,7 @@ def test_tensorrt_bindings_remedy_is_pinned_to_libnvinfer(library, cuda, require
 def test_an_x86_host_without_tensorrt_gets_one_remedy_the_matrix_pin_from_pip():
     """libnvinfer and the bindings used to disagree: a login-walled tarball for one, an
     unpinned `pip install tensorrt-cu13` (TensorRT 11, which torch2trt cannot use) for the
-    other."""
+    other. The fix asks the tensorrt role for TensorRT itself, not its onnx set."""
     found = facts(
         tensorrt={"files": [], "loaded": None, "headers": []},
         tensorrt_bindings={"imported": False,
@@ -95,7 +95,29 @@ def test_an_x86_host_without_tensorrt_gets_one_remedy_the_matrix_pin_from_pip():
     )
     assert library.as_dict()["playbook"] == {
         "role": "tensorrt", "tags": ["tensorrt"],
-        "vars": {"jetson_facts_python": "/opt/venv/bin/python3"},
+        "vars": {"jetson_facts_python": "/opt/venv/bin/python3", "tensorrt_sets": ["tensorrt"]},
+    }  # fmt: skip
+
+
+def test_a_failing_tensorrt_import_is_reinstalled_as_the_tensorrt_role_installs_tensorrt():
+    """`import tensorrt` fails for a reason of its own: see the whole error, then reinstall
+    the matrix's pin as the tensorrt role does, asking it for TensorRT itself (not its onnx
+    set). Its plain-text reinstall used to become a Remedy with neither a role nor a reason,
+    which raised."""
+    found = facts(
+        tensorrt=trt("tarball", "/opt/TensorRT-10.16.1.11/lib"),
+        tensorrt_bindings={"imported": False,
+                           "error": "ImportError: libcublas.so.13: undefined symbol: cublasLtX"},
+        cuda={"version": "13.0", "root": "/usr/local/cuda"},
+    )  # fmt: skip
+    (finding,) = BY_NAME["tensorrt-python"].run(found)
+    assert finding.summary == "import tensorrt fails"
+    assert finding.remedy.shell == (
+        "run /opt/venv/bin/python3 -c 'import tensorrt' to see the whole error; reinstall: "
+        "/opt/venv/bin/python3 -m pip install 'tensorrt-cu13==10.16.1.*'"
+    )
+    assert finding.as_dict()["playbook"] == {
+        "role": "tensorrt", "tags": ["tensorrt"], "vars": {"tensorrt_sets": ["tensorrt"]},
     }  # fmt: skip
 
 
@@ -564,8 +586,10 @@ def test_an_engine_sidecar_says_why_the_file_will_not_load_here(sidecar, problem
     assert problems or "loads here" in engine.summary
 
 
-def test_an_onnx_export_without_the_onnx_package_is_fixed_by_python_base():
-    """torch 2.13 (CPU) without onnx: torch.onnx.export(..., dynamo=False) raised this."""
+def test_an_onnx_export_without_the_onnx_package_is_fixed_by_the_tensorrt_roles_onnx_set():
+    """torch 2.13 (CPU) without onnx: torch.onnx.export(..., dynamo=False) raised this. onnx is
+    the ONNX converter's (TensorRT's OnnxParser): the tensorrt role's `onnx` set alone, which
+    leaves TensorRT itself as it is, not python_base's (termcolor's role)."""
     failed = {
         **ONNX_PASSING,
         "exported": False,
@@ -582,7 +606,10 @@ def test_an_onnx_export_without_the_onnx_package_is_fixed_by_python_base():
         "ONNX -> TensorRT 10.3.0 OnnxParser fp32: failed",
     )
     assert onnx.remedy.shell == "/opt/venv/bin/python3 -m pip install onnx"
-    assert onnx.remedy.role == "python_base"
+    assert onnx.as_dict()["playbook"] == {
+        "role": "tensorrt", "tags": ["tensorrt"],
+        "vars": {"jetson_facts_python": "/opt/venv/bin/python3", "tensorrt_sets": ["onnx"]},
+    }  # fmt: skip
 
 
 def test_torch2trt_on_a_python_314_host_is_left_out_unless_installed():

@@ -86,6 +86,7 @@ def test_matrix_json_lists_every_release():
             "ref": "4e820ae31b4e35d59685935223b05b2e11d47b03",
         },
         "converters": ["torch2trt", "onnx"],
+        "onnx_export_packages": [],
         "tensorrt_options": [
             {
                 "version": "7.1.3",
@@ -133,6 +134,9 @@ def test_matrix_one_release_table():
     assert proc.returncode == 0
     assert "R36.4.3" in proc.stdout and "R35.4.1" not in proc.stdout
     assert "torch source: https://developer.download.nvidia.com/" in proc.stdout
+    # onnx is the ONNX converter's (the tensorrt role's), not a python_base prerequisite.
+    assert "prerequisites: apt python3-pip libopenblas-dev, pip numpy==1.26.1\n" in proc.stdout
+    assert "ONNX export (the tensorrt role's, for the ONNX converter): pip onnx" in proc.stdout
 
 
 @pytest.mark.parametrize("fmt", [[], ["--json"]])

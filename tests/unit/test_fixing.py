@@ -93,6 +93,19 @@ def test_each_finding_gets_a_verdict_with_the_reason():
     assert "platform" not in rows  # ok: nothing to fix
 
 
+def test_a_fix_that_asks_for_one_package_set_does_not_drop_the_rest_another_fix_needs():
+    """onnx missing for the smoke asks the tensorrt role for its onnx set alone; a remedy of
+    that role beside it that names no tensorrt_sets asks for the whole role: the role must
+    still install TensorRT, not only onnx."""
+    onnx = Remedy("pip install onnx", "tensorrt", (("tensorrt_sets", ["onnx"]),))
+    alone = report(Finding("smoke", "smoke", FAIL, "ONNX: failed", (), onnx))
+    assert fixing.plan(alone, ROLES).variables == {"tensorrt_sets": ["onnx"]}
+
+    both = report(Finding("smoke", "smoke", FAIL, "ONNX: failed", (), onnx),
+                  finding("libnvinfer", role="tensorrt"))  # fmt: skip
+    assert fixing.plan(both, ROLES).variables == {"tensorrt_sets": ["onnx", "tensorrt"]}
+
+
 def test_a_role_that_ran_but_did_not_fix_says_what_is_left():
     plan = fixing.plan(BEFORE, ROLES, only=["cuda_env"])
     runs = [fixing.RoleRun("cuda_env", applied=True, changed=0)]

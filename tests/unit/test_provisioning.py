@@ -12,6 +12,7 @@ from jetson_env import matrix
 from jetson_env.matrix import UnknownRelease
 from jetson_env.provisioning import (
     ALLOW_NEWER_POINT_RELEASE,
+    onnx_export_packages,
     plan,
     torch_source,
     torchvision_tag_for,
@@ -196,3 +197,22 @@ def test_the_torch_role_reads_the_python_rule(tmp_path, source, overrides):
     )
     del expected["overridden"]
     assert rendered == expected
+
+
+@pytest.mark.parametrize(
+    ("row", "tensorrt", "expected"),
+    [
+        ("36.4.3", "10.3.0", ["onnx"]),  # torch 2.5: torch.onnx.export needs onnx
+        ("36.4.3", "11.4.1", ["onnx"]),  # TensorRT 11: no torch2trt, the ONNX path still
+        ("32.7.1", "8.2.1", []),  # torch 1.x exports on its own
+        ("36.4.3", "", []),  # no TensorRT: no ONNX converter to feed
+        ("36.4.3", "12.0.0", []),  # a major the matrix does not know
+        ("x86", "10.16.1.11", ["onnx"]),
+    ],
+)
+def test_onnx_export_packages_go_where_the_tensorrt_offers_the_onnx_converter(
+    row, tensorrt, expected
+):
+    """The tensorrt role's onnx set (its filter) and a bundle's share this rule."""
+    fields = M.raw["x86"] if row == "x86" else M.raw["families"][M.release(row).family]
+    assert onnx_export_packages(M, fields, tensorrt) == expected

@@ -207,6 +207,14 @@ def tensorrt_converters(tensorrt_version, matrix_file=""):
     return list(_load(matrix_file).converters.for_tensorrt(str(tensorrt_version or "").strip()))
 
 
+def onnx_export_packages(tensorrt_version, row, matrix_file=""):
+    """What the tensorrt role's onnx set installs with this TensorRT ("10.3.0", the matrix row
+    of the host): jetson_env.provisioning.onnx_export_packages, the bundle's rule too."""
+    return provisioning.onnx_export_packages(
+        _load(matrix_file), dict(row), str(tensorrt_version or "").strip()
+    )
+
+
 def tensorrt_tarball_folder(tarball):
     """The folder NVIDIA's TensorRT tarball unpacks to, "TensorRT-<version>", for 10.x and 11.x
     names alike (jetson_env.tensorrt_tarballs)."""
@@ -234,6 +242,7 @@ class FilterModule:
             "cuda_python_requirement": cuda_python_requirement,
             "tensorrt_converters": tensorrt_converters,
             "matrix": matrix_mapping,
+            "onnx_export_packages": onnx_export_packages,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
             "pip_requirement": pip_requirement,
