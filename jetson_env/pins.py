@@ -13,25 +13,30 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 
+def exact_pin(requirement: str) -> Version | None:
+    """The release of an exact pin (`name==X.Y.Z`), None for anything else."""
+    try:
+        specifiers = list(Requirement(requirement).specifier)
+        if len(specifiers) != 1 or specifiers[0].operator not in ("==", "==="):
+            return None
+        if specifiers[0].version.endswith("*"):
+            return None
+        return Version(specifiers[0].version)
+    except (InvalidRequirement, InvalidVersion):
+        return None
+
+
 def requirement_for(requirement: str, installed: str | None, move: bool = False) -> str:
     """`requirement` as pip is to get it, or "" where the installed release is kept: an exact
     pin (`name==X.Y.Z`) with an installed release of the same major, unless `move` (a fix for
     this package itself, or the user's own pin)."""
     if move or not installed:
         return requirement
+    pinned = exact_pin(requirement)
     try:
-        specifiers = list(Requirement(requirement).specifier)
         have = Version(installed)
-    except (InvalidRequirement, InvalidVersion):
-        return requirement
-    if (
-        len(specifiers) != 1
-        or specifiers[0].operator not in ("==", "===")
-        or (specifiers[0].version.endswith("*"))
-    ):
-        return requirement
-    try:
-        pinned = Version(specifiers[0].version)
     except InvalidVersion:
+        return requirement
+    if pinned is None:
         return requirement
     return "" if have.major == pinned.major else requirement

@@ -165,7 +165,18 @@ def onnx_export_packages(matrix: Matrix, row: dict[str, Any], tensorrt: str | No
     filter of the same name) and a bundle (jetson_env.bundle.needs) both ask here."""
     if not matrix.converters.supports("onnx", tensorrt):
         return []
-    return [str(package) for package in row.get("onnx_export_packages") or []]
+    packages = [str(package) for package in row.get("onnx_export_packages") or []]
+    return [*packages, numpy_major(row["numpy"])] if packages else []
+
+
+def numpy_major(requirement: str) -> str:
+    """The row's numpy requirement widened to its major ("numpy==1.26.1" -> "numpy>=1,<2"),
+    installed beside packages that need numpy: pip then keeps the numpy python_base chose (or
+    the user's of that major) instead of taking a newer major for them (onnx's ml_dtypes)."""
+    pinned = pins.exact_pin(requirement)
+    if pinned is None:
+        return requirement
+    return f"numpy>={pinned.major},<{pinned.major + 1}"
 
 
 def torchvision_tag_for(matrix: Matrix, torch_version: str, row_torchvision: str = "") -> str:

@@ -70,6 +70,11 @@ def bundle(tmp_path: Path) -> Path:
     return directory
 
 
+def tarball_of(manifest: dict) -> list[str]:
+    """The bundle's TensorRT tarball (beside it: the wheels of the role's onnx set)."""
+    return [path for path in manifest["artifacts"] if path.startswith("files/")]
+
+
 def write_manifest(directory: Path, manifest: dict) -> None:
     (directory / "manifest.json").write_text(json.dumps(manifest))
 
@@ -112,7 +117,7 @@ def test_a_symlink_out_of_the_bundle_is_never_followed(bundle: Path, tmp_path: P
     """A symlinked file and a symlinked files/ were followed by --verify, the doctor and
     provision."""
     manifest = json.loads((bundle / "manifest.json").read_text())
-    (path,) = manifest["artifacts"]
+    (path,) = tarball_of(manifest)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / TARBALL).write_bytes((bundle / path).read_bytes())  # same bytes, same sha256
@@ -283,7 +288,7 @@ def test_a_signed_bundle_is_trusted_and_anything_else_refused(bundle: Path, tmp_
     # A file swapped after signing, its manifest entry changed to match: the signature no
     # longer covers it.
     manifest = json.loads((bundle / "manifest.json").read_text())
-    (path,) = manifest["artifacts"]
+    (path,) = tarball_of(manifest)
     (bundle / path).write_bytes(b"swapped")
     manifest["artifacts"][path].update(sha256=sha256(bundle / path), size=7)
     write_manifest(bundle, manifest)
@@ -435,7 +440,7 @@ def test_a_full_disk_is_a_failed_run_that_says_so(tmp_path: Path, small_disk: Pa
 def test_the_verify_remedy_repairs_what_it_names(bundle: Path, tmp_path: Path):
     """--verify's remedy added 0 files, and --verify then failed again."""
     manifest = json.loads((bundle / "manifest.json").read_text())
-    (path,) = manifest["artifacts"]
+    (path,) = tarball_of(manifest)
     (bundle / path).unlink()
     proc = jetson_env("bundle", "--verify", bundle, "--json")
     assert proc.returncode == 1
@@ -453,7 +458,7 @@ def test_a_planted_command_in_a_manifest_stays_text(bundle: Path, tmp_path: Path
     planted `touch`."""
     pwned = tmp_path / "pwned"
     manifest = json.loads((bundle / "manifest.json").read_text())
-    (path,) = manifest["artifacts"]
+    (path,) = tarball_of(manifest)
     (key,) = manifest["targets"]
     manifest["targets"][key]["args"] = f"--x86 $(touch {pwned})"
     manifest["artifacts"][path]["role"] = f"tensorrt;touch {pwned}"
@@ -640,7 +645,7 @@ def test_the_manifest_trust_verified_is_the_one_the_play_reads(bundle: Path, tmp
     assert jetson_env("bundle", bundle, "--sign", team).returncode == 0
     manifest = json.loads((bundle / "manifest.json").read_text())
     del manifest["signature"]
-    (path,) = manifest["artifacts"]
+    (path,) = tarball_of(manifest)
     manifest["artifacts"][path]["what"] = "swapped in"
     swapped = tmp_path / "swapped.json"
     swapped.write_text(json.dumps(manifest))

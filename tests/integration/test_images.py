@@ -35,7 +35,7 @@ from support.hosts import (
 )
 from support.pythons import pyenv_version
 from support.standin_apt import CA_IN_HOST, standin_apt
-from support.standins import build_tensorrt_tarball
+from support.standins import build_cusparselt_archive, build_tensorrt_tarball
 
 from jetson_env import matrix as matrix_mod
 from jetson_env import roles
@@ -243,15 +243,18 @@ def torch_aarch64_wheel() -> Path:
 
 
 @pytest.mark.slow
-def test_r36_image_on_emulated_aarch64():
+def test_r36_image_on_emulated_aarch64(tmp_path: Path):
     """The R36.4 image built under qemu from a plain base (cuda_from: apt): CUDA and cuDNN
     from the stand-in of NVIDIA's Jetson apt repository (the toolkit in the build stage,
     the libraries in the final one); torch from PyPI's aarch64 CPU wheel; torchvision,
     pycuda's build (the stand-in toolkit has nothing to build against), TensorRT (the
     stand-in repository has none) and torch2trt off; L4T from the build argument."""
     wheel = torch_aarch64_wheel()
-    stage("r36.4.0", {wheel.name: wheel})
     release = matrix_mod.load().release("36.4.0")
+    # The row's cuSPARSELt (the torch role installs it for the row): NVIDIA's download is not
+    # reachable here, so its stand-in, as a file in the build context.
+    cusparselt = build_cusparselt_archive(release.cusparselt.version, "aarch64", tmp_path)
+    stage("r36.4.0", {wheel.name: wheel, cusparselt.name: cusparselt})
     with standin_apt([release]) as apt_repo:
         built = build(
             "r36.4.0",
@@ -259,6 +262,7 @@ def test_r36_image_on_emulated_aarch64():
             {
                 **apt_repo.playbook_vars(),
                 "torch_wheel_file": f"{IN_BUILD}/{wheel.name}",
+                "torch_cusparselt_archive_file": f"{IN_BUILD}/{cusparselt.name}",
                 "torchvision_enabled": False,
                 "tensorrt_from_apt": False,
                 # The stand-in toolkit has no headers, nvcc or libcuda to build against.

@@ -40,7 +40,11 @@ def test_pip_tensorrt_is_installed_registered_with_the_loader_and_idempotent(
     inventory = write_inventory(
         tmp_path / "inventory.yml",
         {"x86": {"ansible_host": host.container}},
-        {"tensorrt_pip_args": ["--no-index", "--find-links", WHEELS_ON_HOST]},
+        # TensorRT's own set: the host's wheel folder has no onnx for the role's onnx set.
+        {
+            "tensorrt_pip_args": ["--no-index", "--find-links", WHEELS_ON_HOST],
+            "tensorrt_sets": ["tensorrt"],
+        },
     )
 
     first = run_playbook(ansible, inventory, "--tags", "tensorrt")
