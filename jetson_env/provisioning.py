@@ -165,8 +165,7 @@ def onnx_export_packages(matrix: Matrix, row: dict[str, Any], tensorrt: str | No
     filter of the same name) and a bundle (jetson_env.bundle.needs) both ask here."""
     if not matrix.converters.supports("onnx", tensorrt):
         return []
-    packages = [str(package) for package in row.get("onnx_export_packages") or []]
-    return [*packages, numpy_major(row["numpy"])] if packages else []
+    return [str(package) for package in row.get("onnx_export_packages") or []]
 
 
 def numpy_major(requirement: str) -> str:

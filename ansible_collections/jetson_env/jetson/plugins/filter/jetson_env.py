@@ -207,6 +207,13 @@ def tensorrt_converters(tensorrt_version, matrix_file=""):
     return list(_load(matrix_file).converters.for_tensorrt(str(tensorrt_version or "").strip()))
 
 
+def numpy_major(requirement):
+    """The row's numpy requirement widened to its major (jetson_env.provisioning.numpy_major),
+    installed beside the tensorrt role's onnx set so that pip keeps python_base's numpy."""
+    _require_package()
+    return provisioning.numpy_major(str(requirement))
+
+
 def onnx_export_packages(tensorrt_version, row, matrix_file=""):
     """What the tensorrt role's onnx set installs with this TensorRT ("10.3.0", the matrix row
     of the host): jetson_env.provisioning.onnx_export_packages, the bundle's rule too."""
@@ -242,6 +249,7 @@ class FilterModule:
             "cuda_python_requirement": cuda_python_requirement,
             "tensorrt_converters": tensorrt_converters,
             "matrix": matrix_mapping,
+            "numpy_major": numpy_major,
             "onnx_export_packages": onnx_export_packages,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_platforms": pip_platforms,
