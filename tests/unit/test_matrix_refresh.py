@@ -152,3 +152,34 @@ def test_drift_in_any_outside_fact_is_printed_and_exits_1(tmp_path):
         "- tensorrt-cu13-bindings 10.17.0.1 is newer than the x86 pin 10.16.1.11 (below 11)",
         "- pycuda 2026.2 is the newest; the matrix builds 2026.1",
     ]
+
+
+def held_back_versions(tmp_path, m: matrix_mod.Matrix) -> Path:
+    held = str(m.raw["x86"]["torch_held_back"]["version"])
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps({"torch": [m.x86.torch.version, held],
+                                    "torchvision": [m.x86.torchvision]}))  # fmt: skip
+    return versions
+
+
+def test_a_held_back_torch_is_printed_with_the_converter_it_would_take(tmp_path):
+    m = matrix_mod.load()
+    proc = refresh("--versions", str(held_back_versions(tmp_path, m)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    held = m.raw["x86"]["torch_held_back"]["version"]
+    lost = f"  (re-derived: torch {held} would take Torch-TensorRT from Python >=3.14"
+    assert lost in proc.stdout
+
+
+def test_a_hold_whose_reason_is_gone_is_drift(tmp_path):
+    """Once a Torch-TensorRT release admits the newer torch, nothing is lost by moving."""
+    m = matrix_mod.load()
+
+    def change(raw):
+        for entry in raw["converters"]["torch_tensorrt"].values():
+            entry["torch"] = entry["torch"].replace("<2.15.0", "<2.16.0")
+
+    path = doctored_matrix(tmp_path, change)
+    proc = refresh("--versions", str(held_back_versions(tmp_path, m)), "--matrix", str(path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "yet no x86 Python would lose a converter with it now: move the profile" in proc.stdout
