@@ -93,7 +93,7 @@ def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_pat
     assert found["standin-trt8.6.engine"][0] == "rebuild"
     assert found["standin-ultralytics-trt10.engine"][0] == "rebuild"
     assert "TensorRT 10.7.0.23" in found["standin-ultralytics-trt10.engine"][1]
-    assert found["standin-pre8.6.engine"][0] == "unknown"
+    assert found["standin-ftrt-no-version.engine"][0] == "unknown"
     assert found["standin-serialization1.trt"][0] == "unknown"
     assert found["gone"] == ("unknown", "unknown: no such folder on the host")
     assert [row["verdict"] for row in report["engines"]] == sorted(
@@ -102,7 +102,7 @@ def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_pat
     by_status = {f["summary"].split(": ", 1)[0]: f["status"] for f in report["findings"]}
     assert by_status[str(Path(here["MODELS"]) / "h100" / "built-here.engine")] == "ok"
     assert by_status[str(Path(here["MODELS"]) / "standin-trt11.plan")] == "fail"
-    assert by_status[str(Path(here["MODELS"]) / "standin-pre8.6.engine")] == "warn"
+    assert by_status[str(Path(here["MODELS"]) / "standin-ftrt-no-version.engine")] == "warn"
     assert sorted(p.name for p in elsewhere.iterdir()) == []  # nothing written
 
     text = doctor(here, *args, cwd=elsewhere).stdout
