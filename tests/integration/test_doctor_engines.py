@@ -70,6 +70,34 @@ def doctor(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedPr
     return done
 
 
+def test_fix_names_each_engine_to_rebuild_and_changes_nothing(here, tmp_path: Path):
+    """`doctor --engines DIR --fix`: an engine is rebuilt by the tool that built it, not by a
+    role; --fix says so per engine file (its remedy, as data in --json's plan.manual), runs
+    no role and leaves the files as they were."""
+    models = Path(here["MODELS"])
+    before = {p: p.read_bytes() for p in models.rglob("*") if p.is_file()}
+    args = ("--check", "engine-files", "--engines", here["MODELS"], "--fix", "--yes")
+    done = doctor(here, *args, "--json", cwd=tmp_path)
+    fixed = json.loads(done.stdout)
+    manual = {Path(m["summary"].split(": ", 1)[0]).name: m for m in fixed["plan"]["manual"]}
+    assert manual["standin-trt11.plan"]["check"] == "engine-files"
+    assert manual["standin-trt11.plan"]["why"] == (
+        "an engine is rebuilt by the tool that built it, on the GPU it runs on: no role of "
+        "jetson-env rebuilds engine files"
+    )
+    assert {"standin-trt11.plan", "standin-ftrt-no-version.engine"} <= set(manual)
+    assert "built-here.engine" not in manual  # it loads here
+    assert fixed["plan"]["roles"] == [] and fixed["roles"] == [] and fixed["applied"] is False
+    assert fixed["exit_code"] == done.returncode == 1  # the rebuilds are still failures
+
+    text = " ".join(doctor(here, *args, cwd=tmp_path).stdout.split())
+    assert (f"no automatic fix for engine-files on localhost: {models / 'standin-trt11.plan'}: "
+            "rebuild: built by TensorRT 11.1.0.106") in text  # fmt: skip
+    assert "no role of jetson-env rebuilds engine files" in text
+    assert "rebuild it on this host with the tool that built it (`trtexec --onnx=MODEL.onnx" in text
+    assert {p: p.read_bytes() for p in models.rglob("*") if p.is_file()} == before
+
+
 def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_path: Path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
