@@ -87,8 +87,9 @@ def verdict(
             caveats.append("hardware-compatible: loads on compute capability 8.0 and newer")
         elif not built_for:
             return UNKNOWN, (f"unknown: built by TensorRT {built}, which loads with this host's "
-                             f"{tensorrt}; the compute capability it was built for is not in its "
-                             "header and no sidecar says it")  # fmt: skip
+                             f"{tensorrt}; the compute capability it was built for (and whether it "
+                             "was built hardware-compatible) is not in its header and no sidecar "
+                             "says it")  # fmt: skip
         elif built_for != capability:
             return REBUILD, rebuild
     said = f"TensorRT {built}" + (f", compute capability {built_for}" if built_for else "")

@@ -38,7 +38,9 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
         found.append({"path": str(engine.get("path")), "verdict": verdict, "reason": reason,
                       "tensorrt": engine.get("tensorrt"), "source": engine.get("source"),
                       "layout": engine.get("layout"),
-                      "compute_capability": engine.get("compute_capability")})  # fmt: skip
+                      "compute_capability": engine.get("compute_capability"),
+                      "hardware_compatibility": engine.get("hardware_compatibility"),
+                      "version_compatible": engine.get("version_compatible")})  # fmt: skip
     hidden = [(folder, "no such folder on the host") for folder in engines.get("missing") or []]
     if engines.get("left_out"):
         hidden.append((f"{engines['left_out']} more engines", f"past the first "
@@ -49,7 +51,8 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
                        f"{engines.get('max_entries')} directory entries; give narrower "
                        "--engines folders"))  # fmt: skip
     found += [{"path": path, "verdict": engine_files.UNKNOWN, "reason": f"unknown: {why}",
-               "tensorrt": None, "source": None, "layout": None, "compute_capability": None}
+               "tensorrt": None, "source": None, "layout": None, "compute_capability": None,
+               "hardware_compatibility": None, "version_compatible": None}
               for path, why in hidden]  # fmt: skip
     return sorted(found, key=lambda row: engine_files.VERDICTS.index(row["verdict"]))
 

@@ -108,6 +108,10 @@ def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_pat
     assert done.returncode == report["exit_code"] == 1  # a rebuild is a failed finding
 
     found = verdicts(report["engines"])
+    settings = {Path(row["path"]).name: (row["hardware_compatibility"], row["version_compatible"])
+                for row in report["engines"]}  # fmt: skip
+    assert settings["standin-trt10.engine"] == ("none", False)  # its sidecar's
+    assert settings["standin-trt11.plan"] == (None, None)  # no sidecar: not recorded
     assert found["built-here.engine"] == (
         "loads", "loads here (TensorRT 10.3.0.30, compute capability 9.0)")  # fmt: skip
     assert found["standin-trt10.engine"] == (
