@@ -7,10 +7,12 @@ its header or a sidecar, the compute capability and compatibility settings from 
 
 TensorRT loads a plain engine only on the release that built it (major.minor.patch; the
 build may differ) and the compute capability it was built for. A version-compatible engine
-(BuilderFlag kVERSION_COMPATIBLE) also loads on a later TensorRT of the same major; a
-hardware-compatible one (HardwareCompatibilityLevel kAMPERE_PLUS) on any GPU of compute
-capability 8.0 or newer (NVIDIA/TensorRT include/NvInfer.h). A plan's header does not say
-whether either was set: only a sidecar does.
+(BuilderFlag kVERSION_COMPATIBLE, from 8.6 on) also loads on any later TensorRT, across
+majors too (TensorRT's "Engine Compatibility" pages, 10.16.1 and 11.1.0: "engines built with
+TensorRT 8 work with TensorRT 9 and TensorRT 10 runtimes", "built with TensorRT 10 work with
+TensorRT 11"); a hardware-compatible one (HardwareCompatibilityLevel kAMPERE_PLUS) on any GPU
+of compute capability 8.0 or newer (NVIDIA/TensorRT include/NvInfer.h). A plan's header does
+not say whether either was set: only a sidecar does.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 LOADS, REBUILD, UNKNOWN = "loads", "rebuild", "unknown"
 VERDICTS = (REBUILD, UNKNOWN, LOADS)  # worst first
 RELEASE_PARTS = 3  # major.minor.patch
+VERSION_COMPATIBLE_FROM = [8, 6]  # the first TensorRT that builds version-compatible engines
 
 
 def _parts(version: str) -> list[int] | None:
@@ -65,14 +68,15 @@ def verdict(
     rebuild = f"rebuild: built by {built_by}, {here}"
     caveats = []
     if built_parts[:common] != here_parts[:common]:
-        forward = built_parts[0] == here_parts[0] and built_parts[:common] < here_parts[:common]
+        forward = (built_parts[:common] < here_parts[:common]
+                   and built_parts[:2] >= VERSION_COMPATIBLE_FROM)  # fmt: skip
         compatible = engine.get("version_compatible")
         if not (forward and compatible):
             if forward and compatible is None:
                 rebuild += (" (unless it was built version-compatible, which its header does not "
                             "record)")  # fmt: skip
             return REBUILD, rebuild
-        caveats.append(f"version-compatible: loads on a later TensorRT {built_parts[0]}")
+        caveats.append("version-compatible: loads on a later TensorRT")
     if not same_gpu:
         if not capability:
             return UNKNOWN, f"unknown: built by TensorRT {built}; no compute capability found here"
@@ -83,8 +87,9 @@ def verdict(
             caveats.append("hardware-compatible: loads on compute capability 8.0 and newer")
         elif not built_for:
             return UNKNOWN, (f"unknown: built by TensorRT {built}, which loads with this host's "
-                             f"{tensorrt}; the compute capability it was built for is not in its "
-                             "header and no sidecar says it")  # fmt: skip
+                             f"{tensorrt}; the compute capability it was built for (and whether it "
+                             "was built hardware-compatible) is not in its header and no sidecar "
+                             "says it")  # fmt: skip
         elif built_for != capability:
             return REBUILD, rebuild
     said = f"TensorRT {built}" + (f", compute capability {built_for}" if built_for else "")

@@ -5,7 +5,8 @@ capability and compatibility settings from a sidecar) and this host's TensorRT (
 libnvinfer) and compute capability, and asks jetson_env.engine_files.verdict, the rule that
 `plan --engines` and the portability check use. One finding per engine file: ok "loads
 here", fail "rebuild: ...", warn "unknown: why". rows() is the same, as data (the report's
-"engines", docs/json.md).
+"engines", docs/json.md). A rebuild is the engine's maker's, on the host it runs on: no role
+does it, so `--fix` names each such engine and how it is rebuilt, and changes nothing for it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,15 @@ from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
 
 STATUS = {engine_files.LOADS: OK, engine_files.REBUILD: FAIL, engine_files.UNKNOWN: WARN}
+REBUILD = ("rebuild it on this host with the tool that built it (`trtexec --onnx=MODEL.onnx "
+           "--saveEngine=FILE`, Ultralytics' `yolo export model=MODEL.pt format=engine`, your "
+           "own script)")  # fmt: skip
+REMEDIES = {
+    engine_files.REBUILD: REBUILD,
+    engine_files.UNKNOWN: REBUILD.replace("rebuild it", "to be sure, rebuild it", 1)
+    + ", or keep beside it the sidecar FILE.json that says which TensorRT and compute "
+    "capability built it (docs/doctor.md, Engine files)",
+}
 
 
 def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) -> list[dict]:
@@ -28,7 +38,9 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
         found.append({"path": str(engine.get("path")), "verdict": verdict, "reason": reason,
                       "tensorrt": engine.get("tensorrt"), "source": engine.get("source"),
                       "layout": engine.get("layout"),
-                      "compute_capability": engine.get("compute_capability")})  # fmt: skip
+                      "compute_capability": engine.get("compute_capability"),
+                      "hardware_compatibility": engine.get("hardware_compatibility"),
+                      "version_compatible": engine.get("version_compatible")})  # fmt: skip
     hidden = [(folder, "no such folder on the host") for folder in engines.get("missing") or []]
     if engines.get("left_out"):
         hidden.append((f"{engines['left_out']} more engines", f"past the first "
@@ -39,7 +51,8 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
                        f"{engines.get('max_entries')} directory entries; give narrower "
                        "--engines folders"))  # fmt: skip
     found += [{"path": path, "verdict": engine_files.UNKNOWN, "reason": f"unknown: {why}",
-               "tensorrt": None, "source": None, "layout": None, "compute_capability": None}
+               "tensorrt": None, "source": None, "layout": None, "compute_capability": None,
+               "hardware_compatibility": None, "version_compatible": None}
               for path, why in hidden]  # fmt: skip
     return sorted(found, key=lambda row: engine_files.VERDICTS.index(row["verdict"]))
 
@@ -58,7 +71,8 @@ def run(facts: Facts) -> list[Finding]:
     if not found:
         where = ", ".join(engines["folders"])
         return [CHECK.finding(SKIP, f"no .engine, .plan or .trt file under {where}")]
-    return [CHECK.finding(STATUS[row["verdict"]], f"{row['path']}: {row['reason']}")
+    return [CHECK.finding(STATUS[row["verdict"]], f"{row['path']}: {row['reason']}",
+                          remedy=REMEDIES.get(row["verdict"]))
             for row in found]  # fmt: skip
 
 
@@ -69,5 +83,6 @@ CHECK = Check(
     probes=("engines", "tensorrt", "platform"),
     run=run,
     on_request=True,
-    manual="an engine file is the user's own: it is rebuilt on the GPU it runs on",
+    manual="an engine is rebuilt by the tool that built it, on the GPU it runs on: no role of "
+    "jetson-env rebuilds engine files",
 )

@@ -19,7 +19,10 @@ serialization version at 4 (only 0 is read), the TensorRT version as four bytes 
 minor, patch, build) at 24. trtexec's --help: "Supported only for engines created with 8.6
 and forward". Ultralytics' exporter writes a little-endian int32 length and that much JSON
 metadata before the plan (ultralytics/nn/backends/tensorrt.py reads them, then the plan);
-the header is read after them. tests/fixtures/engines/README.md has the layouts.
+the header is read after them. Engines of TensorRT before 8.6 begin with the tag "ptrt"
+instead (no TensorRT source reads it; public engines of TensorRT 7.2 and 8.x show it, and 8.6
+and later carry such a plan after their own header): a plan whose version no code of
+TensorRT's reads from the file, said so. tests/fixtures/engines/README.md has the layouts.
 """
 
 import os
@@ -38,6 +41,7 @@ TRTEXEC_PLACES = ("/usr/src/tensorrt/bin/trtexec",)
 TRTEXEC_SECONDS = 120
 SIDECAR_LIMIT = 1 << 16
 PLAN_TAG = b"ftrt"  # 0x74727466 as trtexec compares it, little-endian (x86-64 and aarch64)
+OLDER_PLAN_TAG = b"ptrt"  # what engines of TensorRT before 8.6 begin with (the docstring)
 PLAN_HEADER = 28  # bytes trtexec reads
 FIRST_WITH_VERSION = (8, 6)  # trtexec --help: the version is there from 8.6 on
 LFS_POINTER = b"version https://git-lfs"  # what a clone without git-lfs holds instead
@@ -87,7 +91,7 @@ def read_header(path):
     try:
         head = read_head(path, PLAN_HEADER)
         offset = 0
-        if len(head) >= 4 and head[:4] != PLAN_TAG:
+        if len(head) >= 4 and head[:4] not in (PLAN_TAG, OLDER_PLAN_TAG):
             length = struct.unpack("<i", head[:4])[0]
             if 0 < length <= METADATA_LIMIT:
                 wrapped = read_head(path, 4 + length + PLAN_HEADER)
@@ -100,6 +104,12 @@ def read_header(path):
                     found["layout"] = "ultralytics"
     except OSError as exc:
         found["unknown"] = "not read: " + describe(exc)
+        return found
+    if head[:4] == OLDER_PLAN_TAG:
+        found["layout"] = found["layout"] or "plan"
+        found["unknown"] = ("a TensorRT plan of a release before 8.6 (the tag ptrt at byte %d; "
+                            "8.6 and later begin with ftrt), whose version no code of "
+                            "TensorRT's reads from the file" % offset)  # fmt: skip
         return found
     if len(head) >= len(PLAN_TAG) and head[:4] != PLAN_TAG:
         found["unknown"] = "no TensorRT plan tag (ftrt) at byte %d: not a TensorRT plan" % offset
@@ -119,9 +129,9 @@ def read_header(path):
         return found
     version = tuple(bytearray(head[24:28]))
     if version[:2] < FIRST_WITH_VERSION:
-        found["unknown"] = ("a TensorRT plan whose header names no version (bytes 24-27 read %s; "
-                            "TensorRT writes its version there from 8.6 on): an older TensorRT "
-                            "built it, or the header is damaged"
+        found["unknown"] = ("a TensorRT plan (tag ftrt) whose bytes 24-27 read %s, no version "
+                            "TensorRT writes there (8.6 and later write theirs; older releases "
+                            "begin with ptrt): its header is damaged"
                             % ".".join(map(str, version)))  # fmt: skip
         return found
     found["tensorrt"] = ".".join(map(str, version))

@@ -70,6 +70,34 @@ def doctor(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedPr
     return done
 
 
+def test_fix_names_each_engine_to_rebuild_and_changes_nothing(here, tmp_path: Path):
+    """`doctor --engines DIR --fix`: an engine is rebuilt by the tool that built it, not by a
+    role; --fix says so per engine file (its remedy, as data in --json's plan.manual), runs
+    no role and leaves the files as they were."""
+    models = Path(here["MODELS"])
+    before = {p: p.read_bytes() for p in models.rglob("*") if p.is_file()}
+    args = ("--check", "engine-files", "--engines", here["MODELS"], "--fix", "--yes")
+    done = doctor(here, *args, "--json", cwd=tmp_path)
+    fixed = json.loads(done.stdout)
+    manual = {Path(m["summary"].split(": ", 1)[0]).name: m for m in fixed["plan"]["manual"]}
+    assert manual["standin-trt11.plan"]["check"] == "engine-files"
+    assert manual["standin-trt11.plan"]["why"] == (
+        "an engine is rebuilt by the tool that built it, on the GPU it runs on: no role of "
+        "jetson-env rebuilds engine files"
+    )
+    assert {"standin-trt11.plan", "standin-ftrt-no-version.engine"} <= set(manual)
+    assert "built-here.engine" not in manual  # it loads here
+    assert fixed["plan"]["roles"] == [] and fixed["roles"] == [] and fixed["applied"] is False
+    assert fixed["exit_code"] == done.returncode == 1  # the rebuilds are still failures
+
+    text = " ".join(doctor(here, *args, cwd=tmp_path).stdout.split())
+    assert (f"no automatic fix for engine-files on localhost: {models / 'standin-trt11.plan'}: "
+            "rebuild: built by TensorRT 11.1.0.106") in text  # fmt: skip
+    assert "no role of jetson-env rebuilds engine files" in text
+    assert "rebuild it on this host with the tool that built it (`trtexec --onnx=MODEL.onnx" in text
+    assert {p: p.read_bytes() for p in models.rglob("*") if p.is_file()} == before
+
+
 def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_path: Path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -80,6 +108,10 @@ def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_pat
     assert done.returncode == report["exit_code"] == 1  # a rebuild is a failed finding
 
     found = verdicts(report["engines"])
+    settings = {Path(row["path"]).name: (row["hardware_compatibility"], row["version_compatible"])
+                for row in report["engines"]}  # fmt: skip
+    assert settings["standin-trt10.engine"] == ("none", False)  # its sidecar's
+    assert settings["standin-trt11.plan"] == (None, None)  # no sidecar: not recorded
     assert found["built-here.engine"] == (
         "loads", "loads here (TensorRT 10.3.0.30, compute capability 9.0)")  # fmt: skip
     assert found["standin-trt10.engine"] == (
@@ -93,7 +125,7 @@ def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_pat
     assert found["standin-trt8.6.engine"][0] == "rebuild"
     assert found["standin-ultralytics-trt10.engine"][0] == "rebuild"
     assert "TensorRT 10.7.0.23" in found["standin-ultralytics-trt10.engine"][1]
-    assert found["standin-pre8.6.engine"][0] == "unknown"
+    assert found["standin-ftrt-no-version.engine"][0] == "unknown"
     assert found["standin-serialization1.trt"][0] == "unknown"
     assert found["gone"] == ("unknown", "unknown: no such folder on the host")
     assert [row["verdict"] for row in report["engines"]] == sorted(
@@ -102,7 +134,7 @@ def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_pat
     by_status = {f["summary"].split(": ", 1)[0]: f["status"] for f in report["findings"]}
     assert by_status[str(Path(here["MODELS"]) / "h100" / "built-here.engine")] == "ok"
     assert by_status[str(Path(here["MODELS"]) / "standin-trt11.plan")] == "fail"
-    assert by_status[str(Path(here["MODELS"]) / "standin-pre8.6.engine")] == "warn"
+    assert by_status[str(Path(here["MODELS"]) / "standin-ftrt-no-version.engine")] == "warn"
     assert sorted(p.name for p in elsewhere.iterdir()) == []  # nothing written
 
     text = doctor(here, *args, cwd=elsewhere).stdout

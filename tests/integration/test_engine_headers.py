@@ -48,7 +48,7 @@ def test_each_layout_names_the_tensorrt_that_serialized_it(name, version, layout
 @pytest.mark.parametrize(
     "name, why",
     [
-        ("standin-pre8.6.engine", "TensorRT writes its version there from 8.6 on"),
+        ("standin-ftrt-no-version.engine", "no version TensorRT writes there"),
         ("standin-serialization1.trt", "serialization version 1"),
     ],
 )
@@ -56,6 +56,25 @@ def test_a_plan_whose_header_names_no_version_is_unknown_with_the_reason(name, w
     engine = engines_in(STANDINS)[name]
     assert engine["tensorrt"] is None and engine["layout"] == "plan"
     assert why in engine["unknown"]
+
+
+@pytest.mark.parametrize(
+    "name, layout, offset",
+    [
+        ("standin-before8.6-ptrt.engine", "plan", 0),
+        ("standin-ultralytics-before8.6.engine", "ultralytics", 60),
+    ],
+)
+def test_an_engine_of_tensorrt_before_8_6_is_a_plan_whose_version_is_unknown(name, layout, offset):
+    """Engines of TensorRT 7.2 and 8.x in public repositories begin with "ptrt" (docs/doctor.md,
+    "Real engine files"): a TensorRT plan of a release before 8.6, never "not a TensorRT
+    plan", with or without Ultralytics' metadata before it."""
+    engine = engines_in(STANDINS, python=str(PYTHON36))[name]
+    assert (engine["tensorrt"], engine["layout"]) == (None, layout)
+    assert engine["unknown"] == (
+        f"a TensorRT plan of a release before 8.6 (the tag ptrt at byte {offset}; 8.6 and later "
+        "begin with ftrt), whose version no code of TensorRT's reads from the file"
+    )
 
 
 def test_the_header_and_the_sidecar_agree_and_the_sidecar_adds_what_the_header_lacks():
@@ -143,5 +162,8 @@ def test_plan_reads_the_same_headers_and_asks_the_same_rule():
     assert parts["standin-ultralytics-trt10.engine"].now == "TensorRT 10.7.0.23 (header)"
     assert parts["standin-trt11.plan"].verdict == "rebuild"
     assert "rebuild: built by TensorRT 11.1.0.106" in parts["standin-trt11.plan"].reason
-    assert parts["standin-pre8.6.engine"].verdict == "rebuild"  # whatever built it: not 10.16
-    assert "from 8.6 on" in parts["standin-pre8.6.engine"].reason
+    assert parts["standin-ftrt-no-version.engine"].verdict == "rebuild"  # not 10.16's header
+    assert "no version TensorRT writes there" in parts["standin-ftrt-no-version.engine"].reason
+    before = parts["standin-before8.6-ptrt.engine"]
+    assert (before.now, before.verdict) == ("TensorRT ? (host: 10.3)", "rebuild")
+    assert "a TensorRT plan of a release before 8.6" in before.reason
