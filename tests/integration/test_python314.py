@@ -13,10 +13,12 @@ tensorrt_pip_args' --find-links. So `import tensorrt` on 3.14 is NVIDIA's module
 stand-in libraries. CUDA is a STAND-IN 13.0 toolkit (no GPU here), so cuda-python 13.x comes
 from the index's cp314 wheels.
 
-torch and torchvision are off: torch 2.14.1's cp314 wheel from the index is the CUDA build,
-554.6 MB (measured 2026-11-27) plus its nvidia-* wheels, and no CPU build for 3.14 is on this
-machine (the bookworm hosts' 2.13.0+cpu wheel is cp311). torch2trt needs torch, and cannot use
-TensorRT 11 anyway: off in the run; the doctor says it is not applicable here.
+torch and torchvision are off in the default tier: torch 2.14.1's cp314 wheel from the index is
+the CUDA build, 554.6 MB, with its nvidia-* wheels 5.5 GB installed (measured 2026-11-27: 70 s
+here, on a fast network), and no CPU build for 3.14 is on this machine (the bookworm hosts'
+2.13.0+cpu wheel is cp311). The torch role on the same host, torch from the index, is the keyed
+slow tier's (the last test). torch2trt needs torch, and cannot use TensorRT 11 anyway: off; the
+doctor says it is not applicable here.
 """
 
 import json
@@ -43,6 +45,8 @@ LIBS_ON_HOST = "/tmp/tensorrt-libs"
 # Off: torch's cp314 wheel is the 554.6 MB CUDA build (the module's docstring) and what needs it;
 # pycuda's build, which needs the toolkit's cuda.h and a compiler (cuda-python needs neither).
 ROLES_OFF = ("torch", "torchvision", "torch2trt")
+TORCH_INPUTS = ["ansible_collections", "jetson_env", "playbooks", "tests/support",
+                "tests/integration/test_python314.py"]  # fmt: skip
 SETTINGS = {
     **{f"{role}_enabled": False for role in ROLES_OFF},
     "pycuda_build": False,
@@ -135,3 +139,30 @@ def test_provision_then_doctor_on_python_314_as_a_user_runs_them(host: Host):
     # cuda.bindings imports; no GPU in a container without NVIDIA's device nodes.
     assert found["cuda-python"]["status"] == "warn", found["cuda-python"]
     assert found["cuda-python"]["summary"].startswith("cuda.bindings 13.")
+
+
+@pytest.mark.slow(inputs=TORCH_INPUTS)
+def test_the_torch_role_installs_pypis_torch_on_python_314(host: Host):
+    """torch from the index, as the role fetches it for a user without a wheel of his own: the
+    matrix's 2.14.1, PyPI's cp314 wheel (a CUDA 13.0 build whose name and metadata say 2.14.1
+    and whose torch.__version__ says 2.14.1+cu130), the role's import check passes, and the
+    doctor's torch finding is the GPU's absence, which no role manages. On the host the test
+    before provisioned (its other roles stay off here)."""
+    host.install_project()  # a no-op after the test before; here when it runs alone
+    listed = host.exec([f"{VENV}/bin/pip", "list", "--format=freeze"]).stdout
+    if "ansible-core==" not in listed:
+        wheel = project_wheel()
+        host.exec([f"{VENV}/bin/pip", "install", "--quiet", f"/tmp/{wheel.name}[provision]"],
+                  timeout=900)  # fmt: skip
+    only_torch = {f"{role}_enabled": False for role in collection.provision_roles()
+                  if role != "torch"}  # fmt: skip
+
+    run = user_runs(host, "provision", "-e", json.dumps(only_torch))
+
+    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    assert pip_version(host, "torch") == matrix.load().x86.torch.version
+    imported = host.exec(["python3", "-c", "import torch; print(torch.__version__)"]).stdout
+    assert imported.startswith(f"{pip_version(host, 'torch')}+cu"), imported
+    report = json.loads(user_runs(host, "doctor", "--json", "--no-smoke").stdout)
+    (torch,) = [f for f in report["findings"] if f["check"] == "torch"]
+    assert torch["status"] == "warn" and torch["playbook"] is None, torch
