@@ -43,6 +43,10 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "jetson
 BASE_CACHE = CACHE / "base"
 
 SUITE = "bookworm"
+# Debian unstable: its python3 is 3.14, a stand-in for Ubuntu 26.04 LTS's Python (a host of the
+# next release of its kind). From the same mirror as SUITE; it moves, so a machine keeps the tree
+# it bootstrapped first (the base tarball's key names the suite, not a date).
+NEXT_SUITE = "sid"
 BASE_PACKAGES = ("python3", "python3-venv", "python3-pip", "python3-apt", "ca-certificates")
 # Part of the base image hash: bump it when BaseImage._bootstrap() changes what it makes.
 BASE_RECIPE_VERSION = "2"
@@ -96,6 +100,7 @@ class HostCommandError(subprocess.CalledProcessError):
 class HostSpec:
     name: str
     debian_arch: str
+    suite: str = SUITE
 
     @property
     def machine(self) -> str:
@@ -119,6 +124,7 @@ HOSTS = {
         HostSpec("nano-r32.4.3", "arm64"),
         HostSpec("xavier-r35.4.1", "arm64"),
         HostSpec("orin-r36.4.3", "arm64"),
+        HostSpec("x86-python3.14", "amd64", NEXT_SUITE),
     )
 }
 JETSON_HOSTS = ("nano-r32.4.3", "xavier-r35.4.1", "orin-r36.4.3")
@@ -212,7 +218,8 @@ def apt_sources_parser():
 
 
 def debian_mirror() -> str:
-    """The Debian mirror this machine's apt uses for SUITE (deb822 or one-line sources)."""
+    """The Debian mirror this machine's apt uses for SUITE (deb822 or one-line sources); it
+    serves NEXT_SUITE too."""
     apt_dir = Path("/etc/apt")
     parser = apt_sources_parser()
     files = [
@@ -258,6 +265,7 @@ class BaseImage:
     """Debian from debootstrap, imported into Docker; the tree is cached as a tarball."""
 
     debian_arch: str
+    suite: str = SUITE
 
     @property
     def debootstrap_options(self) -> list[str]:
@@ -270,7 +278,7 @@ class BaseImage:
     @property
     def key(self) -> str:
         """Hash of what determines the tree; the mirror is left out, it serves the same suite."""
-        return short_hash(BASE_RECIPE_VERSION, SUITE, *self.debootstrap_options)
+        return short_hash(BASE_RECIPE_VERSION, self.suite, *self.debootstrap_options)
 
     @property
     def tag(self) -> str:
@@ -299,7 +307,8 @@ class BaseImage:
         log = _log_for(self.tag)
         try:
             _run_logged(
-                ["debootstrap", *self.debootstrap_options, SUITE, rootfs, debian_mirror()], log
+                ["debootstrap", *self.debootstrap_options, self.suite, rootfs, debian_mirror()],
+                log,
             )
             for leftovers in ("var/cache/apt/archives", "var/lib/apt/lists"):
                 for path in (rootfs / leftovers).glob("*"):
@@ -421,10 +430,11 @@ class RuntimeImage:
     """The base plus the venv the package is later installed into, with its dependencies."""
 
     debian_arch: str
+    suite: str = SUITE
 
     @cached_property
     def context(self) -> BuildContext:
-        lines, files = with_controller_pip_settings(BaseImage(self.debian_arch).tag)
+        lines, files = with_controller_pip_settings(BaseImage(self.debian_arch, self.suite).tag)
         install = shlex.join(
             [f"{VENV}/bin/pip", "install", "--no-cache-dir", *runtime_dependencies()]
         )
@@ -439,7 +449,7 @@ class RuntimeImage:
         return _ensure_image(self.tag, self._build)
 
     def _build(self) -> None:
-        BaseImage(self.debian_arch).ensure()
+        BaseImage(self.debian_arch, self.suite).ensure()
         self.context.build(self.tag)
 
 
@@ -451,7 +461,7 @@ class HostImage:
 
     @cached_property
     def context(self) -> BuildContext:
-        lines = [f"FROM {RuntimeImage(self.spec.debian_arch).tag}"]
+        lines = [f"FROM {RuntimeImage(self.spec.debian_arch, self.spec.suite).tag}"]
         tree = self.spec.fixture_dir if self.spec.fixture_dir.is_dir() else None
         if tree:
             lines.append("COPY rootfs/ /")
@@ -467,7 +477,7 @@ class HostImage:
         return _ensure_image(self.tag, self._build)
 
     def _build(self) -> None:
-        RuntimeImage(self.spec.debian_arch).ensure()
+        RuntimeImage(self.spec.debian_arch, self.spec.suite).ensure()
         self.context.build(self.tag)
 
 

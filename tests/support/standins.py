@@ -126,6 +126,36 @@ def build_tensorrt_pip_wheels(version: str, cuda_major: str, dest: Path) -> list
     return [meta, libs]
 
 
+# What NVIDIA's tensorrt_cuNN_libs wheel holds (site-packages/tensorrt_libs/lib<name>.so.<major>)
+# and PyPI's real tensorrt_bindings/tensorrt.so lists as NEEDED (readelf -d, 11.1.0.106 cp314).
+TENSORRT_PIP_LIBRARIES = ("nvinfer", "nvinfer_plugin", "nvonnxparser")
+
+
+def build_tensorrt_libs_wheel(version: str, cuda_major: str, dest: Path) -> Path:
+    """A STAND-IN tensorrt_cu<major>_libs wheel for PyPI's REAL tensorrt_cu<major>_bindings (PyPI
+    serves only a stub of -libs that downloads from NVIDIA's index): tensorrt_libs/ with
+    TENSORRT_PIP_LIBRARIES, each exporting what the real tensorrt.so imports from it
+    (bindings_imports_standin.c, every call returns NULL), libnvinfer also getInferLibVersion,
+    so the real bindings import against it and the probes read its version."""
+    major = version.split(".")[0]
+    files = {"tensorrt_libs/__init__.py": b'"""STAND-IN for tensorrt_libs (tests only)."""\n'}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in TENSORRT_PIP_LIBRARIES:
+            sources = [FIXTURE_SOURCE / "bindings_imports_standin.c"]
+            if name == "nvinfer":
+                sources.append(FIXTURE_SOURCE / "libnvinfer_standin.c")
+            library = Path(tmp) / f"lib{name}.so.{major}"
+            subprocess.run(
+                ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{library.name}",
+                 f"-DSTANDIN_VERSION={encode_trt_version(version)}", "-o", str(library),
+                 *map(str, sources)],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            files[f"tensorrt_libs/{library.name}"] = library.read_bytes()
+    return _wheel(dest, f"tensorrt_cu{cuda_major}_libs", version,
+                  "py3-none-manylinux_2_17_x86_64", files)  # fmt: skip
+
+
 def build_tensorrt_tarball(version: str, python_tag: str, dest: Path) -> Path:
     """TensorRT-<version>/{lib,include,python} packed like NVIDIA's tar packages: 10.x as
     TensorRT-<version>.Linux.x86_64-gnu...tar.gz, 11.x as
@@ -167,20 +197,22 @@ def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
     return _shared_library("cudart", version, major * 1000 + minor * 10, source, dest, cc)
 
 
-def build_cuda_toolkit_archive(dest: Path) -> Path:
-    """cuda.tar: cuda-12.6/ with the Orin's staged version.json, a stand-in libcudart in
-    lib64 and a stand-in bin/nvcc that prints `nvcc --version`'s release line."""
-    tree = dest / "cuda-12.6"
+def build_cuda_toolkit_archive(dest: Path, version: str = "12.6.68") -> Path:
+    """cuda.tar: cuda-<major.minor>/ with a version.json like the Orin's staged one (its
+    version replaced), a stand-in libcudart in lib64 and a stand-in bin/nvcc that prints
+    `nvcc --version`'s release line."""
+    release = ".".join(version.split(".")[:2])
+    tree = dest / f"cuda-{release}"
     (tree / "lib64").mkdir(parents=True)
     (tree / "bin").mkdir()
     staged = FIXTURES / "hosts" / "orin-r36.4.3" / "usr" / "local" / "cuda-12.6" / "version.json"
-    (tree / "version.json").write_bytes(staged.read_bytes())
-    build_libcudart("12.6.68", tree / "lib64")
+    (tree / "version.json").write_text(staged.read_text().replace("12.6.68", version))
+    build_libcudart(version, tree / "lib64")
     nvcc = tree / "bin" / "nvcc"
-    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.6, V12.6.68'\n")
+    nvcc.write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {release}, V{version}'\n")
     nvcc.chmod(0o755)
     archive = dest / "cuda.tar"
-    subprocess.run(["tar", "-C", str(dest), "-cf", str(archive), "cuda-12.6"], check=True)
+    subprocess.run(["tar", "-C", str(dest), "-cf", str(archive), tree.name], check=True)
     return archive
 
 
