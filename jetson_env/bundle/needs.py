@@ -205,6 +205,9 @@ def _pycuda(row: Row, needs: Needs) -> None:
 
 
 def _torch2trt(row: Row, needs: Needs) -> None:
+    tensorrt = _tensorrt_of(row)
+    if tensorrt and not row.matrix.converters.supports("torch2trt", tensorrt):
+        return  # the role leaves torch2trt out where it cannot use the TensorRT (11: Python 3.14)
     ref = row.matrix.torch2trt["ref"]
     given = row.files.get("torch2trt")
     url = given.resolve().as_uri() if given else github_archive(row.matrix.torch2trt["git"], ref)
@@ -217,17 +220,22 @@ def _torch2trt(row: Row, needs: Needs) -> None:
     needs.apt["torch2trt"] = role_defaults.default("torch2trt", "cmake_apt_packages")
 
 
+def _tensorrt_of(row: Row) -> str:
+    """The TensorRT the tensorrt role installs for the row: the row's, the tarball's, or x86's
+    pin for the target's Python ("" for a tarball whose name says no version)."""
+    if row.target.l4t:
+        return row.matrix.release(row.target.l4t).tensorrt
+    if "tensorrt" in row.files:
+        named = tensorrt_tarballs.NAME.match(row.files["tensorrt"].name)
+        return named.group(1) if named else ""
+    return row.matrix.x86_tensorrt_for(row.target.python).version
+
+
 def _tensorrt(row: Row, needs: Needs) -> None:
     target = row.target
-    # The TensorRT the role installs (the row's, the tarball's, or x86's pin) decides its
-    # onnx set (the role's rule), resolved with the row's numpy pin first.
-    if target.l4t:
-        tensorrt = row.matrix.release(target.l4t).tensorrt
-    elif "tensorrt" in row.files:
-        named = tensorrt_tarballs.NAME.match(row.files["tensorrt"].name)
-        tensorrt = named.group(1) if named else ""
-    else:
-        tensorrt = row.matrix.x86_tensorrt_for(target.python).version
+    # The TensorRT the role installs decides its onnx set (the role's rule), resolved with the
+    # row's numpy pin first.
+    tensorrt = _tensorrt_of(row)
     onnx = provisioning.onnx_export_packages(row.matrix, row.fields, tensorrt)
     if onnx:
         needs.pip.append(PipSet("tensorrt", [row.fields["numpy"], *onnx]))
