@@ -371,11 +371,15 @@ class Matrix:
 
     def cuda_python_for(self, python_version: str | None, cuda: str | None) -> str | None:
         """The cuda-python requirement for a target Python and CUDA ("3.12.3", "13.0" ->
-        "cuda-python==13.*"); None where cuda-python's Python floor rules it out or no CUDA."""
+        "cuda-python==13.*"; "3.10.12", "13.0" -> "cuda-python==13.4.*", the last line for 3.10);
+        None where cuda-python's Python floor rules it out or no CUDA."""
         rule = self.raw["packages"].get("cuda_python") or {}
         python = _release3(python_version or "")
         if not cuda or python is None or python not in SpecifierSet(rule["requires_python"]):
             return None
+        for last in rule.get("last_for_python") or ():
+            if str(last["cuda"]) == _major(cuda) and python in SpecifierSet(last["python"]):
+                return f"cuda-python=={last['line']}.*"
         return f"cuda-python=={_major(cuda)}.*"
 
     @property
@@ -738,6 +742,15 @@ def _packages(section, where, check_sources) -> None:
         raise MatrixError(f"{where}: packages.torch2trt: 'git' must be an https URL")
     if not torch2trt.get("ref"):
         raise MatrixError(f"{where}: packages.torch2trt: missing the pinned 'ref'")
+    for last in (section.get("cuda_python") or {}).get("last_for_python") or ():
+        try:
+            SpecifierSet(str(last["python"]))
+        except (KeyError, InvalidSpecifier, TypeError) as exc:
+            raise MatrixError(f"{where}: packages.cuda_python.last_for_python: {exc}") from exc
+        if not DOTTED.match(str(last.get("line", ""))) or not DOTTED.match(str(last.get("cuda"))):
+            raise MatrixError(
+                f"{where}: packages.cuda_python.last_for_python: 'line' and 'cuda' are versions"
+            )
 
 
 def _torchvision_archives(section, where, check_sources) -> None:

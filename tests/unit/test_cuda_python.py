@@ -1,7 +1,14 @@
 """cuda-python as a checked and provisioned part: the check's findings from captured probe facts,
 the matrix's rule for which cuda-python a host gets, and what a bundle carries for it."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+import yaml
 
 from jetson_env.bundle import needs, targets
 from jetson_env.checks import BY_NAME
@@ -81,6 +88,12 @@ def test_cuda_python_findings(python, probe, status, summary):
     )
 
 
+def test_the_doctors_fix_on_python_3_10_with_cuda_13_names_the_last_line_for_3_10():
+    """cuda-bindings 13.5.0 requires Python >=3.11: an Ubuntu 22.04 host with CUDA 13 gets 13.4."""
+    finding = one(facts("3.10.12", {"installed": False, "samples": []}))
+    assert finding.remedy.shell == f"{PY} -m pip install 'cuda-python==13.4.*'"
+
+
 def test_missing_cuda_python_is_installed_by_the_pycuda_role_for_the_cuda_major():
     finding = one(facts("3.12.3", {"installed": False, "samples": []}))
     assert finding.remedy.shell == f"{PY} -m pip install 'cuda-python==13.*'"
@@ -91,6 +104,8 @@ def test_missing_cuda_python_is_installed_by_the_pycuda_role_for_the_cuda_major(
 @pytest.mark.parametrize(
     ("python", "cuda", "wanted"),
     [("3.12.3", "13.0", "cuda-python==13.*"), ("3.10.12", "12.6", "cuda-python==12.*"),
+     ("3.11.9", "13.2", "cuda-python==13.*"), ("3.10.12", "13.0", "cuda-python==13.4.*"),
+     ("3.9.18", "13.0", "cuda-python==13.0.*"),
      ("3.9.0", "12.2", "cuda-python==12.*"), ("3.8.10", "11.4", None), ("3.6.9", "10.2", None),
      ("3.12.3", None, None)],
 )  # fmt: skip
@@ -101,6 +116,7 @@ def test_the_matrix_rule_for_cuda_python(python, cuda, wanted):
 @pytest.mark.parametrize(
     ("l4t", "python", "wanted"),
     [("", "3.12", ["cuda-python==13.*"]), ("36.4.3", "3.10", ["cuda-python==12.*"]),
+     ("", "3.10", ["cuda-python==13.4.*"]),
      ("35.4.1", "3.8", [])],
 )  # fmt: skip
 def test_a_bundle_carries_the_cuda_python_the_pycuda_role_installs(l4t, python, wanted):
@@ -160,3 +176,39 @@ def test_what_hides_the_gpu_is_named_before_the_driver_is_blamed():
     )
     assert finding.remedy.shell.startswith("unset CUDA_VISIBLE_DEVICES")
     assert finding.remedy.role is None
+
+
+PYCUDA_ROLE = (
+    Path(__file__).parents[2] / "ansible_collections" / "jetson_env" / "jetson" / "roles" / "pycuda"
+)
+
+
+@pytest.mark.parametrize(
+    ("python", "cuda", "wanted"),
+    [("3.10.12", "13.0", "cuda-python==13.4.*"), ("3.12.3", "13.0", "cuda-python==13.*")],
+)
+def test_the_pycuda_role_installs_the_cuda_python_of_the_target_python(tmp_path, python, cuda,
+                                                                       wanted):  # fmt: skip
+    """The role's `_pycuda_cuda_python`, rendered by this venv's ansible-core through the
+    collection's filter: the same pin as the doctor's fix and the bundle."""
+    playbook = tmp_path / "render.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "hosts": "localhost", "gather_facts": False,
+        "vars_files": [str(PYCUDA_ROLE / "vars" / "main.yml")],
+        "tasks": [{"ansible.builtin.debug": {"msg": "{{ _pycuda_cuda_python }}"}}],
+    }]))  # fmt: skip
+    variables = {
+        "ansible_facts": {"jetson_env_python": {"version": python},
+                          "jetson_env_cuda": {"version": cuda}},
+        "jetson_facts_matrix_file": "",
+    }  # fmt: skip
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         str(playbook), "-e", json.dumps(variables)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(PYCUDA_ROLE.parents[3]),
+             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    rendered = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    assert rendered.strip() == wanted
