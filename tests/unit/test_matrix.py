@@ -410,3 +410,15 @@ def test_x86_tensorrt_is_pip_pinned_below_what_the_default_converter_cannot_use(
 def test_tensorrt_and_converter_facts_are_validated(broken, change, words):
     change(broken)
     expect_error(broken, *words)
+
+
+def test_the_r39_rows_orin_kernels_cite_the_tegra_exception_not_the_generic_page():
+    """Orin runs the SBSA torch's sm_80 kernels on R39 because JetPack 7.2's CUDA is SBSA CUDA
+    (pytorch/pytorch #186285), not by CUDA's binary compatibility, which excludes Tegra
+    (jax-ml/jax #40492)."""
+    m = matrix_mod.load()
+    for l4t in ("39.2.0", "39.2.1", "39.2.2"):
+        cited = {m.source_url(name) for name in m.release(l4t).sources}
+        assert "https://github.com/pytorch/pytorch/pull/186285" in cited
+        assert "https://github.com/jax-ml/jax/pull/40492" in cited
+        assert not any("binary-compatibility" in url for url in cited)
