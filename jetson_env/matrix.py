@@ -96,26 +96,55 @@ class TensorRTPip:
 @dataclass(frozen=True)
 class TorchTensorRT:
     """One Torch-TensorRT release's Requires-Dist: the torch and TensorRT it admits (on a
-    Jetson, `jetson_*` where its metadata has a tegra marker)."""
+    Jetson, `jetson_*` where its metadata has a tegra marker) and the TensorRT distribution it
+    names (`tensorrt`, or only tensorrt-cu12 as 2.5.0 does)."""
 
     version: str
     torch: SpecifierSet
     tensorrt: SpecifierSet
     jetson_torch: SpecifierSet | None = None
     jetson_tensorrt: SpecifierSet | None = None
+    package: str = "tensorrt"
 
     def admits(self, torch: str, tensorrt: str, jetson: bool) -> bool:
-        """Whether this release fits torch and TensorRT (major.minor.patch, local label and
-        pre-release ignored: NVIDIA's 2.5.0a0+872d972e41.nv24.08 is 2.5.0)."""
-        torch_spec = self.jetson_torch if jetson and self.jetson_torch else self.torch
-        trt_spec = self.jetson_tensorrt if jetson and self.jetson_tensorrt else self.tensorrt
-        torch_release, trt_release = _release3(torch), _release3(tensorrt)
-        return (
-            torch_release is not None
-            and trt_release is not None
-            and torch_spec.contains(torch_release, prereleases=True)
-            and trt_spec.contains(trt_release, prereleases=True)
+        """Whether pip would take this release with this torch and this TensorRT: its
+        specifiers as pip reads them (a local label is ignored, a pre-release is not: NVIDIA's
+        2.5.0a0+872d972e41.nv24.08 is below 2.5.0) and, on a Jetson, a requirement on `tensorrt`,
+        the distribution JetPack's python3-libnvinfer is (tensorrt-cu12 is another one)."""
+        tegra = jetson and self.jetson_torch is not None
+        if jetson and not tegra and self.package != "tensorrt":
+            return False
+        torch_spec = self.jetson_torch if tegra else self.torch
+        trt_spec = self.jetson_tensorrt if tegra and self.jetson_tensorrt else self.tensorrt
+        try:
+            torch_version, trt_version = Version(torch), Version(tensorrt)
+        except InvalidVersion:
+            return False
+        return torch_spec.contains(torch_version, prereleases=True) and trt_spec.contains(
+            trt_version, prereleases=True
         )
+
+
+@dataclass(frozen=True)
+class JetsonTorchTensorRT:
+    """The Torch-TensorRT NVIDIA supports on a JetPack line with its row's torch and how it is
+    obtained (JetPack 6.1/6.2: 2.5 built from source, release/2.5); version None: none."""
+
+    l4t: SpecifierSet
+    version: str | None
+    tensorrt: str | None
+    obtained: str
+    git: str | None
+    branch: str | None
+    nvidia_newest: str | None
+    sources: tuple[str, ...]
+
+    def fits(self, l4t: str | None, tensorrt: str | None) -> bool:
+        """A build for this line's release with this JetPack TensorRT (major.minor)."""
+        if not (self.version and l4t and tensorrt and self.tensorrt):
+            return False
+        major_minor = ".".join(str(tensorrt).split(".")[:2])
+        return Version(l4t) in self.l4t and major_minor == self.tensorrt
 
 
 @dataclass(frozen=True)
@@ -127,6 +156,14 @@ class Converters:
     names: dict[str, str]  # converter -> how it is called in messages
     by_major: dict[str, tuple[str, ...]]
     torch_tensorrt: tuple[TorchTensorRT, ...] = ()
+    jetson_torch_tensorrt: tuple[JetsonTorchTensorRT, ...] = ()
+
+    def jetson_build(self, l4t: str | None) -> JetsonTorchTensorRT | None:
+        """NVIDIA's way to Torch-TensorRT on a JetPack line (R36.4.3 -> 2.5 from release/2.5)."""
+        for entry in self.jetson_torch_tensorrt:
+            if l4t and Version(l4t) in entry.l4t:
+                return entry
+        return None
 
     def for_tensorrt(self, version: str | None) -> tuple[str, ...]:
         """The converters whose code can use a TensorRT version ("11.4.0.106" -> onnx, ...);
@@ -149,13 +186,19 @@ class Converters:
         ]
         return max(fitting, key=lambda release: Version(release.version), default=None)
 
-    def for_host(self, tensorrt: str | None, torch: str | None, jetson: bool) -> tuple[str, ...]:
+    def for_host(
+        self, tensorrt: str | None, torch: str | None, jetson: bool, l4t: str | None = None
+    ) -> tuple[str, ...]:
         """The converters that work with this TensorRT and this torch: the major's, and
-        Torch-TensorRT only where a real release fits both."""
+        Torch-TensorRT only where a real release fits both or, on a Jetson release `l4t`,
+        NVIDIA's source build for its line fits its TensorRT."""
+        build = self.jetson_build(l4t) if jetson else None
         return tuple(
             name
             for name in self.for_tensorrt(tensorrt)
-            if name != "torch_tensorrt" or self.torch_tensorrt_for(torch, tensorrt, jetson)
+            if name != "torch_tensorrt"
+            or self.torch_tensorrt_for(torch, tensorrt, jetson)
+            or (build is not None and build.fits(l4t, tensorrt))
         )
 
 
@@ -255,8 +298,8 @@ class Matrix:
             if other.applies(release.l4t, soc)
         ]
         return [
-            {**option, "converters": list(
-                self.converters.for_host(option["version"], release.torch.version, jetson=True))}
+            {**option, "converters": list(self.converters.for_host(
+                option["version"], release.torch.version, jetson=True, l4t=release.l4t))}
             for option in options
         ]  # fmt: skip
 
@@ -626,13 +669,32 @@ def _converters(section, where, check_sources) -> Converters:
                 SpecifierSet(str(entry.get("tensorrt") or "")),
                 SpecifierSet(str(jetson["torch"])) if jetson else None,
                 SpecifierSet(str(jetson["tensorrt"])) if jetson else None,
+                str(entry.get("package") or "tensorrt"),
             ))  # fmt: skip
         except (KeyError, TypeError, AttributeError, InvalidSpecifier, InvalidVersion) as exc:
             raise MatrixError(
                 f"{where}: converters.torch_tensorrt.{version}: needs torch and tensorrt"
                 f" requirements (and jetson's, if any): {exc}"
             ) from None
-    return Converters(default, names, by_major, tuple(releases))
+    builds = []
+    for number, entry in enumerate(section.get("jetson_torch_tensorrt") or ()):
+        row = f"converters.jetson_torch_tensorrt[{number}]"
+        check_sources(row, entry)
+        try:
+            builds.append(JetsonTorchTensorRT(
+                SpecifierSet(str(entry["l4t"])), _text(entry.get("version")),
+                _text(entry.get("tensorrt")), " ".join(str(entry["obtained"]).split()),
+                _text(entry.get("git")), _text(entry.get("branch")),
+                _text(entry.get("nvidia_newest")), tuple(_names(entry["source"])),
+            ))  # fmt: skip
+        except (KeyError, TypeError, InvalidSpecifier) as exc:
+            raise MatrixError(f"{where}: {row}: needs l4t, obtained and source: {exc}") from None
+        built = builds[-1]
+        if built.version and not (built.tensorrt and built.branch and built.git):
+            raise MatrixError(f"{where}: {row}: a build names its tensorrt, git and branch")
+        if built.git and not built.git.startswith("https://"):
+            raise MatrixError(f"{where}: {row}: 'git' must be an https URL")
+    return Converters(default, names, by_major, tuple(releases), tuple(builds))
 
 
 def _x86_tensorrt(

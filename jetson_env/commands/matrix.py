@@ -62,8 +62,11 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
                 release.tensorrt or matrix.x86_tensorrt.version,
                 release.torch.version,
                 jetson=bool(release.l4t),
+                l4t=release.l4t or None,
             )
         ),
+        # NVIDIA's way to Torch-TensorRT on this JetPack line with the row's torch (JetPack 6).
+        "torch_tensorrt": torch_tensorrt_as_dict(matrix, release.l4t),
         # What torch.onnx.export needs for the ONNX converter (the tensorrt role installs it).
         "onnx_export_packages": list(family["onnx_export_packages"]),
         "tensorrt_options": (
@@ -73,6 +76,15 @@ def release_as_dict(release: Release, matrix: Matrix, assumed_from: str | None =
         "assumed_from": assumed_from,
         "sources": [matrix.source_url(name) for name in release.sources],
     }
+
+
+def torch_tensorrt_as_dict(matrix: Matrix, l4t: str) -> dict | None:
+    build = matrix.converters.jetson_build(l4t) if l4t else None
+    if build is None:
+        return None
+    return {"version": build.version, "obtained": build.obtained, "git": build.git,
+            "branch": build.branch, "nvidia_newest": build.nvidia_newest,
+            "sources": [matrix.source_url(name) for name in build.sources]}  # fmt: skip
 
 
 def tensorrt_pip_as_dict(matrix: Matrix) -> dict:

@@ -154,3 +154,42 @@ def test_an_x86_bundle_carries_the_tensorrt_its_python_installs(python, requirem
     assert pip_set.requirements == [requirement]
     # Both TensorRTs offer the ONNX converter: the role's onnx set comes with them.
     assert [p.requirements for p in sets if p.unresolved is None] == [["numpy>=1.26,<3", "onnx"]]
+
+
+@pytest.mark.parametrize(
+    ("torch_version", "tensorrt", "jetson", "release"),
+    [
+        ("2.5.0a0+872d972e41.nv24.08.17622132", "10.3", True, None),  # 2.5.0a0 < 2.5.0
+        ("2.5.0", "10.3.0", True, None),  # 2.5.0 names tensorrt-cu12, not JetPack's tensorrt
+        ("2.5.0", "10.3.0", False, "2.5.0"),
+        ("2.8.0", "10.3.0.30", True, "2.8.0"),  # 2.8.0's tegra marker names `tensorrt`
+        ("2.9.0", "10.13.3.9", True, "2.9.0"),
+        ("2.14.1+cu130", "11.1.0.106", False, "2.14.0"),
+        ("2.4.0", "10.1.0.27", False, None),  # tensorrt==10.1.0 is PyPI's 10.1.0 exactly
+    ],
+)
+def test_torch_tensorrt_releases_fit_under_pips_own_rules(torch_version, tensorrt, jetson,
+                                                          release):  # fmt: skip
+    fitting = MATRIX.converters.torch_tensorrt_for(torch_version, tensorrt, jetson)
+    assert (fitting.version if fitting else None) == release
+
+
+@pytest.mark.parametrize(
+    ("l4t", "version", "branch"),
+    [("36.2.0", None, None), ("36.3.0", None, None), ("36.4.0", "2.5", "release/2.5"),
+     ("36.4.3", "2.5", "release/2.5"), ("36.5.2", "2.5", "release/2.5")],
+)  # fmt: skip
+def test_each_jetpack_6_row_says_which_torch_tensorrt_nvidia_supports_and_how(l4t, version,
+                                                                            branch):  # fmt: skip
+    """JetPack 6.1/6.2: built from source from release/2.5 (pytorch/TensorRT #3285), no PyPI
+    release fits NVIDIA's torch 2.5.0a0; JetPack 6.0: none."""
+    build = MATRIX.converters.jetson_build(l4t)
+    assert (build.version, build.branch) == (version, branch)
+    row = MATRIX.releases[l4t]
+    assert MATRIX.converters.torch_tensorrt_for(row.torch.version, row.tensorrt, True) is None
+    wanted = ["torch2trt", "onnx"] + (["torch_tensorrt"] if version else [])
+    assert MATRIX.tensorrt_options(row)[0]["converters"] == wanted
+    if version:
+        cited = [MATRIX.source_url(name) for name in build.sources]
+        assert "https://github.com/pytorch/TensorRT/pull/3285" in cited
+        assert build.nvidia_newest == "2.8"
