@@ -144,8 +144,7 @@ def test_drift_in_any_outside_fact_is_printed_and_exits_1(tmp_path):
         f"Requires-Dist and file lists from {versions}: 8 finding(s)",
         "- torchvision 0.24.1 requires torch==2.9.2; the matrix says torch==2.9.1",
         "- torchvision 0.30.0 requires torch==2.15.0: not in torchvision_pairs.requires_dist",
-        "- Torch-TensorRT 2.5.0 requires the tensorrt distribution; the matrix says"
-        " tensorrt-cu12",
+        "- Torch-TensorRT 2.5.0 requires the tensorrt distribution; the matrix says tensorrt-cu12",
         "- Torch-TensorRT 2.14.0 requires tensorrt >=11.1.0,<11.3.0; the matrix says"
         " >=11.1.0,<11.2.0",
         "- Torch-TensorRT 2.15.0 requires torch >=2.15.0,<2.16.0, TensorRT >=11.4.0,<11.5.0: not"
