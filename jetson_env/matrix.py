@@ -211,6 +211,7 @@ class JetsonTensorRT:
     socs: tuple[str, ...]
     modules: str
     package: str
+    unconfirmed: str | None = None  # why NVIDIA's support on a Jetson is not confirmed (11.5)
 
     def applies(self, l4t: str, soc: str | None) -> bool:
         return Version(l4t) in self.l4t and (soc is None or soc in self.socs)
@@ -293,7 +294,11 @@ class Matrix:
         package on R39.2.2+)."""
         options = [{"version": release.tensorrt, "from": "JetPack's apt packages"}]
         options += [
-            {"version": other.version, "from": f"{other.package} ({other.modules})"}
+            {
+                "version": other.version,
+                "from": f"{other.package} ({other.modules})"
+                + (f"; unconfirmed: {other.unconfirmed}" if other.unconfirmed else ""),
+            }
             for other in self.jetson_tensorrt
             if other.applies(release.l4t, soc)
         ]
@@ -739,6 +744,11 @@ def _x86_tensorrt(
         pins.append(TensorRTPip(package, version, supported, python, has))
     if not pins:
         raise MatrixError(f"{where}: x86.tensorrt: no pins")
+    seen = str(section.get("newest_seen") or "")
+    if not DOTTED.match(seen) or any(Version(seen) < Version(pin.version) for pin in pins):
+        raise MatrixError(
+            f"{where}: x86.tensorrt: newest_seen '{seen}' must be a version no older than a pin"
+        )
     default = pins[0]
     for major, names in converters.by_major.items():
         if converters.default not in names and Version(f"{major}.0") in default.supported:
@@ -761,6 +771,7 @@ def _jetson_tensorrt(section, socs, where, check_sources) -> tuple[JetsonTensorR
             found.append(JetsonTensorRT(
                 str(Version(str(entry["version"]))), SpecifierSet(str(entry["l4t"])),
                 tuple(entry["socs"]), str(entry["modules"]), str(entry["package"]),
+                " ".join(str(entry["unconfirmed"]).split()) if entry.get("unconfirmed") else None,
             ))  # fmt: skip
         except (KeyError, InvalidSpecifier, InvalidVersion) as exc:
             raise MatrixError(f"{where}: jetson_tensorrt: {exc}") from None

@@ -109,11 +109,14 @@ def run(facts: Facts) -> list[Finding]:
         other = alternative(facts, version)
         if other is not None:
             converters = facts.matrix.converters.for_host(version, facts.torch_version, True)
+            said = "NVIDIA supports it" if other.unconfirmed is None else "its package installs"
             details.append(
                 f"TensorRT {other.version} on L4T R{facts.platform['l4t']} instead of JetPack's"
-                f" {expected}: NVIDIA supports it on {other.modules} ({other.package}); it"
+                f" {expected}: {said} on {other.modules} ({other.package}); it"
                 " converts with " + ", ".join(facts.matrix.converters.names[c] for c in converters)
             )
+            if other.unconfirmed:
+                summary += f" (support on JetPack unconfirmed: {other.unconfirmed})"
             return [CHECK.finding(OK, summary, details)]
         if expected and not version_matches(version, expected):
             return [

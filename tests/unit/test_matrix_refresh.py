@@ -105,6 +105,8 @@ def outside_facts_as_the_matrix_has_them(m: matrix_mod.Matrix) -> dict:
         "bindings_wheels": {pin.version: list(pin.bindings_pythons) for pin in m.x86_tensorrt_pins},
         "bindings_versions": [pin.version for pin in m.x86_tensorrt_pins],
         "pycuda": [m.raw["packages"]["pycuda"]["version"]],
+        "tensorrt": [pin.version for pin in m.x86_tensorrt_pins]
+        + [m.raw["x86"]["tensorrt"]["newest_seen"]],
     }
 
 
@@ -185,3 +187,17 @@ def test_a_hold_whose_reason_is_gone_is_drift(tmp_path):
     proc = refresh("--versions", str(held_back_versions(tmp_path, m)), "--matrix", str(path))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "yet no x86 Python would lose a converter with it now: move the profile" in proc.stdout
+
+
+def test_a_tensorrt_cu13_past_the_newest_the_matrix_weighed_is_drift(tmp_path):
+    """TensorRT 11.5 (x86, SBSA, Windows) once pip's index has it: reported, not pinned."""
+    data = outside_facts_as_the_matrix_has_them(matrix_mod.load())
+    data["tensorrt"] += ["11.5.0.1", "11.6.0.1rc1"]
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps(data))
+    proc = refresh("--versions", str(versions))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[3:] == [
+        "- tensorrt-cu13 11.5.0.1 is on pip's index, past the pins (10.16.1.11, 11.1.0.106) and"
+        " the newest the matrix has weighed (11.4.0.106): x86.tensorrt"
+    ]

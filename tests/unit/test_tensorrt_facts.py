@@ -102,6 +102,21 @@ def test_x86_without_tensorrt_gets_the_pin_its_python_has_bindings_for(python, r
     assert library.remedy.shell.startswith(f"{VENV} -m pip install {requirement} && ")
 
 
+def test_tensorrt_11_5_on_jetpack_7_2_2_is_accepted_saying_nvidia_has_not_confirmed_it():
+    """TensorRT 11.5's release notes name x86, SBSA and Windows, not JetPack."""
+    found = jetson("39.2.2", "tegra234", tensorrt=loaded("11.5.0"), torch=torch("2.14.1"))
+    (finding,) = BY_NAME["libnvinfer"].run(found)
+    assert finding.status == "ok"
+    assert "support on JetPack unconfirmed: TensorRT 11.5's release notes name x86" in (
+        finding.summary
+    )
+    assert "TensorRT 11.5 on L4T R39.2.2 instead of JetPack's 10.16: its package installs" in (
+        " ".join(finding.details)
+    )
+    option = MATRIX.tensorrt_options(MATRIX.releases["39.2.2"])[-1]
+    assert (option["version"], "unconfirmed" in option["from"]) == ("11.5", True)
+
+
 @pytest.mark.parametrize(
     ("l4t", "soc", "status", "words"),
     [
@@ -139,7 +154,7 @@ def test_the_matrix_states_tensorrt_and_converters_per_row_and_per_x86_python():
         "36.4.3": [("10.3", ["torch2trt", "onnx", "torch_tensorrt"])],
         "38.2.0": [("10.13", ["torch2trt", "onnx", "torch_tensorrt"])],
         "39.2.0": [("10.16", ["torch2trt", "onnx"])],
-        "39.2.2": [("10.16", ["torch2trt", "onnx"]), ("11.4.1", ["onnx"])],
+        "39.2.2": [("10.16", ["torch2trt", "onnx"]), ("11.4.1", ["onnx"]), ("11.5", ["onnx"])],
     }
 
 
