@@ -201,3 +201,30 @@ def test_a_tensorrt_cu13_past_the_newest_the_matrix_weighed_is_drift(tmp_path):
         "- tensorrt-cu13 11.5.0.1 is on pip's index, past the pins (10.16.1.11, 11.1.0.106) and"
         " the newest the matrix has weighed (11.4.0.106): x86.tensorrt"
     ]
+
+
+def test_a_torch_without_a_release_for_an_x86_python_keeps_the_hold(tmp_path):
+    """torch 2.15.0 requires Python >=3.11 while x86 Ubuntu 22.04 (3.10) is a target: even once a
+    Torch-TensorRT release admits it, moving would take torch from 3.10 hosts, so no "move"."""
+    m = matrix_mod.load()
+    held = str(m.raw["x86"]["torch_held_back"]["version"])
+
+    def change(raw):
+        for entry in raw["converters"]["torch_tensorrt"].values():
+            entry["torch"] = entry["torch"].replace("<2.15.0", "<2.16.0")
+
+    versions = tmp_path / "versions.json"
+    everywhere = [m.x86.torch.version, held]
+    versions.write_text(json.dumps({
+        "torch": everywhere, "torchvision": [m.x86.torchvision],
+        "torch_by_python": {"3.10": [m.x86.torch.version], "3.12": everywhere,
+                            "3.14": everywhere},
+    }))  # fmt: skip
+    path = doctored_matrix(tmp_path, change)
+    proc = refresh("--versions", str(versions), "--matrix", str(path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "move the profile" not in proc.stdout
+    assert (
+        f"  (re-derived: torch {held} would take torch itself from Python 3.10 (no torch {held}"
+        " for it))"
+    ) in proc.stdout
