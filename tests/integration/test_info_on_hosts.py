@@ -90,3 +90,35 @@ def test_info_explains_an_unreadable_release_file(orin_with_truncated_release: H
         "'# R<major> (release), REVISION: <x.y>, ...': '# R36 (release), REVISION'; "
         "dpkg-query exited 1: dpkg-query: no packages found matching nvidia-l4t-core"
     )
+
+
+# L4T R39.2.1 (JetPack 7.2.1), which jetson-stats 7.2.1 does not know (rbonghi/jetson_stats #902,
+# #906): a stand-in release file, as the first line of a flashed device's reads.
+R39_2_1 = "# R39 (release), REVISION: 2.1, GCID: 0, BOARD: generic, EABI: aarch64, DATE: stand-in"
+
+
+@pytest.fixture
+def x86_with_r39_2_1_release(x86_host: Host) -> Iterator[Host]:
+    """The x86 host with a stand-in R39.2.1 /etc/nv_tegra_release, removed afterwards."""
+    x86_host.exec(["sh", "-c", f"printf '%s\\n' '{R39_2_1}' > {NV_TEGRA_RELEASE}"])
+    yield x86_host
+    x86_host.exec(["rm", "-f", NV_TEGRA_RELEASE])
+
+
+def test_info_knows_l4t_39_2_1_without_jetson_stats(x86_with_r39_2_1_release: Host) -> None:
+    """jetson-env reads the release file and keys the matrix on it: no jetson-stats installed,
+    none required, and R39.2.1 is JetPack 7.2.1 all the same."""
+    platform = run_info(x86_with_r39_2_1_release)
+
+    assert (platform["l4t"], platform["jetpack"], platform["is_jetson"]) == (
+        "39.2.1",
+        "7.2.1",
+        True,
+    )
+    found = x86_with_r39_2_1_release.exec([f"{VENV}/bin/python", "-c", (
+        "import importlib.metadata as m, importlib.util as u; "
+        "print(u.find_spec('jtop') is None, "
+        "[r for r in m.requires('jetson-env') or () if r.startswith('jetson-stats')"
+        " and 'extra' not in r])"
+    )])  # fmt: skip
+    assert found.stdout.strip() == "True []"
