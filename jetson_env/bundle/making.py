@@ -114,6 +114,11 @@ def make(
             raise BundleError(f"--file {kind}={path}: no such file")
     if sign_key is not None:
         signing.check_key(sign_key)  # before anything is fetched
+    if controller_python:  # one ansible-core for every target, on this controller's Python
+        served = [entry.get("python", "") for entry in load_manifest(directory)["targets"].values()]
+        why = matrix.ansible_core.split([*served, *(t.python for t in targets)], controller_python)
+        if why:
+            raise BundleError(why, hint="nothing was fetched or written")
     say = report or (lambda _msg: None)
     with folder_lock(directory, say):
         result = _make(directory, matrix, targets, roles, files, report, workers, controller_python)

@@ -1,6 +1,9 @@
 """Which ansible-core manages which target Python: the matrix's ansible_core table, as one rule."""
 
 import copy
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -59,10 +62,70 @@ def test_a_broken_ansible_core_block_names_itself():
     raw = yaml.safe_load(matrix_mod.default_path().read_text())
     broken = copy.deepcopy(raw)
     broken["ansible_core"]["lines"]["2.22"] = {"oldest_target_python": "3.8",
+                                               "newest_target_python": "3.14",
                                                "controller_python": "3.12-3.14"}  # fmt: skip
     with pytest.raises(MatrixError, match="a newer line cannot manage an older Python"):
         matrix_mod.validate(broken)
     broken = copy.deepcopy(raw)
     broken["ansible_core"]["lines"]["2.22"] = {"oldest_target_python": "3.10"}
-    with pytest.raises(MatrixError, match=r"controller_python like '3\.11-3\.13'"):
+    with pytest.raises(MatrixError, match=r"newest_target_python like '3\.8'"):
         matrix_mod.validate(broken)
+
+
+@pytest.mark.parametrize(
+    ("core", "python", "manages"),
+    [("2.16.19", "3.12", True), ("2.16.19", "3.14.0", False), ("2.19.14", "3.13", True),
+     ("2.19.14", "3.14", False), ("2.21.5", "3.14", True)],
+)  # fmt: skip
+def test_each_line_manages_targets_up_to_a_newest_python(core, python, manages):
+    """2.16/2.17 manage targets up to 3.12, 2.18/2.19 up to 3.13 (ansible-core's support
+    matrix): Ubuntu 26.04's 3.14 needs 2.20 or newer."""
+    assert SUPPORT.manages(core, python) is manages
+
+
+def test_a_target_too_new_for_the_controllers_line_is_refused_with_the_venv_that_manages_it():
+    said = SUPPORT.refusal("2.16.19", "3.14.0", "u2604")
+    assert said.startswith(
+        "u2604 runs Ansible's modules with Python 3.14.0 and ansible-core 2.16.19 (this"
+        " controller's) supports Python 3.6 to 3.12 on targets"
+    )
+    assert "Python 3.14 targets need ansible-core 2.21" in said
+    assert "a second controller venv, of a Python 3.12 to 3.14" in said
+
+
+def test_jetpack_4_and_5_with_ubuntu_26_04_have_no_single_line_and_two_venvs_do():
+    said = SUPPORT.split(["3.6.9", "3.8.10", "3.14.0"])
+    assert said.startswith("No ansible-core line manages target Python 3.6, 3.8, 3.14 at once")
+    assert "run jetson-env from 2 controller venvs" in said
+    assert "for Python 3.6, 3.8 targets, a venv of a Python 3.10 to 3.12" in said
+    assert "'ansible-core<2.17'`" in said
+    assert "for Python 3.14 targets, a venv of a Python 3.12 to 3.14" in said
+    assert SUPPORT.requirement(["3.6.9", "3.14.0"]) is None
+    assert SUPPORT.split(["3.6.9", "3.8.10", "3.12.3"]) == ""  # 2.16 manages them all
+
+
+def test_a_line_whose_controller_range_leaves_out_the_controller_python_is_named():
+    said = SUPPORT.split(["3.6.9"], "3.14")
+    assert said.startswith(
+        "ansible-core 2.16, the line that manages target Python 3.6, runs on a controller"
+        " Python 3.10 to 3.12, not 3.14"
+    )
+    assert SUPPORT.split(["3.6.9"], "3.12") == ""
+    assert SUPPORT.split(["3.14.0"], "3.14") == ""
+
+
+def test_a_bundle_for_jetpack_4_made_on_a_python_3_14_controller_is_refused_first(tmp_path):
+    """pip would put ansible-core 2.16.19 in DIR/controller for a Python 3.14 controller,
+    outside 2.16's controller range: the installed command says so before fetching anything."""
+    folder = tmp_path / "bundle"
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "jetson-env"), "bundle", str(folder), "--l4t",
+         "R32.7.1", "--controller-python", "3.14"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "ansible-core 2.16, the line that manages target Python 3.6, runs on a controller" in (
+        proc.stderr
+    )
+    assert "nothing was fetched or written" in proc.stderr
+    assert not folder.exists()
