@@ -34,7 +34,7 @@ X86_PYTHONS = ("3.10", "3.12", "3.14")
 SECTIONS = (
     "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
     "unsupported", "x86", "images", "packages", "jetpack_apt", "converters", "ansible_core",
-    "jetson_tensorrt", "routes_not_offered",
+    "jetson_tensorrt", "routes_not_offered", "container_bases",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = (
@@ -417,6 +417,23 @@ class Matrix:
                 })  # fmt: skip
         return found
 
+    def container_base_problems(self, l4t: str | None, image: dict[str, Any]) -> list[str]:
+        """Why a local image (the docker probe's: tags, labels, history) will not run on a
+        Jetson on `l4t`, naming the base reference found and what to use instead; [] if none."""
+        found = []
+        texts = [*image.get("tags", ()), *(image.get("labels") or {}).values(),
+                 *image.get("history", ())]  # fmt: skip
+        for entry in self.raw["container_bases"]["not_running"].values():
+            if not l4t or Version(l4t) not in SpecifierSet(entry["hosts"]):
+                continue
+            names = sorted({m.group(0) for t in texts for m in re.finditer(entry["match"], t)})
+            if names:
+                found.append(
+                    f"{' '.join(str(entry['reason']).split())} ({', '.join(names[:3])}); instead:"
+                    f" {' '.join(str(entry['instead']).split())}"
+                )
+        return found
+
     def cuda_python_for(self, python_version: str | None, cuda: str | None) -> str | None:
         """The cuda-python requirement for a target Python and CUDA ("3.12.3", "13.0" ->
         "cuda-python==13.*"; "3.10.12", "13.0" -> "cuda-python==13.4.*", the last line for 3.10);
@@ -628,6 +645,18 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
     images = _images(raw["images"], releases, x86, where, check_sources)
     _packages(raw["packages"], where, check_sources)
     _jetpack_apt(raw["jetpack_apt"], where, check_sources)
+    check_sources("container_bases", raw["container_bases"])
+    for name, entry in (raw["container_bases"].get("not_running") or {}).items():
+        try:
+            re.compile(str(entry["match"]))
+            SpecifierSet(str(entry["hosts"]))
+            if not (entry["reason"] and entry["instead"]):
+                raise KeyError("reason, instead")
+        except (KeyError, TypeError, re.error, InvalidSpecifier) as exc:
+            raise MatrixError(
+                f"{where}: container_bases.not_running.{name}: needs match (a regular"
+                f" expression), hosts (L4T), reason and instead: {exc!r}"
+            ) from None
     try:
         core = ansible_core.parse(raw["ansible_core"], check_sources, sources.__getitem__)
     except ValueError as exc:

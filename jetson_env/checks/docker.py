@@ -1,7 +1,9 @@
 """Docker: engine reachable, nvidia runtime registered (the default on Jetson, so that
 `docker build` sees CUDA) by the engine and in daemon.json (read even where no engine
-answers), and on JetPack 4 the CSV mount lists the docker_runtime role requires, with
-every listed host file present. Paths and packages are the docker_runtime role's."""
+answers), on JetPack 4 the CSV mount lists the docker_runtime role requires, with
+every listed host file present, and the local images built on a base that no longer runs on
+the host's release (an -igpu image on JetPack 7). Paths and packages are the docker_runtime
+role's."""
 
 from __future__ import annotations
 
@@ -244,9 +246,34 @@ def run(facts: Facts) -> list[Finding]:
     reachable = bool(engine and engine.get("reachable"))
     return (
         findings
+        + image_findings(facts, data.get("images"))
         + daemon_json_findings(facts, data, restart=reachable)
         + csv_findings(facts, data.get("csv_lists"))
     )
+
+
+def image_name(image: dict) -> str:
+    tags = [tag for tag in image.get("tags") or () if "<none>" not in tag]
+    return tags[0] if tags else str(image.get("id", "?"))[:19]
+
+
+def image_findings(facts: Facts, listed: dict | None) -> list[Finding]:
+    """Local images built on a base that no longer runs on this Jetson's release (an -igpu
+    image on JetPack 7: the matrix's container_bases), read from their tags, labels and
+    history without running them; each with what to use instead."""
+    l4t = (facts.platform or {}).get("l4t") if facts.is_jetson else None
+    if not l4t or not listed:
+        return []
+    findings = [
+        CHECK.finding(WARN, f"image {image_name(image)} will not run on L4T R{l4t}: {problem}")
+        for image in listed.get("images") or []
+        for problem in facts.matrix.container_base_problems(l4t, image)
+    ]
+    if listed.get("left_out"):
+        findings.append(CHECK.finding(
+            SKIP, f"{listed['left_out']} more local images were not read for their bases"
+        ))  # fmt: skip
+    return findings
 
 
 CHECK = Check(

@@ -27,7 +27,7 @@ from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wr
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
-PROBES = ("platform", "cuda", "native", "engines", "apt_upgrade")
+PROBES = ("platform", "cuda", "native", "engines", "apt_upgrade", "docker")
 REFUSED, UNREACHABLE = "refused", "unreachable"
 HOST_STATUSES = (UNREACHABLE, REFUSED, *judgement.VERDICTS)  # worst first
 

@@ -45,7 +45,7 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Part:
-    kind: str  # torch, torchvision, compiled, python, engine, apt
+    kind: str  # torch, torchvision, compiled, python, engine, apt, image
     name: str
     now: str
     after: str
@@ -138,8 +138,21 @@ def judge(
     change = Change(current, target, python_now, python_after, kind)
     parts = [*_python_parts(matrix, facts.get("native") or {}, change),
              *_engine_parts(facts.get("engines") or {}, change),
-             *_apt_parts(facts.get("apt_upgrade") or {}, change)]  # fmt: skip
+             *_apt_parts(facts.get("apt_upgrade") or {}, change),
+             *_image_parts(matrix, facts.get("docker") or {}, change)]  # fmt: skip
     return sorted(parts, key=lambda p: VERDICTS.index(p.verdict))
+
+
+def _image_parts(matrix: Matrix, docker: dict[str, Any], change: Change) -> list[Part]:
+    """Local Docker images on a base that does not run on the target release (an -igpu image
+    on JetPack 7): rebuild, with what to use instead (the matrix's container_bases)."""
+    parts = []
+    for image in (docker.get("images") or {}).get("images") or []:
+        tags = [tag for tag in image.get("tags") or () if "<none>" not in tag]
+        name = tags[0] if tags else str(image.get("id", "?"))[:19]
+        for problem in matrix.container_base_problems(change.target.l4t, image):
+            parts.append(Part("image", name, "image", change.to, "rebuild", problem))
+    return parts
 
 
 @dataclass(frozen=True)

@@ -124,11 +124,70 @@ RUNTIME_PATH = os.pathsep.join(
 )
 
 
+# The host's images read for the bases they were built on, without running one: labels and
+# the history's instructions (an ARG or LABEL naming the FROM image), capped so that a host
+# with many images answers in time.
+MAX_IMAGES = 60
+MAX_HISTORY = 80
+MAX_TEXT = 400
+
+
+def _docker(cli, *args):
+    """stdout lines of a read-only docker command, or None where it fails."""
+    try:
+        proc = subprocess.run(
+            [cli, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=15,
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return None
+    return proc.stdout.splitlines() if proc.returncode == 0 else None
+
+
+def images(cli):
+    """Each local image: its tags, labels and history instructions (texts cut at MAX_TEXT);
+    `left_out`: images past MAX_IMAGES; None where the list cannot be read."""
+    listed = _docker(
+        cli, "image", "ls", "--no-trunc", "--format", "{{.ID}}\t{{.Repository}}:{{.Tag}}"
+    )
+    if listed is None:
+        return None
+    tags = {}
+    for line in listed:
+        image_id, _, ref = line.partition("\t")
+        tags.setdefault(image_id, []).append(ref[:MAX_TEXT])
+    found = []
+    for image_id in sorted(tags)[:MAX_IMAGES]:
+        labels = _docker(cli, "image", "inspect", "--format", "{{json .Config.Labels}}", image_id)
+        history = _docker(cli, "history", "--no-trunc", "--format", "{{.CreatedBy}}", image_id)
+        try:
+            parsed = json.loads(labels[0]) if labels else None
+        except ValueError:
+            parsed = None
+        found.append(
+            {
+                "id": image_id[:80],
+                "tags": tags[image_id][:10],
+                "labels": {
+                    str(k)[:MAX_TEXT]: str(v)[:MAX_TEXT]
+                    for k, v in sorted((parsed or {}).items())[:50]
+                },
+                "history": [text[:MAX_TEXT] for text in (history or [])[:MAX_HISTORY]],
+            }
+        )
+    return {"images": found, "left_out": max(0, len(tags) - MAX_IMAGES)}
+
+
 def collect():
     cli = shutil.which("docker")
+    running = engine(cli)
     return {
         "cli": cli,
-        "engine": engine(cli),
+        "engine": running,
+        "images": images(cli) if running and running.get("reachable") else None,
         "daemon_json": daemon_json(),
         "csv_dir": CSV_DIR,
         "csv_lists": csv_lists(),

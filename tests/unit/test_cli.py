@@ -86,6 +86,7 @@ def test_matrix_json_lists_every_release():
             "ref": "4e820ae31b4e35d59685935223b05b2e11d47b03",
         },
         "converters": ["torch2trt", "onnx"],
+        "torch_tensorrt": None,
         "onnx_export_packages": [],
         "tensorrt_options": [
             {
