@@ -1,6 +1,8 @@
 """Which ansible-core manages which target Python: the matrix's ansible_core table, as one rule."""
 
 import copy
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +131,34 @@ def test_a_bundle_for_jetpack_4_made_on_a_python_3_14_controller_is_refused_firs
     )
     assert "nothing was fetched or written" in proc.stderr
     assert not folder.exists()
+
+
+def test_the_playbook_preflight_refuses_a_3_14_host_under_2_16(tmp_path):
+    """The preflight's filter, rendered by this venv's ansible-playbook: the same refusal."""
+    collections = Path(__file__).parents[2]
+    playbook = tmp_path / "render.yml"
+    msg = "{{ '2.16.19' | jetson_env.jetson.ansible_core_refusal('3.14.0', 'u2604') }}"
+    playbook.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "hosts": "localhost",
+                    "gather_facts": False,
+                    "tasks": [{"ansible.builtin.debug": {"msg": msg}}],
+                }
+            ]
+        )
+    )
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         str(playbook)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(collections),
+             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    said = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    assert said.startswith(
+        "u2604 runs Ansible's modules with Python 3.14.0 and ansible-core 2.16.19"
+    )
+    assert "Python 3.14 targets need ansible-core 2.21" in said
