@@ -101,14 +101,18 @@ class Support:
     def split(self, python_versions: Iterable[str], controller_python: str | None = None) -> str:
         """Why one controller cannot manage targets of all these Pythons, with the controller
         venvs that do, or "": no line manages them all (JetPack 4/5 with Ubuntu 26.04), or
-        the line that does does not run on `controller_python` (2.16, for JetPack 4, on a
-        Python 3.14 controller)."""
+        none of the lines that do runs on `controller_python` (2.16, for JetPack 4, on a
+        Python 3.14 controller; 3.11 targets on a 3.11 controller have 2.16 to 2.19)."""
         pythons = sorted({_line(v) for v in python_versions if v})
         if not pythons or any(self.unsupported(str(p)) for p in pythons):
             return ""  # refusal() names a target no line manages
         line = self.newest_managing(map(str, pythons))
         if line is not None:
-            if controller_python and not line.runs_on(controller_python):
+            fitting = [
+                ln for ln in self.lines if all(ln.manages(p) for p in pythons)
+                and (not controller_python or ln.runs_on(controller_python))
+            ]  # fmt: skip
+            if not fitting:
                 first, last = line.controller
                 return (
                     f"ansible-core {line.name}, the line that manages target Python"

@@ -114,6 +114,8 @@ def test_a_line_whose_controller_range_leaves_out_the_controller_python_is_named
     )
     assert SUPPORT.split(["3.6.9"], "3.12") == ""
     assert SUPPORT.split(["3.14.0"], "3.14") == ""
+    assert SUPPORT.split(["3.11.9", "3.8.10"], "3.11") == ""  # 2.18, 2.19 run on 3.11
+    assert SUPPORT.split(["3.14.0"], "3.11").startswith("ansible-core 2.21, the line")
 
 
 def test_a_bundle_for_jetpack_4_made_on_a_python_3_14_controller_is_refused_first(tmp_path):
