@@ -41,12 +41,32 @@ SBSA_JETSON_CUDA = (13, 2)  # pytorch/pytorch #186285
 # PTX ISA version -> the CUDA release that introduced it, whose driver is the oldest to JIT
 # it (PTX ISA reference, "Release Notes": the PTX ISA version of each CUDA release).
 PTX_ISA_CUDA = {
-    (6, 0): (9, 0), (6, 1): (9, 1), (6, 2): (9, 2), (6, 3): (10, 0), (6, 4): (10, 1),
-    (6, 5): (10, 2), (7, 0): (11, 0), (7, 1): (11, 1), (7, 2): (11, 2), (7, 3): (11, 3),
-    (7, 4): (11, 4), (7, 5): (11, 5), (7, 6): (11, 6), (7, 7): (11, 7), (7, 8): (11, 8),
-    (8, 0): (12, 0), (8, 1): (12, 1), (8, 2): (12, 2), (8, 3): (12, 3), (8, 4): (12, 4),
-    (8, 5): (12, 5), (8, 6): (12, 7), (8, 7): (12, 8), (8, 8): (12, 9), (9, 0): (13, 0),
-}  # fmt: skip
+    (6, 0): (9, 0),
+    (6, 1): (9, 1),
+    (6, 2): (9, 2),
+    (6, 3): (10, 0),
+    (6, 4): (10, 1),
+    (6, 5): (10, 2),
+    (7, 0): (11, 0),
+    (7, 1): (11, 1),
+    (7, 2): (11, 2),
+    (7, 3): (11, 3),
+    (7, 4): (11, 4),
+    (7, 5): (11, 5),
+    (7, 6): (11, 6),
+    (7, 7): (11, 7),
+    (7, 8): (11, 8),
+    (8, 0): (12, 0),
+    (8, 1): (12, 1),
+    (8, 2): (12, 2),
+    (8, 3): (12, 3),
+    (8, 4): (12, 4),
+    (8, 5): (12, 5),
+    (8, 6): (12, 7),
+    (8, 7): (12, 8),
+    (8, 8): (12, 9),
+    (9, 0): (13, 0),
+}
 
 _ARCH = re.compile(r"^(sm|compute)_(\d+)(\d)(a?)$")
 
@@ -133,26 +153,41 @@ def judge(
             candidates.append((cc, entry["arch"], entry.get("version", "")))
     if candidates:
         driver = version(driver_cuda)
-        runnable = [c for c in candidates
-                    if driver is None or (ptx_driver(c[2]) or (99, 0)) <= driver]  # fmt: skip
+        runnable = [
+            c for c in candidates if driver is None or (ptx_driver(c[2]) or (99, 0)) <= driver
+        ]
         if runnable:
             _cc, name, isa = max(runnable)
-            return Verdict(JIT, f"{name} (PTX {isa})",
-                           f"PTX {name} (ISA {isa}) only: the driver compiles it at the first "
-                           "load")  # fmt: skip
+            return Verdict(
+                JIT,
+                f"{name} (PTX {isa})",
+                f"PTX {name} (ISA {isa}) only: the driver compiles it at the first load",
+            )
         _cc, name, isa = max(candidates)
         needs = ptx_driver(isa)
-        return Verdict(PTX_TOO_NEW, f"{name} (PTX {isa})",
-                       f"PTX {name} is ISA {isa}, which needs a CUDA "
-                       f"{'%d.%d' % needs if needs else 'newer'} driver; this driver is CUDA "
-                       f"{driver_cuda}: {PTX_TOO_NEW_ERROR}")  # fmt: skip
+        return Verdict(
+            PTX_TOO_NEW,
+            f"{name} (PTX {isa})",
+            f"PTX {name} is ISA {isa}, which needs a CUDA "
+            f"{'.'.join(map(str, needs)) if needs else 'newer'} driver; this driver is CUDA "
+            f"{driver_cuda}: {PTX_TOO_NEW_ERROR}",
+        )
     carried = ", ".join(sass + [e.get("arch", "?") for e in ptx]) or "none"
     same_major = [n for n in sass if (arch(n) or ((0, 0), True))[0][0] == wanted[0]]
-    rule = (" (a Jetson runs only SASS of its exact compute capability before JetPack 7.2's "
-            "CUDA 13.2)") if same_major and not minor_ok else ""  # fmt: skip
-    return Verdict(NO_KERNEL, None,
-                   f"no kernel for compute capability {capability} (carries {carried})"
-                   f"{rule}: {NO_KERNEL_ERROR}")  # fmt: skip
+    rule = (
+        (
+            " (a Jetson runs only SASS of its exact compute capability before JetPack 7.2's "
+            "CUDA 13.2)"
+        )
+        if same_major and not minor_ok
+        else ""
+    )
+    return Verdict(
+        NO_KERNEL,
+        None,
+        f"no kernel for compute capability {capability} (carries {carried})"
+        f"{rule}: {NO_KERNEL_ERROR}",
+    )
 
 
 # Libraries the driver installs: their absence is the driver's (the cuda and gpu checks),
@@ -165,18 +200,26 @@ DRIVER_LIBRARIES = ("libcuda.so", "libnvidia-ml.so")
 # with their own version (cuDNN 9, NCCL 2, cuSPARSELt 0, cuDSS 0) keep -cuXX, the CUDA major
 # of the object that needs them. NVPL (libnvpl_lapack_lp64_gomp.so.0): nvpl-lapack, ...
 TOOLKIT_LIBRARIES = (
-    ("libcudart.so", "nvidia-cuda-runtime"), ("libcublasLt.so", "nvidia-cublas"),
-    ("libcublas.so", "nvidia-cublas"), ("libcufft.so", "nvidia-cufft"),
-    ("libcurand.so", "nvidia-curand"), ("libcusolver.so", "nvidia-cusolver"),
-    ("libcusparse.so", "nvidia-cusparse"), ("libnvJitLink.so", "nvidia-nvjitlink"),
-    ("libnvrtc.so", "nvidia-cuda-nvrtc"), ("libcupti.so", "nvidia-cuda-cupti"),
-    ("libnvToolsExt.so", "nvidia-nvtx"), ("libcufile.so", "nvidia-cufile"),
+    ("libcudart.so", "nvidia-cuda-runtime"),
+    ("libcublasLt.so", "nvidia-cublas"),
+    ("libcublas.so", "nvidia-cublas"),
+    ("libcufft.so", "nvidia-cufft"),
+    ("libcurand.so", "nvidia-curand"),
+    ("libcusolver.so", "nvidia-cusolver"),
+    ("libcusparse.so", "nvidia-cusparse"),
+    ("libnvJitLink.so", "nvidia-nvjitlink"),
+    ("libnvrtc.so", "nvidia-cuda-nvrtc"),
+    ("libcupti.so", "nvidia-cuda-cupti"),
+    ("libnvToolsExt.so", "nvidia-nvtx"),
+    ("libcufile.so", "nvidia-cufile"),
     ("libnvjpeg.so", "nvidia-nvjpeg"),
-)  # fmt: skip
+)
 VERSIONED_LIBRARIES = (
-    ("libcudnn", "nvidia-cudnn"), ("libnccl.so", "nvidia-nccl"),
-    ("libcusparseLt.so", "nvidia-cusparselt"), ("libcudss.so", "nvidia-cudss"),
-)  # fmt: skip
+    ("libcudnn", "nvidia-cudnn"),
+    ("libnccl.so", "nvidia-nccl"),
+    ("libcusparseLt.so", "nvidia-cusparselt"),
+    ("libcudss.so", "nvidia-cudss"),
+)
 UNSUFFIXED_FROM = 13
 _NVPL = re.compile(r"^libnvpl_([a-z]+)_")
 

@@ -14,8 +14,12 @@ from jetson_env.checks import Check, torch
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
-STATUS = {device_code.RUNS: OK, device_code.JIT: WARN,
-          device_code.PTX_TOO_NEW: FAIL, device_code.NO_KERNEL: FAIL}  # fmt: skip
+STATUS = {
+    device_code.RUNS: OK,
+    device_code.JIT: WARN,
+    device_code.PTX_TOO_NEW: FAIL,
+    device_code.NO_KERNEL: FAIL,
+}
 WORST = (device_code.NO_KERNEL, device_code.PTX_TOO_NEW, device_code.JIT, device_code.RUNS)
 BUILDS_ARE_THE_BUILDERS = (
     "a package's kernels are what its builder compiled: the fix is a build for this GPU"
@@ -38,9 +42,14 @@ def judge_package(package: dict, facts: Facts) -> list[tuple[str, device_code.Ve
     judged = []
     for entry in package.get("files") or []:
         if entry.get("sass") or entry.get("ptx"):
-            verdict = device_code.judge(entry.get("sass") or [], entry.get("ptx") or [],
-                                        capability, facts.is_jetson, jetson_cuda,
-                                        driver_cuda(facts))  # fmt: skip
+            verdict = device_code.judge(
+                entry.get("sass") or [],
+                entry.get("ptx") or [],
+                capability,
+                facts.is_jetson,
+                jetson_cuda,
+                driver_cuda(facts),
+            )
             judged.append((entry["path"], verdict))
     return judged
 
@@ -52,8 +61,11 @@ def rebuild_remedy(facts: Facts, name: str) -> Remedy:
         return Remedy(torch.install_remedy(facts), torch.CHECK.role)
     capability = facts.compute_capability or "?"
     sm = "sm_" + capability.replace(".", "")
-    where = (f"JetPack {facts.release.jetpack} (CUDA {facts.release.cuda})" if facts.release
-             else f"CUDA {driver_cuda(facts) or 'of this driver'}")  # fmt: skip
+    where = (
+        f"JetPack {facts.release.jetpack} (CUDA {facts.release.cuda})"
+        if facts.release
+        else f"CUDA {driver_cuda(facts) or 'of this driver'}"
+    )
     return Remedy(
         f"reinstall {name} from a build that carries {sm} (or compute_{sm[3:]} PTX) for "
         f"{where}: {facts.python} -m pip install --force-reinstall --no-deps {name} "
@@ -68,8 +80,11 @@ def run(facts: Facts) -> list[Finding]:
     capability = facts.compute_capability
     if not capability:
         why = (facts.platform or {}).get("unknown", {}).get("compute_capability")
-        return [CHECK.finding(SKIP, "no GPU compute capability known here"
-                              + (f" ({why})" if why else ""))]  # fmt: skip
+        return [
+            CHECK.finding(
+                SKIP, "no GPU compute capability known here" + (f" ({why})" if why else "")
+            )
+        ]
     findings, running = [], []
     for package in data.get("packages") or []:
         judged = judge_package(package, facts)
@@ -89,12 +104,23 @@ def run(facts: Facts) -> list[Finding]:
         details = [f"{path}: {verdict.why}" for path, verdict in bad[:10]]
         if len(bad) > 10:
             details.append(f"... and {len(bad) - 10} more files")
-        findings.append(CHECK.finding(STATUS[worst.state], summary, details,
-                                      remedy=rebuild_remedy(facts, package.get("name", ""))))  # fmt: skip
+        findings.append(
+            CHECK.finding(
+                STATUS[worst.state],
+                summary,
+                details,
+                remedy=rebuild_remedy(facts, package.get("name", "")),
+            )
+        )
     if running:
-        findings.insert(0, CHECK.finding(
-            OK, f"{len(running)} package(s) carry kernels compute capability {capability} runs",
-            running))  # fmt: skip
+        findings.insert(
+            0,
+            CHECK.finding(
+                OK,
+                f"{len(running)} package(s) carry kernels compute capability {capability} runs",
+                running,
+            ),
+        )
     if not findings:
         findings.append(CHECK.finding(OK, f"no package of {facts.python} carries CUDA device code"))
     return findings

@@ -61,13 +61,21 @@ def run(facts: Facts) -> list[Finding]:
             needs = [n for entry in package.get("files") or [] for n in entry.get("needs") or {}]
             details = [f"needed by {path}" for path, _where in users[:5]]
             details.append("the import will say: " + device_code.MISSING_LIBRARY_ERROR.format(need))
-            findings.append(CHECK.finding(
-                FAIL if has_code else WARN,
-                f"{label}: {need} is not found by the loader",
-                details, remedy(facts, need, users[0][1], needs)))  # fmt: skip
+            findings.append(
+                CHECK.finding(
+                    FAIL if has_code else WARN,
+                    f"{label}: {need} is not found by the loader",
+                    details,
+                    remedy(facts, need, users[0][1], needs),
+                )
+            )
     if not findings:
-        findings.append(CHECK.finding(
-            OK, f"the loader finds every library the shared objects of {checked} package(s) need"))  # fmt: skip
+        findings.append(
+            CHECK.finding(
+                OK,
+                f"the loader finds every library the shared objects of {checked} package(s) need",
+            )
+        )
     return findings
 
 

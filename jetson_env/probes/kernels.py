@@ -25,8 +25,9 @@ never whole files: a torch CUDA venv's GBs in about a second):
 
 Files with device code are listed with all their needs; other shared objects only with the
 needs the loader would not find, and for those which distribution ships a file of that name
-(`shipped_by`: installed, but not where the loader looks). `driver`: the CUDA version the driver supports
-(cuDriverGetVersion; no context is made), null without a driver. collect() returns a dict.
+(`shipped_by`: installed, but not where the loader looks). `driver`: the CUDA version the
+driver supports (cuDriverGetVersion; no context is made), null without a driver.
+collect() returns a dict.
 """
 
 import glob
@@ -174,7 +175,7 @@ def default_folders():
 
     triplet = sysconfig.get_config_var("MULTIARCH")
     folders = ["/lib/%s" % triplet, "/usr/lib/%s" % triplet] if triplet else []
-    return folders + ["/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+    return [*folders, "/lib64", "/usr/lib64", "/lib", "/usr/lib"]
 
 
 def _search_path(value, origin):
@@ -307,13 +308,18 @@ def _package(path, files, loader, shipped, unread):
                     "ptx": elf["ptx"],
                     "relocatable": elf["relocatable"],
                     "needs": needs,
-                }  # fmt: skip
+                }
             )
     if not listed:
         return None
     name, version = _name_version(path)
-    return {"name": name, "version": version, "location": os.path.dirname(path),
-            "shared_objects": len(elves), "files": listed[:FILES_WITHOUT_CODE_LISTED]}  # fmt: skip
+    return {
+        "name": name,
+        "version": version,
+        "location": os.path.dirname(path),
+        "shared_objects": len(elves),
+        "files": listed[:FILES_WITHOUT_CODE_LISTED],
+    }
 
 
 def collect():
@@ -336,8 +342,9 @@ def collect():
             continue
         listed.append((path, files))
         for name in files:
-            shipped.setdefault(os.path.basename(name), {"package": _name_version(path)[0],
-                                                        "path": name})  # fmt: skip
+            shipped.setdefault(
+                os.path.basename(name), {"package": _name_version(path)[0], "path": name}
+            )
     packages = []
     for path, files in listed:
         found = _package(path, files, loader, shipped, unread)
@@ -350,7 +357,7 @@ def collect():
             "ld_library_path": os.environ.get("LD_LIBRARY_PATH") or "",
             "cache_entries": len(loader["cache"]),
             "default": loader["default"],
-        },  # fmt: skip
+        },
         "unread": unread[:20],
         "seconds": round(time.time() - started, 3),
         "unknown": unknown,

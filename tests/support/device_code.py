@@ -38,18 +38,25 @@ KERNEL_OBJECTS = {
 
 # (distribution, version, file name, sha256): pip download --no-deps of these exact files
 WHEELS = {
-    "nvjpeg": ("nvidia-nvjpeg-cu12", "12.4.0.76",
-               "nvidia_nvjpeg_cu12-12.4.0.76-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
-               "3888f10b32fbd58e80166c48e01073732d752fa5f167b7cb5b9615f1c6375a20"),
-    "cuobjdump": ("nvidia-cuda-cuobjdump", "13.5.37",
-                  "nvidia_cuda_cuobjdump-13.5.37-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
-                  "38780fee50863252a0b8926357faa91615ca1c8346490563f33a06100cd73f58"),
-}  # fmt: skip
+    "nvjpeg": (
+        "nvidia-nvjpeg-cu12",
+        "12.4.0.76",
+        "nvidia_nvjpeg_cu12-12.4.0.76-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+        "3888f10b32fbd58e80166c48e01073732d752fa5f167b7cb5b9615f1c6375a20",
+    ),
+    "cuobjdump": (
+        "nvidia-cuda-cuobjdump",
+        "13.5.37",
+        "nvidia_cuda_cuobjdump-13.5.37-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+        "38780fee50863252a0b8926357faa91615ca1c8346490563f33a06100cd73f58",
+    ),
+}
 
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(a) for a in args], check=True, capture_output=True, text=True,
-                          **kwargs)  # fmt: skip
+    return subprocess.run(
+        [str(a) for a in args], check=True, capture_output=True, text=True, **kwargs
+    )
 
 
 def build_kernels(dest: Path) -> dict[str, Path]:
@@ -59,9 +66,21 @@ def build_kernels(dest: Path) -> dict[str, Path]:
     dest.mkdir(parents=True, exist_ok=True)
     built = {name: dest / f"lib{name}.so" for name in KERNEL_OBJECTS}
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        list(pool.map(lambda name: run(NVCC, "-shared", "-Xcompiler", "-fPIC",
-                                       *KERNEL_OBJECTS[name], "-o", built[name],
-                                       SOURCE / "kernel.cu"), built))  # fmt: skip
+        list(
+            pool.map(
+                lambda name: run(
+                    NVCC,
+                    "-shared",
+                    "-Xcompiler",
+                    "-fPIC",
+                    *KERNEL_OBJECTS[name],
+                    "-o",
+                    built[name],
+                    SOURCE / "kernel.cu",
+                ),
+                built,
+            )
+        )
     return built
 
 
@@ -77,15 +96,36 @@ def build_loader_cases(dest: Path, side: Path) -> dict[str, Path]:
     scratch.mkdir(exist_ok=True)
     source = SOURCE / "needs.c"
     for lib, folder in (("gone", scratch), ("origin", dest / "deps"), ("ldpath", side)):
-        run("gcc", "-shared", "-fPIC", f"-Wl,-soname,libjetsonenv_{lib}.so", "-DLIBRARY",
-            "-o", folder / f"libjetsonenv_{lib}.so", source)  # fmt: skip
+        run(
+            "gcc",
+            "-shared",
+            "-fPIC",
+            f"-Wl,-soname,libjetsonenv_{lib}.so",
+            "-DLIBRARY",
+            "-o",
+            folder / f"libjetsonenv_{lib}.so",
+            source,
+        )
     built = {}
-    for case, lib, extra in (("missing", "gone", []), ("origin", "origin", ["-Wl,-rpath,$ORIGIN/deps"]),
-                             ("ldpath", "ldpath", [])):  # fmt: skip
+    for case, lib, extra in (
+        ("missing", "gone", []),
+        ("origin", "origin", ["-Wl,-rpath,$ORIGIN/deps"]),
+        ("ldpath", "ldpath", []),
+    ):
         folder = {"gone": scratch, "origin": dest / "deps", "ldpath": side}[lib]
         built[case] = dest / f"libneeds_{case}.so"
-        run("gcc", "-shared", "-fPIC", "-Wl,--enable-new-dtags", *extra, "-o", built[case],
-            source, f"-L{folder}", f"-ljetsonenv_{lib}")  # fmt: skip
+        run(
+            "gcc",
+            "-shared",
+            "-fPIC",
+            "-Wl,--enable-new-dtags",
+            *extra,
+            "-o",
+            built[case],
+            source,
+            f"-L{folder}",
+            f"-ljetsonenv_{lib}",
+        )
     shutil.rmtree(scratch)  # libjetsonenv_gone.so is nowhere now
     return built
 
@@ -106,8 +146,18 @@ def wheel(key: str) -> Path:
     path = CACHE / file_name
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        run("python3", "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-            "--dest", CACHE, f"{name}=={version}")  # fmt: skip
+        run(
+            "python3",
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--dest",
+            CACHE,
+            f"{name}=={version}",
+        )
     if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
         path.unlink()
         raise ValueError(f"{file_name}: sha256 is not the pinned {digest}")
@@ -130,7 +180,10 @@ def oracle(path: Path) -> tuple[list[str], list[str]]:
     ('libsm87.1.sm_87.cubin' -> 'sm_87'; PTX 'x.1.sm_80.ptx' -> 'compute_80')."""
     listed = run(cuobjdump(), "--list-elf", "--list-ptx", path).stdout.split()
     sass = {name.rsplit(".", 2)[-2] for name in listed if name.endswith(".cubin")}
-    ptx = {name.rsplit(".", 2)[-2].replace("sm_", "compute_") for name in listed
-           if name.endswith(".ptx")}  # fmt: skip
+    ptx = {
+        name.rsplit(".", 2)[-2].replace("sm_", "compute_")
+        for name in listed
+        if name.endswith(".ptx")
+    }
     order = lambda a: (int("".join(c for c in a if c.isdigit())), a)  # noqa: E731
     return sorted(sass, key=order), sorted(ptx, key=order)
