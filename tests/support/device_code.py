@@ -85,47 +85,46 @@ def build_kernels(dest: Path) -> dict[str, Path]:
 
 
 def build_loader_cases(dest: Path, side: Path) -> dict[str, Path]:
-    """In dest: libneeds_missing.so (needs libjetsonenv_gone.so, which is nowhere),
-    libneeds_origin.so (needs libjetsonenv_origin.so, in dest/deps: RUNPATH $ORIGIN/deps),
-    libneeds_ldpath.so (needs libjetsonenv_ldpath.so, in `side`: found through
-    LD_LIBRARY_PATH only)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "deps").mkdir(exist_ok=True)
-    side.mkdir(parents=True, exist_ok=True)
+    """In dest, CUDA objects (nvcc, sm_87 SASS) that need a library each:
+    libneeds_missing.so needs libjetsonenv_gone.so, which is nowhere; libneeds_origin.so
+    needs libjetsonenv_origin.so, in dest/deps (RUNPATH $ORIGIN/deps); libneeds_ldpath.so
+    needs libjetsonenv_ldpath.so, in `side`, which only LD_LIBRARY_PATH names."""
     scratch = dest.parent / "scratch"
-    scratch.mkdir(exist_ok=True)
-    source = SOURCE / "needs.c"
-    for lib, folder in (("gone", scratch), ("origin", dest / "deps"), ("ldpath", side)):
+    folders = {"missing": scratch, "origin": dest / "deps", "ldpath": side}
+    libraries = {"missing": "gone", "origin": "origin", "ldpath": "ldpath"}
+    for case, folder in folders.items():
+        folder.mkdir(parents=True, exist_ok=True)
         run(
             "gcc",
             "-shared",
             "-fPIC",
-            f"-Wl,-soname,libjetsonenv_{lib}.so",
+            f"-Wl,-soname,libjetsonenv_{libraries[case]}.so",
             "-DLIBRARY",
             "-o",
-            folder / f"libjetsonenv_{lib}.so",
-            source,
+            folder / f"libjetsonenv_{libraries[case]}.so",
+            SOURCE / "needs.c",
         )
-    built = {}
-    for case, lib, extra in (
-        ("missing", "gone", []),
-        ("origin", "origin", ["-Wl,-rpath,$ORIGIN/deps"]),
-        ("ldpath", "ldpath", []),
-    ):
-        folder = {"gone": scratch, "origin": dest / "deps", "ldpath": side}[lib]
-        built[case] = dest / f"libneeds_{case}.so"
+    built = {case: dest / f"libneeds_{case}.so" for case in folders}
+
+    def link(case: str) -> None:
+        rpath = ["-Xlinker", "--enable-new-dtags", "-Xlinker", "-rpath=$ORIGIN/deps"]
         run(
-            "gcc",
+            NVCC,
             "-shared",
+            "-Xcompiler",
             "-fPIC",
-            "-Wl,--enable-new-dtags",
-            *extra,
+            *KERNEL_OBJECTS["sm87"],
+            *(rpath if case == "origin" else []),
             "-o",
             built[case],
-            source,
-            f"-L{folder}",
-            f"-ljetsonenv_{lib}",
+            SOURCE / "kernel.cu",
+            SOURCE / "needs.c",
+            f"-L{folders[case]}",
+            f"-ljetsonenv_{libraries[case]}",
         )
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(link, built))
     shutil.rmtree(scratch)  # libjetsonenv_gone.so is nowhere now
     return built
 
