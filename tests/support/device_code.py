@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -186,3 +187,39 @@ def oracle(path: Path) -> tuple[list[str], list[str]]:
     }
     order = lambda a: (int("".join(c for c in a if c.isdigit())), a)  # noqa: E731
     return sorted(sass, key=order), sorted(ptx, key=order)
+
+
+def make_venv(python: Path, where: Path, objects: dict) -> Path:
+    """A venv of `python` holding each kernel object as a distribution of its own
+    (cudakernels-NAME), the loader cases as `loaderdemo`, and the nvjpeg wheel
+    (objects["nvjpeg"], where it is not None) installed by pip; its interpreter."""
+    run(python, "-m", "venv", "--without-pip", where)
+    site = Path(
+        run(
+            where / "bin" / "python",
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ).stdout.strip()
+    )
+    for name, path in objects["kernels"].items():
+        folder = site / f"cudakernels_{name}"
+        folder.mkdir()
+        copy = folder / path.name
+        shutil.copy2(path, copy)
+        add_distribution(site, f"cudakernels-{name}", "1.0", [copy])
+    shutil.copytree(next(iter(objects["loader"].values())).parent, site / "loaderdemo")
+    add_distribution(site, "loaderdemo", "1.0", sorted((site / "loaderdemo").rglob("*.so")))
+    if objects.get("nvjpeg"):
+        run(
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            site,
+            objects["nvjpeg"],
+        )
+    return where / "bin" / "python"

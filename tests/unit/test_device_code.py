@@ -5,7 +5,6 @@ the loader itself (ctypes.CDLL) are the oracles."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,54 +40,13 @@ def objects(tmp_path_factory) -> dict:
     }
 
 
-def make_venv(python: Path, where: Path, objects: dict) -> Path:
-    """A venv of `python` holding each kernel object as a distribution of its own
-    (cudakernels-NAME), the loader cases as `loaderdemo`, and nvjpeg installed by pip."""
-    subprocess.run([str(python), "-m", "venv", "--without-pip", str(where)], check=True)
-    site = Path(
-        subprocess.run(
-            [
-                str(where / "bin" / "python"),
-                "-c",
-                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    )
-    for name, path in objects["kernels"].items():
-        folder = site / f"cudakernels_{name}"
-        folder.mkdir()
-        copy = folder / path.name
-        shutil.copy2(path, copy)
-        device_code.add_distribution(site, f"cudakernels-{name}", "1.0", [copy])
-    shutil.copytree(objects["loader"][next(iter(objects["loader"]))].parent, site / "loaderdemo")
-    demo = sorted((site / "loaderdemo").rglob("*.so"))
-    device_code.add_distribution(site, "loaderdemo", "1.0", demo)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-index",
-            "--target",
-            str(site),
-            str(objects["nvjpeg"]),
-        ],
-        check=True,
-    )
-    return where / "bin" / "python"
-
-
 @pytest.fixture(scope="module", params=[sys.executable, str(PYTHON36)], ids=["this", "py3.6"])
 def venv(request, objects, tmp_path_factory) -> Path:
     if not Path(request.param).exists():
         pytest.fail(f"{request.param} is missing: pyenv's 3.6.15 is part of this machine")
-    return make_venv(Path(request.param), tmp_path_factory.mktemp("venv") / "v", objects)
+    return device_code.make_venv(
+        Path(request.param), tmp_path_factory.mktemp("venv") / "v", objects
+    )
 
 
 def probe(python: Path, env: dict | None = None) -> dict:
@@ -183,7 +141,9 @@ def test_the_loader_verdict_is_what_the_loader_does(venv, objects, ld_library_pa
 @pytest.fixture(scope="module")
 def probed(objects, tmp_path_factory) -> dict:
     """The probe's facts of a venv of this Python holding every test object."""
-    return probe(make_venv(Path(sys.executable), tmp_path_factory.mktemp("venv") / "v", objects))
+    return probe(
+        device_code.make_venv(Path(sys.executable), tmp_path_factory.mktemp("venv") / "v", objects)
+    )
 
 
 def platform(capability: str, l4t: str | None = None) -> dict:
@@ -285,7 +245,7 @@ def test_without_a_gpu_the_kernels_check_skips(probed):
 def test_doctor_libraries_names_the_missing_library_and_its_package(objects, tmp_path):
     """As a user runs it: `jetson-env doctor --python VENV/bin/python --check libraries
     --json` from another folder; the report valid against docs/doctor-report.schema.json."""
-    python = make_venv(Path(sys.executable), tmp_path / "v", objects)
+    python = device_code.make_venv(Path(sys.executable), tmp_path / "v", objects)
     env = {**os.environ, "LD_LIBRARY_PATH": ""}
     done = subprocess.run(
         [
