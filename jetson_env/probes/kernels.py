@@ -40,6 +40,7 @@ FATBIN_MAGIC = 0xBA55ED50
 KIND_PTX, KIND_SASS = 1, 2
 ARCH_SPECIFIC, FAMILY_SPECIFIC = 0x100000, 0x200000
 SECTION_LIMIT = 1 << 16  # section header tables, string tables, dynamic sections
+STRING_LIMIT = 4096  # one name of .dynstr (a library's, a run path)
 FILES_WITHOUT_CODE_LISTED = 200
 DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 5, 14, 15, 29
 # ld.so.cache entry flags: libc6 (3) on this machine's architecture (glibc elf/ldconfig.h)
@@ -82,9 +83,9 @@ def read_elf(path):
             elif label == "__nv_relfatbin":
                 found["relocatable"] += 1
             elif kind == 6 and link < len(sections):  # SHT_DYNAMIC, its strings in sh_link
-                strings_at = sections[link]
-                strings = _pread(fd, min(strings_at[3], SECTION_LIMIT * 4), strings_at[2])
-                _dynamic(_pread(fd, min(size, SECTION_LIMIT), offset), strings, found)
+                data = _pread(fd, min(size, SECTION_LIMIT), offset)
+                strings = sections[link]
+                _dynamic(data, lambda at, where=strings: _dynstr(fd, where, at), found)
         return found
     finally:
         os.close(fd)
@@ -95,19 +96,32 @@ def _string(table, start):
     return table[start:end].decode("utf-8", "replace") if 0 <= start < end else ""
 
 
-def _dynamic(data, strings, found):
+def _dynstr(fd, section, at):
+    """The string at `at` in .dynstr, read where it is: libtorch_cpu.so's .dynstr holds MBs
+    of symbol names before the libraries' names."""
+    _name, _kind, offset, size, _link = section
+    if at >= size:
+        raise ValueError("a dynamic entry names a string past .dynstr")
+    chunk = _pread(fd, min(STRING_LIMIT, size - at), offset + at)
+    end = chunk.find(b"\0")
+    if end < 0:
+        raise ValueError("a .dynstr string longer than %d bytes" % STRING_LIMIT)
+    return chunk[:end].decode("utf-8", "replace")
+
+
+def _dynamic(data, string, found):
     for index in range(len(data) // 16):
         tag, value = struct.unpack_from("<qQ", data, index * 16)
         if tag == 0:
             break
         if tag == DT_NEEDED:
-            found["needed"].append(_string(strings, value))
+            found["needed"].append(string(value))
         elif tag == DT_RPATH:
-            found["rpath"] = _string(strings, value)
+            found["rpath"] = string(value)
         elif tag == DT_RUNPATH:
-            found["runpath"] = _string(strings, value)
+            found["runpath"] = string(value)
         elif tag == DT_SONAME:
-            found["soname"] = _string(strings, value)
+            found["soname"] = string(value)
 
 
 def _fatbin(fd, offset, size, found):

@@ -89,7 +89,8 @@ def build_loader_cases(dest: Path, side: Path) -> dict[str, Path]:
     """In dest, CUDA objects (nvcc, sm_87 SASS) that need a library each:
     libneeds_missing.so needs libjetsonenv_gone.so, which is nowhere; libneeds_origin.so
     needs libjetsonenv_origin.so, in dest/deps (RUNPATH $ORIGIN/deps); libneeds_ldpath.so
-    needs libjetsonenv_ldpath.so, in `side`, which only LD_LIBRARY_PATH names."""
+    needs libjetsonenv_ldpath.so, in `side`, which only LD_LIBRARY_PATH names; and
+    libneeds_far.so (far_names)."""
     scratch = dest.parent / "scratch"
     folders = {"missing": scratch, "origin": dest / "deps", "ldpath": side}
     libraries = {"missing": "gone", "origin": "origin", "ldpath": "ldpath"}
@@ -126,7 +127,34 @@ def build_loader_cases(dest: Path, side: Path) -> dict[str, Path]:
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         list(pool.map(link, built))
+    built["far"] = far_names(dest, scratch)
     shutil.rmtree(scratch)  # libjetsonenv_gone.so is nowhere now
+    return built
+
+
+def far_names(dest: Path, scratch: Path) -> Path:
+    """libneeds_far.so (gcc, no device code): 4000 exported names of 130 bytes before the
+    name of the library it needs (libjetsonenv_gone.so) in its .dynstr, half a MB in, as
+    libtorch_cpu.so's needs lie after MBs of symbol names."""
+    source = dest.parent / "far.c"
+    source.write_text(
+        "".join(
+            f"int jetson_env_{'padding' * 16}_{i:05d}(void) {{ return {i}; }}\n"
+            for i in range(4000)
+        )
+    )
+    built = dest / "libneeds_far.so"
+    run(
+        "gcc",
+        "-shared",
+        "-fPIC",
+        "-o",
+        built,
+        source,
+        "-Wl,--no-as-needed",
+        f"-L{scratch}",
+        "-ljetsonenv_gone",
+    )
     return built
 
 

@@ -111,6 +111,7 @@ CASES = {
     "missing": "libjetsonenv_gone.so",
     "origin": "libjetsonenv_origin.so",
     "ldpath": "libjetsonenv_ldpath.so",
+    "far": "libjetsonenv_gone.so",  # its name half a MB into .dynstr
 }
 
 
@@ -135,7 +136,9 @@ def test_the_loader_verdict_is_what_the_loader_does(venv, objects, ld_library_pa
         "missing": None,
         "origin": "runpath",
         "ldpath": "LD_LIBRARY_PATH" if ld_library_path else None,
+        "far": None,
     }
+    assert set(found["libneeds_far.so"]) == {"libjetsonenv_gone.so"}
 
 
 @pytest.fixture(scope="module")
