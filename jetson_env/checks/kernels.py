@@ -54,6 +54,16 @@ def judge_package(package: dict, facts: Facts) -> list[tuple[str, device_code.Ve
     return judged
 
 
+def unwalked(package: dict) -> list[str]:
+    """A line per file whose fatbin the probe could not walk to its end: its verdict stands
+    on what was read."""
+    return [
+        f"{entry['path']}: {entry['fatbin_unread']} bytes of its .nv_fatbin not read"
+        for entry in package.get("files") or []
+        if entry.get("fatbin_unread")
+    ]
+
+
 def rebuild_remedy(facts: Facts, name: str) -> Remedy:
     """torch: the torch role's wheel for this release (the matrix's); anything else: a build
     of it for this GPU, in words (which index carries one is the package's own matter)."""
@@ -102,6 +112,7 @@ def run(facts: Facts) -> list[Finding]:
             device_code.JIT: f"{label} runs only after the driver compiles its PTX (first load)",
         }[worst.state]
         details = [f"{path}: {verdict.why}" for path, verdict in bad[:10]]
+        details += unwalked(package)
         if len(bad) > 10:
             details.append(f"... and {len(bad) - 10} more files")
         findings.append(

@@ -37,6 +37,8 @@ import sys
 import time
 
 FATBIN_MAGIC = 0xBA55ED50
+MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
+RESYNC_LIMIT = 4096
 KIND_PTX, KIND_SASS = 1, 2
 ARCH_SPECIFIC, FAMILY_SPECIFIC = 0x100000, 0x200000
 SECTION_LIMIT = 1 << 16  # section header tables, string tables, dynamic sections
@@ -74,7 +76,7 @@ def read_elf(path):
             sections.append((name, kind, offset, size, link))
         names_at = sections[shstrndx]
         names = _pread(fd, min(names_at[3], SECTION_LIMIT), names_at[2])
-        found = {"sass": [], "ptx": [], "relocatable": 0}
+        found = {"sass": [], "ptx": [], "relocatable": 0, "fatbin_unread": 0}
         found.update(needed=[], rpath=None, runpath=None, soname=None)
         for name, kind, offset, size, link in sections:
             label = _string(names, name)
@@ -125,13 +127,24 @@ def _dynamic(data, string, found):
 
 
 def _fatbin(fd, offset, size, found):
-    """Walk the containers of a .nv_fatbin section, entry header by entry header."""
+    """Walk the containers of a .nv_fatbin section, entry header by entry header. The
+    linker lays them 8-byte aligned; padding beyond that is skipped (RESYNC_LIMIT bytes
+    searched for the next magic); what cannot be walked is counted in `fatbin_unread`."""
     end, position = offset + size, offset
     sass, ptx = set(), set()
     while position + 16 <= end:
         magic, _version, header_size, payload = struct.unpack("<IHHQ", _pread(fd, 16, position))
         if magic != FATBIN_MAGIC or header_size < 16:
-            break  # padding or something else: what was read so far stands
+            window = _pread(fd, min(RESYNC_LIMIT, end - position), position)
+            step = next(
+                (at for at in range(8, len(window) - 3, 8) if window[at : at + 4] == MAGIC_BYTES),
+                None,
+            )
+            if step is None:
+                found["fatbin_unread"] += end - position
+                break
+            position += step
+            continue
         entry, last = position + header_size, min(position + header_size + payload, end)
         while entry + 64 <= last:
             header = _pread(fd, 64, entry)
@@ -139,6 +152,7 @@ def _fatbin(fd, offset, size, found):
             minor, major, arch = struct.unpack_from("<HHI", header, 24)
             flags = struct.unpack_from("<Q", header, 40)[0]
             if entry_size < 64:
+                found["fatbin_unread"] += last - entry
                 break
             suffix = "a" if flags & ARCH_SPECIFIC else ""
             if kind == KIND_SASS:
@@ -321,6 +335,7 @@ def _package(path, files, loader, shipped, unread):
                     "sass": elf["sass"],
                     "ptx": elf["ptx"],
                     "relocatable": elf["relocatable"],
+                    "fatbin_unread": elf["fatbin_unread"],
                     "needs": needs,
                 }
             )

@@ -73,6 +73,7 @@ def test_the_probe_reads_what_cuobjdump_lists(venv):
     ]
     assert len(files) == len(device_code.KERNEL_OBJECTS) + 1
     for entry in files:
+        assert entry["fatbin_unread"] == 0  # every container walked, to the section's end
         sass, ptx = device_code.oracle(Path(entry["path"]))
         assert (entry["sass"], [p["arch"] for p in entry["ptx"]]) == (sass, ptx), entry["path"]
         if ptx:
