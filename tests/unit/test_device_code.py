@@ -18,6 +18,7 @@ from jetson_env.checks import BY_NAME
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN
 from jetson_env.matrix import load
+from jetson_env.plan import judgement
 from jetson_env.probing import ProbeResult, run_probes
 from jetson_env.targets import LocalTarget
 
@@ -296,3 +297,44 @@ def test_doctor_libraries_names_the_missing_library_and_its_package(objects, tmp
     )
     failing = {f["summary"] for f in json.loads(again.stdout)["findings"] if f["status"] == "fail"}
     assert failing == {"loaderdemo 1.0: libjetsonenv_gone.so is not found by the loader"}
+
+
+ORIN_R36 = {
+    **platform("8.7", "36.4.3"), "machine": "aarch64", "board": "t234ref", "soc": "tegra234",
+    "model": "NVIDIA Jetson AGX Orin Developer Kit",
+    "os": {"id": "ubuntu", "version_id": "22.04", "version_codename": "jammy",
+           "pretty_name": "Ubuntu 22.04.5 LTS"},
+    "python": {"version": "3.10.12", "executable": "/usr/bin/python3"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "to, expected",
+    [
+        # JetPack 7.2's CUDA 13.2: sm_80 and nvjpeg's sm_86 run on the Orin, PTX 9.0 JITs
+        ("R39.2.0", {"sm87": ("runs", "runs", "survives"),
+                     "sm80": ("no-kernel", "runs", "survives"),
+                     "ptx80": ("ptx-too-new", "jit", "survives"),
+                     "sm110": ("no-kernel", "no-kernel", "rebuild"),
+                     "nvjpeg": ("no-kernel", "runs", "survives")}),
+        # within JetPack 6: still only sm_87 (no minor compatibility on Tegra before 13.2)
+        ("R36.5.0", {"sm87": ("runs", "runs", "survives"),
+                     "sm80": ("no-kernel", "no-kernel", "rebuild"),
+                     "ptx80": ("ptx-too-new", "ptx-too-new", "rebuild"),
+                     "sm110": ("no-kernel", "no-kernel", "rebuild"),
+                     "nvjpeg": ("no-kernel", "no-kernel", "rebuild")}),
+    ],
+)  # fmt: skip
+def test_the_plan_says_which_packages_keep_lose_or_gain_kernels(probed, to, expected):
+    """`plan --to`'s judgement with the kernels probe's facts of a JetPack 6 Orin."""
+    target = judgement.target_release(MATRIX, to)
+    current, kind = judgement.move(MATRIX, ORIN_R36, target)
+    facts = {"kernels": {**probed, "driver": None}}
+    parts = judgement.judge(MATRIX, ORIN_R36, facts, current, target, kind)
+    found = {}
+    for part in parts:
+        if part.kind == "kernels":
+            short = part.name.removeprefix("cudakernels-")
+            short = "nvjpeg" if short == "nvidia-nvjpeg-cu12" else short
+            found[short] = (part.now.split(": ")[1], part.after, part.verdict)
+    assert {name: found[name] for name in expected} == expected
