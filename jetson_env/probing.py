@@ -68,6 +68,7 @@ PROBES = (
     Probe("pymodules", 60, required=("python", "modules")),
     Probe("packages", 30, required=("packages",)),
     Probe("docker", 45, required=("cli", "engine")),
+    Probe("kernels", 60, required=("packages", "driver", "loader")),
     Probe("cuda_python", 90, framework=True, required=("installed", "samples")),
     Probe("pycuda", 90, framework=True, required=("installed",)),
     Probe("torch", 240, framework=True, required=("torch", "torchvision")),

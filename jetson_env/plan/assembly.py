@@ -1,6 +1,6 @@
 """`jetson-env plan`: the plan's probes on each host, the judgement, and the commands.
 
-The facts come from read-only probes (platform, cuda, native, engines, apt_upgrade) in each
+The facts come from read-only probes (platform, cuda, native, kernels, engines, apt_upgrade) in each
 host's own Python, run the way the doctor runs them: here, over SSH (--host) or through
 Ansible (-i, jetson_env.fleet.inventory). jetson_env.plan.judgement judges them; this module puts
 the hosts' plans together with the commands that rebuild them offline: `jetson-env bundle`
@@ -27,7 +27,7 @@ from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wr
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
-PROBES = ("platform", "cuda", "native", "engines", "apt_upgrade", "docker")
+PROBES = ("platform", "cuda", "native", "kernels", "engines", "apt_upgrade", "docker")
 REFUSED, UNREACHABLE = "refused", "unreachable"
 HOST_STATUSES = (UNREACHABLE, REFUSED, *judgement.VERDICTS)  # worst first
 

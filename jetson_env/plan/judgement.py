@@ -1,8 +1,8 @@
 """`jetson-env plan --to RELEASE`: what a JetPack upgrade or an OTA does to a host's stack.
 
 Pure judgement: a host's facts (the platform as `info` describes it, and the plan's probes:
-native, engines, apt_upgrade) + its matrix row now + the target row -> one verdict per part,
-with the reason. Nothing here runs a probe or prints (jetson_env.plan.assembly does).
+native, kernels, engines, apt_upgrade) + its matrix row now + the target row -> one verdict
+per part, with the reason. Nothing here runs a probe or prints (jetson_env.plan.assembly does).
 
 Verdicts, worst first: blocked (the upgrade cannot go on as it is), rebuild (compiled here
 against something that changes), reinstall (a binary or package of the target row replaces
@@ -18,7 +18,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from jetson_env import engine_files
+from jetson_env import device_code, engine_files
 from jetson_env.matrix import Matrix, Release, UnknownRelease, normalize_l4t
 from jetson_env.provisioning import torchvision_tag_for
 
@@ -130,13 +130,15 @@ def judge(
     target: Release,
     kind: str,
 ) -> list[Part]:
-    """Every part's verdict. facts: {"native": ..., "engines": ..., "apt_upgrade": ...} (the
+    """Every part's verdict. facts: {"native": ..., "kernels": ..., "engines": ...,
+    "apt_upgrade": ...} (the
     probes' data, or {"error": why} for a probe that failed)."""
     python_now = _minor(str((facts.get("native") or {}).get("python", {}).get("version")
                             or platform["python"]["version"]))  # fmt: skip
     python_after = python_now if kind == APT else target.python
     change = Change(current, target, python_now, python_after, kind)
     parts = [*_python_parts(matrix, facts.get("native") or {}, change),
+             *_kernel_parts(facts.get("kernels") or {}, platform, change),
              *_engine_parts(facts.get("engines") or {}, change),
              *_apt_parts(facts.get("apt_upgrade") or {}, change),
              *_image_parts(matrix, facts.get("docker") or {}, change)]  # fmt: skip
@@ -310,6 +312,55 @@ def _compiled(name: str, version: str, dist: dict[str, Any], change: Change) -> 
     return Part("compiled", name, version, version, "survives",
                 f"Python {change.python_after}, CUDA {_major(change.target.cuda)} and TensorRT "
                 f"{_major(change.target.tensorrt)} stay; links {linked}")  # fmt: skip
+
+
+KERNEL_STATES = (
+    device_code.NO_KERNEL,
+    device_code.PTX_TOO_NEW,
+    device_code.JIT,
+    device_code.RUNS,
+)  # worst first
+
+
+def _kernel_parts(kernels: dict[str, Any], platform: dict[str, Any], change: Change) -> list[Part]:
+    """Each package's CUDA kernels (the kernels probe) judged by jetson_env.device_code for
+    this GPU under the current row and under the target row (its CUDA, whose driver JetPack
+    ships): the same build loses its kernels (rebuild) or keeps or gains them (JetPack 7.2's
+    CUDA 13.2 runs a lower minor's SASS: pytorch/pytorch #186285)."""
+    if not kernels:
+        return []
+    capability = platform.get("compute_capability")
+    if "error" in kernels or not capability:
+        why = kernels.get("error") or "the GPU's compute capability is not known"
+        return [Part("kernels", "CUDA kernels", "?", "?", "unknown", f"not judged: {why}")]
+    parts = []
+    for package in kernels.get("packages") or []:
+        files = [f for f in package.get("files") or [] if f.get("sass") or f.get("ptx")]
+        if not files:
+            continue
+
+        now = _kernels_under(files, capability, platform["is_jetson"], change.current,
+                             kernels.get("driver") or change.current.cuda)  # fmt: skip
+        after = _kernels_under(files, capability, platform["is_jetson"], change.target,
+                               change.target.cuda)  # fmt: skip
+        name, version = str(package.get("name")), str(package.get("version"))
+        if after.state in (device_code.NO_KERNEL, device_code.PTX_TOO_NEW):
+            verdict, reason = "rebuild", f"on {change.to}: {after.why}; a build for it"
+        elif now.state in (device_code.NO_KERNEL, device_code.PTX_TOO_NEW):
+            verdict, reason = "survives", f"gains kernels on {change.to}: {after.why}"
+        else:
+            verdict, reason = "survives", f"keeps its kernels on {change.to}: {after.why}"
+        parts.append(Part("kernels", name, f"{version}: {now.state}", after.state, verdict,
+                          reason))  # fmt: skip
+    return parts
+
+
+def _kernels_under(files: list[dict[str, Any]], capability: str, is_jetson: bool,
+                   release: Release, driver: str | None) -> device_code.Verdict:  # fmt: skip
+    """The worst of the files' verdicts under `release` (its CUDA) and `driver`."""
+    verdicts = [device_code.judge(f.get("sass") or [], f.get("ptx") or [], capability,
+                                  is_jetson, release.cuda, driver) for f in files]  # fmt: skip
+    return min(verdicts, key=lambda v: KERNEL_STATES.index(v.state))
 
 
 def _engine_parts(engines: dict[str, Any], change: Change) -> list[Part]:

@@ -121,6 +121,8 @@ ODD = {
     "engines": ({"engines": {"engines": [{"path": "/a", "tensorrt": {"x": 1}}]}}, "unknown"),
     "apt": ({"apt_upgrade": {"holds": [[1]], "simulation": {"ok": True, "kept_back": [[1]]}}},
             "blocked"),
+    "kernels": ({"kernels": {"packages": [{"name": "x", "files": [{"sass": [87]}]}]}},
+                "unreachable"),
 }  # fmt: skip
 
 

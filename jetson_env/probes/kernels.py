@@ -1,0 +1,393 @@
+"""The CUDA device code of the target Python's packages, and whether the loader finds what
+each shared object needs: read from the files' headers, without a GPU, CUDA or the toolkit.
+
+Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). For every
+distribution on sys.path (its dist-info RECORD or egg-info installed-files.txt), every
+64-bit little-endian ELF shared object it installs is read by seeking (os.pread of headers,
+never whole files: a torch CUDA venv's GBs in about a second):
+
+- its `.nv_fatbin` section, the fatbin containers the CUDA runtime registers at load: each
+  entry's kind (1 PTX, 2 ELF = SASS), its architecture, and for PTX the ISA version
+  (major.minor: 9.0 is CUDA 13.0's). Compressed entries carry the same header. Layout:
+  n-eiling/cuda-fatbin-decompression's fatbin-decompress.h and jiegec/fatbinary's lib.rs
+  (container: magic 0xBA55ED50, version u16, header size u16, payload size u64; entry:
+  kind u16, version u16, header size u32, payload size u64, compressed size u32, options
+  offset u32, minor u16, major u16, arch u32, name offset u32, name size u32, flags u64,
+  ...); checked against nvcc 13.0's output in tests/unit/test_kernels_probe.py. Flags
+  0x100000 and 0x200000 mark arch-specific (sm_90a) and family (sm_100f) code: read from
+  nvcc's output for those targets. `__nv_relfatbin` (relocatable device code, -rdc) is not
+  what the runtime loads: only counted.
+- its dynamic section: DT_NEEDED, DT_RPATH, DT_RUNPATH (names in .dynstr), and for each
+  needed library where ld.so would find it, in ld.so(8)'s order: DT_RPATH (unless there is
+  a DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH ($ORIGIN expanded), /etc/ld.so.cache (glibc's
+  "glibc-ld.so.cache1.1" format, elf/cache.c), the default folders. A need another object of
+  the same distribution finds is counted as found (it is loaded first, by that one).
+
+Files with device code are listed with all their needs; other shared objects only with the
+needs the loader would not find, and for those which distribution ships a file of that name
+(`shipped_by`: installed, but not where the loader looks). `driver`: the CUDA version the
+driver supports (cuDriverGetVersion; no context is made), null without a driver.
+collect() returns a dict.
+"""
+
+import glob
+import os
+import struct
+import sys
+import time
+
+FATBIN_MAGIC = 0xBA55ED50
+MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
+RESYNC_LIMIT = 4096
+KIND_PTX, KIND_SASS = 1, 2
+ARCH_SPECIFIC, FAMILY_SPECIFIC = 0x100000, 0x200000
+SECTION_LIMIT = 1 << 16  # section header tables, string tables, dynamic sections
+STRING_LIMIT = 4096  # one name of .dynstr (a library's, a run path)
+FILES_WITHOUT_CODE_LISTED = 200
+DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 5, 14, 15, 29
+# ld.so.cache entry flags: libc6 (3) on this machine's architecture (glibc elf/ldconfig.h)
+CACHE_FLAGS = {"x86_64": 0x0303, "aarch64": 0x0A03}
+CACHE_NEW = b"glibc-ld.so.cache1.1"
+CACHE_OLD = b"ld.so-1.7.0"
+
+
+def _pread(fd, size, offset):
+    return os.pread(fd, size, offset)
+
+
+def read_elf(path):
+    """{"sass", "ptx", "relocatable", "needed", "rpath", "runpath", "soname"} of a 64-bit
+    little-endian ELF file, None for anything else (not ELF, 32-bit, big-endian)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        head = _pread(fd, 64, 0)
+        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return None
+        shoff = struct.unpack_from("<Q", head, 0x28)[0]
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
+        if shentsize < 64 or not shnum or shstrndx >= shnum:
+            raise ValueError("no section headers (stripped to the program headers)")
+        table = _pread(fd, min(shnum * shentsize, SECTION_LIMIT * 4), shoff)
+        sections = []
+        for index in range(len(table) // shentsize):
+            name, kind, _flags, _addr, offset, size, link = struct.unpack_from(
+                "<IIQQQQI", table, index * shentsize
+            )
+            sections.append((name, kind, offset, size, link))
+        names_at = sections[shstrndx]
+        names = _pread(fd, min(names_at[3], SECTION_LIMIT), names_at[2])
+        found = {"sass": [], "ptx": [], "relocatable": 0, "fatbin_unread": 0}
+        found.update(needed=[], rpath=None, runpath=None, soname=None)
+        for name, kind, offset, size, link in sections:
+            label = _string(names, name)
+            if label == ".nv_fatbin":
+                _fatbin(fd, offset, size, found)
+            elif label == "__nv_relfatbin":
+                found["relocatable"] += 1
+            elif kind == 6 and link < len(sections):  # SHT_DYNAMIC, its strings in sh_link
+                data = _pread(fd, min(size, SECTION_LIMIT), offset)
+                strings = sections[link]
+                _dynamic(data, lambda at, where=strings: _dynstr(fd, where, at), found)
+        return found
+    finally:
+        os.close(fd)
+
+
+def _string(table, start):
+    end = table.find(b"\0", start)
+    return table[start:end].decode("utf-8", "replace") if 0 <= start < end else ""
+
+
+def _dynstr(fd, section, at):
+    """The string at `at` in .dynstr, read where it is: libtorch_cpu.so's .dynstr holds MBs
+    of symbol names before the libraries' names."""
+    _name, _kind, offset, size, _link = section
+    if at >= size:
+        raise ValueError("a dynamic entry names a string past .dynstr")
+    chunk = _pread(fd, min(STRING_LIMIT, size - at), offset + at)
+    end = chunk.find(b"\0")
+    if end < 0:
+        raise ValueError("a .dynstr string longer than %d bytes" % STRING_LIMIT)
+    return chunk[:end].decode("utf-8", "replace")
+
+
+def _dynamic(data, string, found):
+    for index in range(len(data) // 16):
+        tag, value = struct.unpack_from("<qQ", data, index * 16)
+        if tag == 0:
+            break
+        if tag == DT_NEEDED:
+            found["needed"].append(string(value))
+        elif tag == DT_RPATH:
+            found["rpath"] = string(value)
+        elif tag == DT_RUNPATH:
+            found["runpath"] = string(value)
+        elif tag == DT_SONAME:
+            found["soname"] = string(value)
+
+
+def _fatbin(fd, offset, size, found):
+    """Walk the containers of a .nv_fatbin section, entry header by entry header. The
+    linker lays them 8-byte aligned; padding beyond that is skipped (RESYNC_LIMIT bytes
+    searched for the next magic); what cannot be walked is counted in `fatbin_unread`."""
+    end, position = offset + size, offset
+    sass, ptx = set(), set()
+    while position + 16 <= end:
+        magic, _version, header_size, payload = struct.unpack("<IHHQ", _pread(fd, 16, position))
+        if magic != FATBIN_MAGIC or header_size < 16:
+            window = _pread(fd, min(RESYNC_LIMIT, end - position), position)
+            step = next(
+                (at for at in range(8, len(window) - 3, 8) if window[at : at + 4] == MAGIC_BYTES),
+                None,
+            )
+            if step is None:
+                found["fatbin_unread"] += end - position
+                break
+            position += step
+            continue
+        entry, last = position + header_size, min(position + header_size + payload, end)
+        while entry + 64 <= last:
+            header = _pread(fd, 64, entry)
+            kind, _v, entry_size, body = struct.unpack_from("<HHIQ", header)
+            minor, major, arch = struct.unpack_from("<HHI", header, 24)
+            flags = struct.unpack_from("<Q", header, 40)[0]
+            if entry_size < 64:
+                found["fatbin_unread"] += last - entry
+                break
+            suffix = "a" if flags & ARCH_SPECIFIC else ""
+            if kind == KIND_SASS:
+                sass.add("sm_%d%s" % (arch, suffix))
+            elif kind == KIND_PTX:
+                ptx.add(("compute_%d%s" % (arch, suffix), "%d.%d" % (major, minor)))
+            entry += entry_size + body
+        position = (position + header_size + payload + 7) // 8 * 8
+    found["sass"] = sorted(set(found["sass"]) | sass, key=_arch_order)
+    known = set((item["arch"], item["version"]) for item in found["ptx"]) | ptx
+    found["ptx"] = [
+        {"arch": arch, "version": version}
+        for arch, version in sorted(known, key=lambda item: _arch_order(item[0]))
+    ]
+
+
+def _arch_order(name):
+    """sm_50 < sm_90 < sm_90a < sm_100 (as cuobjdump lists them)."""
+    digits = "".join(c for c in name if c.isdigit())
+    return (int(digits or 0), name)
+
+
+def read_ld_cache(path="/etc/ld.so.cache"):
+    """{soname: path} of the loader's cache for this machine's architecture."""
+    import platform
+
+    data = read_bytes(path, 64 << 20)  # noqa: F821 (the prelude's helper)
+    start = 0
+    if data.startswith(CACHE_OLD):
+        count = struct.unpack_from("<I", data, 12)[0]
+        start = (16 + count * 12 + 7) // 8 * 8
+    if data[start : start + len(CACHE_NEW)] != CACHE_NEW:
+        raise ValueError("%s: not a %s file" % (path, CACHE_NEW.decode()))
+    count = struct.unpack_from("<I", data, start + 20)[0]
+    wanted = CACHE_FLAGS.get(platform.machine())
+    found = {}
+    for index in range(count):
+        flags, key, value = struct.unpack_from("<iII", data, start + 48 + index * 24)
+        if (flags & 0xFF) != 3 or (wanted is not None and flags & 0xFFFF != wanted):
+            continue
+        found.setdefault(_string(data, start + key), _string(data, start + value))
+    return found
+
+
+def default_folders():
+    """glibc's trusted folders (Debian's build adds the multiarch ones first)."""
+    import sysconfig
+
+    triplet = sysconfig.get_config_var("MULTIARCH")
+    folders = ["/lib/%s" % triplet, "/usr/lib/%s" % triplet] if triplet else []
+    return [*folders, "/lib64", "/usr/lib64", "/lib", "/usr/lib"]
+
+
+def _search_path(value, origin):
+    folders = []
+    for folder in (value or "").split(":"):
+        if folder:
+            folders.append(folder.replace("${ORIGIN}", origin).replace("$ORIGIN", origin))
+    return folders
+
+
+def locate(need, elf, origin, loader):
+    """(path, how) where ld.so finds `need` for the object, (None, None) where it does not."""
+    if "/" in need:
+        return (need, "path") if os.path.isfile(need) else (None, None)
+    order = []
+    if not elf["runpath"]:
+        order.append(("rpath", _search_path(elf["rpath"], origin)))
+    order.append(("LD_LIBRARY_PATH", _search_path(os.environ.get("LD_LIBRARY_PATH"), origin)))
+    order.append(("runpath", _search_path(elf["runpath"], origin)))
+    for how, folders in order:
+        for folder in folders:
+            candidate = os.path.join(folder, need)
+            if os.path.isfile(candidate):
+                return os.path.normpath(candidate), how
+    if need in loader["cache"]:
+        return loader["cache"][need], "ld.so.cache"
+    for folder in loader["default"]:
+        candidate = os.path.join(folder, need)
+        if os.path.isfile(candidate):
+            return candidate, "default"
+    return None, None
+
+
+def _files(path):
+    """The files a dist-info (RECORD) or egg-info (installed-files.txt) folder lists."""
+    base = os.path.dirname(path)
+    if path.endswith(".dist-info"):
+        listing, prefix = os.path.join(path, "RECORD"), base
+    else:
+        listing, prefix = os.path.join(path, "installed-files.txt"), path
+    text = read_text(listing, 64 << 20)  # noqa: F821 (the prelude's helper)
+    files = []
+    for line in text.splitlines():
+        name = line.split(",")[0].strip() if path.endswith(".dist-info") else line.strip()
+        if name:
+            files.append(os.path.normpath(os.path.join(prefix, name)))
+    return files
+
+
+def _name_version(path):
+    """('nvidia-cublas-cu12', '12.9.1.4') from the folder's name (normalized as pip does)."""
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    name, _, version = stem.partition("-")
+    return name.lower().replace("_", "-").replace(".", "-"), version or None
+
+
+def _distributions():
+    seen = set()
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        found = glob.glob(os.path.join(entry, "*.dist-info"))
+        for path in sorted(found + glob.glob(os.path.join(entry, "*.egg-info"))):
+            key = os.path.basename(path).split("-")[0].lower().replace("_", "-")
+            if os.path.isdir(path) and key not in seen:
+                seen.add(key)
+                yield path
+
+
+def _shared_object(name):
+    base = os.path.basename(name)
+    return base.endswith(".so") or ".so." in base
+
+
+def driver_cuda():
+    """(version, why): the CUDA version the driver supports ("13.0"), without a context."""
+    import ctypes
+
+    for name in ("libcuda.so.1", "libcuda.so"):
+        try:
+            driver = ctypes.CDLL(name)
+            break
+        except OSError as exc:
+            why = str(exc)
+    else:
+        return None, why
+    version = ctypes.c_int()
+    status = driver.cuDriverGetVersion(ctypes.byref(version))
+    if status != 0:
+        return None, "cuDriverGetVersion returned %d" % status
+    return "%d.%d" % (version.value // 1000, version.value % 1000 // 10), None
+
+
+def _package(path, files, loader, shipped, unread):
+    elves = {}
+    for name in sorted(set(files)):
+        try:
+            elf = read_elf(name)
+        except (OSError, ValueError, struct.error) as exc:
+            unread.append("%s: %s" % (name, exc))
+            continue
+        if elf is not None:
+            elves[name] = elf
+    if not elves:
+        return None
+    found_here = {}
+    for name, elf in elves.items():
+        elf["located"] = {}
+        for need in elf["needed"]:
+            where = locate(need, elf, os.path.dirname(name), loader)
+            elf["located"][need] = where
+            if where[0]:
+                found_here.setdefault(need, (where[0], "loaded by " + name))
+    listed = []
+    for name, elf in sorted(elves.items()):
+        code = bool(elf["sass"] or elf["ptx"])
+        needs = {}
+        for need, where in elf["located"].items():
+            if where[0] is None and need in found_here:
+                where = found_here[need]
+            if code or where[0] is None:
+                needs[need] = {"path": where[0], "how": where[1]}
+                if where[0] is None and need in shipped:
+                    needs[need]["shipped_by"] = shipped[need]
+        if code or needs:
+            listed.append(
+                {
+                    "path": name,
+                    "sass": elf["sass"],
+                    "ptx": elf["ptx"],
+                    "relocatable": elf["relocatable"],
+                    "fatbin_unread": elf["fatbin_unread"],
+                    "needs": needs,
+                }
+            )
+    if not listed:
+        return None
+    name, version = _name_version(path)
+    return {
+        "name": name,
+        "version": version,
+        "location": os.path.dirname(path),
+        "shared_objects": len(elves),
+        "files": listed[:FILES_WITHOUT_CODE_LISTED],
+    }
+
+
+def collect():
+    started = time.time()
+    unknown, unread = {}, []
+    loader = {"cache": {}, "default": default_folders()}
+    try:
+        loader["cache"] = read_ld_cache()
+    except (OSError, ValueError, struct.error) as exc:
+        unknown["ld_cache"] = str(exc)
+    driver, why = driver_cuda()
+    if why:
+        unknown["driver"] = why
+    listed, shipped = [], {}
+    for path in _distributions():
+        try:
+            files = [f for f in _files(path) if _shared_object(f)]
+        except (OSError, ValueError) as exc:
+            unread.append("%s: %s" % (path, exc))
+            continue
+        listed.append((path, files))
+        for name in files:
+            shipped.setdefault(
+                os.path.basename(name), {"package": _name_version(path)[0], "path": name}
+            )
+    packages = []
+    for path, files in listed:
+        found = _package(path, files, loader, shipped, unread)
+        if found is not None:
+            packages.append(found)
+    return {
+        "packages": packages,
+        "driver": driver,
+        "loader": {
+            "ld_library_path": os.environ.get("LD_LIBRARY_PATH") or "",
+            "cache_entries": len(loader["cache"]),
+            "default": loader["default"],
+        },
+        "unread": unread[:20],
+        "seconds": round(time.time() - started, 3),
+        "unknown": unknown,
+    }
