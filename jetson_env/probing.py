@@ -58,8 +58,9 @@ class Probe:
     required: tuple[str, ...] = ()  # keys its result must have (read outside the checks)
 
 
-# Framework probes run in this order: cuda-python's and pycuda's contexts are released before
-# torch starts one.
+# Framework probes run in this order with the smoke: cuda-python's and pycuda's contexts are
+# released before torch starts one, and pycuda's allocation without a context meets none.
+# Without it no probe makes a context: torch's runs first (plan(), TORCH_FIRST).
 PROBES = (
     Probe("platform", 30, required=("is_jetson", "machine", "l4t", "os", "python")),
     Probe("cuda", 60, required=("version", "root")),
@@ -80,6 +81,10 @@ PROBES = (
     Probe("apt_upgrade", 240, required=("configured", "holds", "simulation")),
 )
 BY_NAME = {probe.name: probe for probe in PROBES}
+# Without the smoke, torch's probe (its import: seconds) runs before these, with the driver's
+# initialisation beside its import (the prelude's warm_cuda): cuda-python's and pycuda's
+# probes then find the driver ready instead of initialising it before torch imports.
+TORCH_FIRST = ("cuda_python", "pycuda")
 
 
 class Unusable(Exception):
@@ -369,7 +374,12 @@ def plan(
     wanted = [p for p in PROBES if p.name in set(names)]
     timeouts = {p.name: timeout or p.timeout for p in wanted}
     light = [p.name for p in wanted if not p.framework]
-    return timeouts, light, [p.name for p in wanted if p.framework]
+    framework = [p.name for p in wanted if p.framework]
+    if "smoke" not in framework and "torch" in framework:
+        framework.remove("torch")
+        at = min((framework.index(name) for name in TORCH_FIRST if name in framework), default=0)
+        framework.insert(at, "torch")
+    return timeouts, light, framework
 
 
 def process_groups(light: list[str], framework: list[str], together: bool) -> list[list[str]]:
