@@ -58,9 +58,10 @@ class Probe:
     required: tuple[str, ...] = ()  # keys its result must have (read outside the checks)
 
 
-# Framework probes run in this order with the smoke: cuda-python's and pycuda's contexts are
-# released before torch starts one, and pycuda's allocation without a context meets none.
-# Without it no probe makes a context: torch's runs first (plan(), TORCH_FIRST).
+# Framework probes run in this order with the smoke: pycuda's allocation without a context
+# meets none (torch's probe makes the primary context current), and torch's import (seconds)
+# starts before cuda-python's context, with the context made beside it (the prelude's
+# warm_cuda). Without the smoke no probe makes a context, and torch's runs first (plan()).
 PROBES = (
     Probe("platform", 30, required=("is_jetson", "machine", "l4t", "os", "python")),
     Probe("cuda", 60, required=("version", "root")),
@@ -69,9 +70,9 @@ PROBES = (
     Probe("pymodules", 60, required=("python", "modules")),
     Probe("packages", 30, required=("packages",)),
     Probe("docker", 45, required=("cli", "engine")),
-    Probe("cuda_python", 90, framework=True, required=("installed", "samples")),
     Probe("pycuda", 90, framework=True, required=("installed",)),
     Probe("torch", 240, framework=True, required=("torch", "torchvision")),
+    Probe("cuda_python", 90, framework=True, required=("installed", "samples")),
     Probe("tensorrt_bindings", 90, framework=True, required=("imported",)),
     Probe("torch2trt", 240, framework=True, required=("installed",)),
     Probe("smoke", 900, framework=True, required=("torch", "conversions", "skipped")),
@@ -81,10 +82,6 @@ PROBES = (
     Probe("apt_upgrade", 240, required=("configured", "holds", "simulation")),
 )
 BY_NAME = {probe.name: probe for probe in PROBES}
-# Without the smoke, torch's probe (its import: seconds) runs before these, with the driver's
-# initialisation beside its import (the prelude's warm_cuda): cuda-python's and pycuda's
-# probes then find the driver ready instead of initialising it before torch imports.
-TORCH_FIRST = ("cuda_python", "pycuda")
 
 
 class Unusable(Exception):
@@ -375,10 +372,9 @@ def plan(
     timeouts = {p.name: timeout or p.timeout for p in wanted}
     light = [p.name for p in wanted if not p.framework]
     framework = [p.name for p in wanted if p.framework]
-    if "smoke" not in framework and "torch" in framework:
+    if "smoke" not in framework and "torch" in framework:  # nothing must run before it
         framework.remove("torch")
-        at = min((framework.index(name) for name in TORCH_FIRST if name in framework), default=0)
-        framework.insert(at, "torch")
+        framework.insert(0, "torch")
     return timeouts, light, framework
 
 
