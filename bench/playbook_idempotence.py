@@ -103,6 +103,9 @@ def main() -> int:
     print(f"second/floor  {second.wall_s / floor.wall_s:7.2f}")
     print(f"floor/first   {floor.wall_s / first.wall_s:7.3f}  (no run of as many tasks is faster)")
     print(f"ansible       {ansible.versions}")
+    ran = [t["task"]["name"] for t in tasks if not t["hosts"].get("x86", {}).get("skipped")]
+    asked = [name for name in ran if "Install with the target Python's pip" in name]
+    print(f"pip asked     {len(asked)} times in the second run {asked}")
     print("second run's slowest tasks:")
     for task in sorted(tasks, key=seconds, reverse=True)[:SLOWEST]:
         status = "skipped" if task["hosts"].get("x86", {}).get("skipped") else "ran"
