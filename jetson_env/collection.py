@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from jetson_env import installed
+from jetson_env import installed, yaml_files
 
 NAMESPACE, NAME = "jetson_env", "jetson"
 FQCN = f"{NAMESPACE}.{NAME}"
@@ -157,7 +157,7 @@ class Role:
 @cache
 def role_registry() -> tuple[Role, ...]:
     """The provisioning roles, in the playbook's order (meta/roles.yml)."""
-    entries = yaml.safe_load(REGISTRY.read_text(encoding="utf-8"))["roles"]
+    entries = yaml_files.safe_load(REGISTRY.read_text(encoding="utf-8"))["roles"]
     return tuple(Role(e["name"], tuple(e["fixes"]), tuple(e["fetches"]), bool(e["apt"]),
                       e["bundle"], bool(e["keeps_installed"])) for e in entries)  # fmt: skip
 

@@ -6,7 +6,6 @@ The image for a host follows the L4T compatibility rules kept in the matrix
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -92,7 +91,9 @@ def cannot_build(image: Image) -> str | None:
     base's own, another of the base's, or one uv installs, and uv installs only on Python 3.8
     and newer. JetPack 4's bases (Ubuntu 18.04) have Python 3.6 alone."""
     python = image.release.python  # "": the x86 base's own (NGC's, 3.12)
-    required = SpecifierSet(importlib.metadata.metadata("jetson-env")["Requires-Python"] or "")
+    from importlib import metadata  # slow to import: only where it is read
+
+    required = SpecifierSet(metadata.metadata("jetson-env")["Requires-Python"] or "")
     if not python or Version(python) in required or Version(python) >= UV_PYTHON_MIN:
         return None
     return (

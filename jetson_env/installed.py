@@ -6,7 +6,6 @@ checkout, or the folder or wheel pip recorded in direct_url.json, PEP 610).
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import shlex
 import sys
@@ -33,8 +32,10 @@ def install_line(*args: str) -> str:
 def extra_line(extra: str = "provision") -> str:
     """The command that adds `extra`'s requirements to jetson-env's own environment, from any
     folder: what `pip install 'jetson-env[EXTRA]'` would add, read from the metadata."""
+    from importlib import metadata  # slow to import (0.1 s): only where it is read
+
     needs = []
-    for line in importlib.metadata.requires(DISTRIBUTION) or ():
+    for line in metadata.requires(DISTRIBUTION) or ():
         needed = Requirement(line)
         if needed.marker and needed.marker.evaluate({"extra": extra}):
             needed.marker = None
@@ -50,9 +51,11 @@ def requirement(extra: str | None = "provision") -> str:
     extras = f"[{extra}]" if extra else ""
     if (PACKAGE.parent / "pyproject.toml").is_file():  # a checkout, or its editable install
         return shlex.quote(f"{PACKAGE.parent}{extras}")
+    from importlib import metadata  # slow to import (0.1 s): only where it is read
+
     try:
-        recorded = importlib.metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
-    except importlib.metadata.PackageNotFoundError:
+        recorded = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
         recorded = None
     if not recorded:
         return shlex.quote(f"{DISTRIBUTION}{extras}")

@@ -17,7 +17,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from jetson_env import ansible_core, pairing
+from jetson_env import ansible_core, pairing, yaml_files
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 DOTTED = re.compile(r"^\d+(\.\d+)*$")
@@ -482,7 +482,7 @@ def load(path: Path | None = None) -> Matrix:
     """Load and validate the matrix; raises MatrixError naming the first bad row."""
     path = path or default_path()
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml_files.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise MatrixError(f"{path}: cannot read the matrix: {exc}") from exc
     return validate(raw, where=str(path))

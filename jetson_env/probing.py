@@ -58,8 +58,10 @@ class Probe:
     required: tuple[str, ...] = ()  # keys its result must have (read outside the checks)
 
 
-# Framework probes run in this order: cuda-python's and pycuda's contexts are released before
-# torch starts one.
+# Framework probes run in this order with the smoke: pycuda's allocation without a context
+# meets none (torch's probe makes the primary context current), and torch's import (seconds)
+# starts before cuda-python's context, with the context made beside it (the prelude's
+# warm_cuda). Without the smoke no probe makes a context, and torch's runs first (plan()).
 PROBES = (
     Probe("platform", 30, required=("is_jetson", "machine", "l4t", "os", "python")),
     Probe("cuda", 60, required=("version", "root")),
@@ -69,9 +71,9 @@ PROBES = (
     Probe("packages", 30, required=("packages",)),
     Probe("docker", 45, required=("cli", "engine")),
     Probe("kernels", 60, required=("packages", "driver", "loader")),
-    Probe("cuda_python", 90, framework=True, required=("installed", "samples")),
     Probe("pycuda", 90, framework=True, required=("installed",)),
     Probe("torch", 240, framework=True, required=("torch", "torchvision")),
+    Probe("cuda_python", 90, framework=True, required=("installed", "samples")),
     Probe("tensorrt_bindings", 90, framework=True, required=("imported",)),
     Probe("torch2trt", 240, framework=True, required=("installed",)),
     Probe("smoke", 900, framework=True, required=("torch", "conversions", "skipped")),
@@ -370,7 +372,11 @@ def plan(
     wanted = [p for p in PROBES if p.name in set(names)]
     timeouts = {p.name: timeout or p.timeout for p in wanted}
     light = [p.name for p in wanted if not p.framework]
-    return timeouts, light, [p.name for p in wanted if p.framework]
+    framework = [p.name for p in wanted if p.framework]
+    if "smoke" not in framework and "torch" in framework:  # nothing must run before it
+        framework.remove("torch")
+        framework.insert(0, "torch")
+    return timeouts, light, framework
 
 
 def process_groups(light: list[str], framework: list[str], together: bool) -> list[list[str]]:

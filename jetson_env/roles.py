@@ -10,15 +10,13 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-import yaml
-
-from jetson_env import collection
+from jetson_env import collection, yaml_files
 
 
 @cache
 def defaults(role: str) -> dict[str, Any]:
     """The role's defaults/main.yml (Jinja expressions stay unrendered strings)."""
-    return yaml.safe_load(collection.role_defaults_file(role).read_text())
+    return yaml_files.safe_load(collection.role_defaults_file(role).read_text())
 
 
 def default(role: str, variable: str) -> Any:

@@ -13,7 +13,6 @@ that Python, this machine's architecture and glibc, like every other pip set of 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import os
 import platform
 import shutil
@@ -62,8 +61,10 @@ def _own_wheel() -> Path:
         if (root / "pyproject.toml").is_file():  # a checkout (or an editable install)
             built = _built_from(root, Path(tmp))
         else:
+            from importlib import metadata  # slow to import: only where it is read
+
             try:
-                built = own_wheel.rebuild(importlib.metadata.distribution(DISTRIBUTION), Path(tmp))
+                built = own_wheel.rebuild(metadata.distribution(DISTRIBUTION), Path(tmp))
             except own_wheel.NotRebuildable as exc:
                 raise BundleError(
                     f"jetson-env's own wheel could not be made for the bundle: {exc}",

@@ -17,8 +17,11 @@ import base64
 import hashlib
 import zipfile
 from email.parser import HeaderParser
-from importlib.metadata import Distribution
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
 
 INSTALLER_WROTE = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the oldest time a zip file holds

@@ -106,10 +106,12 @@ def _record(kind, name, data=None):
     sys.stdout.flush()
 
 
-def warm_cuda():
-    """Create the GPU's primary CUDA context (seconds on a cold GPU) while torch imports
-    (seconds too): torch, TensorRT and pycuda then all use this one context. Nothing
-    happens where there is no driver or no device."""
+def warm_cuda(context=True):
+    """Initialise the CUDA driver (cuInit: tenths of a second) and, with `context`, create the
+    GPU's primary CUDA context (seconds on a cold GPU) while torch imports (seconds too):
+    torch, TensorRT, cuda-python and pycuda then find the driver ready and all use this one
+    context. ctypes releases the GIL for the calls. Nothing happens where there is no driver
+    or no device."""
     import ctypes
 
     for name in ("libcuda.so.1", "libcuda.so"):
@@ -120,16 +122,20 @@ def warm_cuda():
             continue
     else:
         return
-    device, context = ctypes.c_int(), ctypes.c_void_p()
-    if driver.cuInit(0) == 0 and driver.cuDeviceGet(ctypes.byref(device), 0) == 0:
-        driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), device)
+    if driver.cuInit(0) != 0 or not context:
+        return
+    device, handle = ctypes.c_int(), ctypes.c_void_p()
+    if driver.cuDeviceGet(ctypes.byref(device), 0) == 0:
+        driver.cuDevicePrimaryCtxRetain(ctypes.byref(handle), device)
 
 
-def run_probes(probes, gpu_work=False):
+def run_probes(probes, gpu_work=False, cuda=False):
     """probes: [(name, source)]; each runs in a namespace of its own that has these helpers.
     gpu_work: the probes may make a CUDA context and run on the GPU (the smoke is among
     them); warm_cuda() starts beside them. Without it no probe makes a context, so the
-    process holds no more than an `import torch` (what collect_env holds)."""
+    process holds no more than an `import torch` (what collect_env holds); with `cuda` (the
+    probes initialise the driver: torch's first, importing) the driver alone is initialised
+    beside them."""
     # Lazy kernel loading unless the user chose. The driver fixes the mode at cuInit (an
     # H100, driver 580: EAGER set after cuInit is ignored), and warm_cuda and pycuda's probe
     # call cuInit before torch starts CUDA. torch sets LAZY itself, where it does at all,
@@ -138,10 +144,12 @@ def run_probes(probes, gpu_work=False):
     # Drivers of CUDA 11.7-12.1 default to EAGER: every kernel loaded with the context, GBs
     # of host memory. Set before any thread starts: setenv is not thread-safe.
     os.environ.setdefault("CUDA_MODULE_LOADING", "LAZY")
-    if gpu_work:
+    if gpu_work or cuda:
         import threading
 
-        threading.Thread(target=warm_cuda, name="warm_cuda", daemon=True).start()
+        thread = threading.Thread(target=warm_cuda, args=(gpu_work,), name="warm_cuda")
+        thread.daemon = True
+        thread.start()
     helpers = {
         "STAGE": STAGE,
         "describe": describe,

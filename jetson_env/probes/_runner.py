@@ -160,7 +160,12 @@ class Runner:
     def script(self, names):
         probes = [(name, self.request["probes"][name]) for name in names]
         gpu_work = "smoke" in names
-        return self.request["prelude"] + "\nrun_probes(%r, gpu_work=%r)\n" % (probes, gpu_work)
+        cuda = "torch" in names  # its probe initialises the driver (torch.cuda.is_available)
+        return self.request["prelude"] + "\nrun_probes(%r, gpu_work=%r, cuda=%r)\n" % (
+            probes,
+            gpu_work,
+            cuda,
+        )
 
     def group(self, names):
         pending = list(names)

@@ -101,10 +101,12 @@ def collect():
         return info
     if not info["device_count"] or not gpu_work:
         return info
-    device = None
+    device = previous = None
     try:
         device = checked(driver.cuDeviceGet(0))
-        # The primary context, as torch and TensorRT use: this process never holds two.
+        # The primary context, as torch and TensorRT use: this process never holds two. The
+        # thread's current context (torch's, where its probe ran first) is current again after.
+        previous = checked(driver.cuCtxGetCurrent())
         context = checked(driver.cuDevicePrimaryCtxRetain(device))
         checked(driver.cuCtxSetCurrent(context))
         info["context"] = "created"
@@ -113,6 +115,6 @@ def collect():
         info["error"] = describe(exc)
     finally:
         if info["context"]:
-            driver.cuCtxSetCurrent(driver.CUcontext(0))
+            driver.cuCtxSetCurrent(previous if previous is not None else driver.CUcontext(0))
             driver.cuDevicePrimaryCtxRelease(device)
     return info

@@ -3,7 +3,7 @@
 Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). collect() returns a dict.
 
 libnvinfer is looked for the way the dynamic loader does (the ldconfig cache,
-LD_LIBRARY_PATH, ctypes.util.find_library) and in the places installs put it
+LD_LIBRARY_PATH, a dlopen of its soname) and in the places installs put it
 (JetPack's lib dir, TensorRT tarballs under /opt or /usr/local, the pip wheel's
 tensorrt_libs). A library found only outside the loader path is what makes
 `import tensorrt` fail with "libnvinfer.so.N: cannot open shared object file". The Python bindings
@@ -11,7 +11,6 @@ are imported by the tensorrt_bindings probe, in the process that imports framewo
 """
 
 import ctypes
-import ctypes.util
 import glob
 import os
 import re
@@ -177,14 +176,8 @@ def collect():
         entry["version"], entry["error"] = library_version(entry["path"])
         entry["in_ldconfig_cache"] = os.path.realpath(entry["path"]) in cached_real
         entry["wheels"] = tarball_wheels(entry["dir"])
-    try:
-        find_library = ctypes.util.find_library("nvinfer")
-    except Exception as exc:  # find_library runs gcc/ldconfig; a failure is only a fact
-        find_library = None
-        unknown["find_library"] = str(exc)
     return {
         "ldconfig": cache,
-        "find_library": find_library,
         "files": files,
         "loaded": loaded,
         "load_errors": load_errors,

@@ -23,9 +23,12 @@ def collect():
         spec = importlib.util.find_spec("torch2trt")
     except (ImportError, ValueError):
         spec = None
-    cmake_plugins = ctypes.util.find_library("torch2trt_plugins")
     if spec is None:
-        return {"installed": False, "cmake_plugins": cmake_plugins}
+        # No plugin lookup: find_library runs ldconfig, then gcc and ld twice for a library it
+        # does not find (0.1-0.3 s after torch's import), and the check reads it only for an
+        # installed torch2trt.
+        return {"installed": False}
+    cmake_plugins = ctypes.util.find_library("torch2trt_plugins")
     info = {
         "installed": True,
         "importable": False,

@@ -327,9 +327,11 @@ def run_playbook(
     extra_vars: dict | None = None,
     check: bool = False,
     env: dict | None = None,
+    playbook: Path = PLAYBOOK,
 ) -> PlayResult:
-    """ansible-playbook of `ansible` (one end of the supported range) on playbooks/jetson.yml."""
-    cmd = [str(ansible.bin("ansible-playbook")), "-i", str(inventory), str(PLAYBOOK), *args]
+    """ansible-playbook of `ansible` (one end of the supported range) on `playbook`
+    (playbooks/jetson.yml)."""
+    cmd = [str(ansible.bin("ansible-playbook")), "-i", str(inventory), str(playbook), *args]
     if extra_vars:
         cmd += ["--extra-vars", json.dumps(extra_vars)]
     if check:

@@ -2,13 +2,16 @@
 what it installed (`pip install --report`, pip 22.2+), not by the words pip prints: a user's
 `pip_packages_args: [--quiet]` silences pip, and the install that put termcolor on the host
 was reported ok. A `-v` there puts pip's log before the report on stdout: its "Successfully
-installed" line decides then (as for a pip older than 22.2, which has no report). The host is
-the x86 test host with a JetPack 6 Orin's release files (its pip is Debian 12's 23.0.1),
-running `jetson-env provision` on itself as a user does.
+installed" line decides then (as for a pip older than 22.2, which has no report). A set whose
+installed distributions already meet it asks pip nothing (issue 55). The host is the x86 test
+host with a JetPack 6 Orin's release files (its pip is Debian 12's 23.0.1), running
+`jetson-env provision` on itself as a user does.
 """
 
 import json
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 from playbook_support import pip_version, remove_host, start_x86_with_files_of
@@ -21,6 +24,21 @@ INSTALL_TASK = re.compile(
     r"TASK \[jetson_env\.jetson\.pip_packages : Install with the target Python's pip, "
     r"for python_base\][^\n]*\n(?P<status>\w+): "
 )
+# python -m pip, logged: what the role runs goes through pip/__main__.py, here one that writes
+# its arguments to CALLS before it runs pip.
+CALLS = "/tmp/pip-calls.log"
+PIP_LOGGER = f"""import sys
+with open({CALLS!r}, "a") as log:
+    log.write(" ".join(sys.argv[1:]) + "\\n")
+from pip._internal.cli.main import main
+sys.exit(main())
+"""
+
+
+def provision(host, *args: str):
+    command = ["sh", "-c", 'cd /root && exec "$@"', "sh", f"{VENV}/bin/jetson-env", "--no-color",
+               "provision", "--python", PYTHON, "--tags", "python_base", *args]  # fmt: skip
+    return host.exec(command, check=False, timeout=900)
 
 
 @pytest.mark.parametrize(("pip_args", "name"), [(["--quiet"], "quiet"), (["-v"], "verbose")])
@@ -31,12 +49,9 @@ def test_an_install_is_a_change_however_much_pip_says(pip_args: list[str], name:
         host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
         assert pip_version(host, "termcolor") is None
         args = json.dumps({"python_base_sets": ["packages"], "pip_packages_args": pip_args})
-        command = ["sh", "-c", 'cd /root && exec "$@"', "sh", f"{VENV}/bin/jetson-env",
-                   "--no-color", "provision", "--python", PYTHON, "--tags", "python_base",
-                   "-e", args]  # fmt: skip
 
-        first = host.exec(command, check=False, timeout=900)
-        again = host.exec(command, check=False, timeout=900)
+        first = provision(host, "-e", args)
+        again = provision(host, "-e", args)
 
         said = first.stdout + first.stderr
         assert first.returncode == 0, said[-3000:]
@@ -44,6 +59,41 @@ def test_an_install_is_a_change_however_much_pip_says(pip_args: list[str], name:
         assert [m["status"] for m in INSTALL_TASK.finditer(said)] == ["changed"], said[-3000:]
         said = again.stdout + again.stderr
         assert again.returncode == 0, said[-3000:]
-        assert [m["status"] for m in INSTALL_TASK.finditer(said)] == ["ok"], said[-3000:]
+        # termcolor is there now: pip is not asked at all (the next test).
+        assert [m["status"] for m in INSTALL_TASK.finditer(said)] == ["skipping"], said[-3000:]
+    finally:
+        remove_host(host)
+
+
+def test_a_set_already_met_asks_pip_nothing():
+    """The second run reads the installed termcolor and says so in -v; the pip that the first
+    run's install went through is never started again."""
+    host = start_x86_with_files_of("orin-r36.4.3", "pip-not-asked")
+    try:
+        host.install_project()
+        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
+        pip_dir = host.exec([PYTHON, "-c", "import os, pip; print(os.path.dirname(pip.__file__))"])
+        with tempfile.TemporaryDirectory() as folder:
+            logger = Path(folder) / "__main__.py"
+            logger.write_text(PIP_LOGGER)
+            host.copy_in(str(logger), f"{pip_dir.stdout.strip()}/__main__.py")
+        assert pip_version(host, "termcolor") is None
+        args = ["-e", json.dumps({"python_base_sets": ["packages"]})]
+
+        first = provision(host, *args)
+        said = first.stdout + first.stderr
+        assert first.returncode == 0, said[-3000:]
+        calls = host.exec(["cat", CALLS]).stdout.splitlines()
+        assert len(calls) == 1, calls
+        assert calls[0].startswith("install ") and "termcolor" in calls[0], calls
+
+        again = provision(host, "-v", *args)
+        said = again.stdout + again.stderr
+        assert again.returncode == 0, said[-3000:]
+        termcolor = pip_version(host, "termcolor")
+        line = f"python_base: termcolor {termcolor} already satisfy the set: pip not asked"
+        assert line in said, said[-3000:]
+        assert [m["status"] for m in INSTALL_TASK.finditer(said)] == ["skipping"], said[-3000:]
+        assert host.exec(["cat", CALLS]).stdout.splitlines() == calls  # pip never started
     finally:
         remove_host(host)

@@ -25,13 +25,15 @@ try:
         keeping,
         matrix,
         pins,
+        pip_satisfied,
         provisioning,
         target_python,
         tensorrt_tarballs,
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = pins = provisioning = target_python = None
+    apt_repository = bundle = keeping = matrix = pins = pip_satisfied = provisioning = None
+    target_python = None
     tensorrt_tarballs = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
@@ -131,6 +133,20 @@ def pip_requirement(requirement, installed="", move=False):
     (jetson_env.pins)."""
     _require_package()
     return pins.requirement_for(str(requirement), str(installed or "") or None, _truthy(move))
+
+
+def pip_installed_argv(names, python, args=()):
+    """The command that reads the installed versions of the requirements `names` in the host's
+    `python`, [] where pip must be asked anyway (jetson_env.pip_satisfied)."""
+    _require_package()
+    return pip_satisfied.read_argv(str(python), [str(n) for n in names], [str(a) for a in args])
+
+
+def pip_satisfied_by(names, read):
+    """["numpy 2.4.6", ...] where what pip_installed_argv's command printed meets every
+    requirement in `names`, [] otherwise: pip is not asked then (jetson_env.pip_satisfied)."""
+    _require_package()
+    return pip_satisfied.satisfied([str(n) for n in names], str(read or ""))
 
 
 def pip_platforms(machine, glibc):
@@ -251,7 +267,9 @@ class FilterModule:
             "matrix": matrix_mapping,
             "numpy_major": numpy_major,
             "onnx_export_packages": onnx_export_packages,
+            "pip_installed_argv": pip_installed_argv,
             "pip_overrides_pep668": pip_overrides_pep668,
+            "pip_satisfied_by": pip_satisfied_by,
             "pip_platforms": pip_platforms,
             "pip_requirement": pip_requirement,
             "plan": plan,
