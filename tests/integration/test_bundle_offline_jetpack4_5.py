@@ -12,11 +12,16 @@ the host's Python (the oldest target decides: 2.16 for 3.6, 2.19 for 3.8), and t
 must be one that Python can install (numpy 1.19 for 3.6; termcolor's Requires-Python) - else
 pip, with no index to fall back to, or Ansible's first module on the target, stops.
 
-One role that runs pip on the target (python_base) keeps it cheap; the rest are off as in the
-other stand-ins' tests (NVIDIA's repository and aarch64 wheels cannot be had on x86).
+Each step a user takes, with the host's jetson-env from an unrelated folder: `provision --check`
+before any run (it changes nothing and says what it would install), the run, a second run and
+--check that change nothing, the doctor, then a break (termcolor removed) that `doctor --fix
+--bundle` repairs. One role that runs pip on the target (python_base) keeps it cheap; the rest
+are off as in the other stand-ins' tests (NVIDIA's repository and aarch64 wheels cannot be had
+on x86).
 """
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -33,6 +38,8 @@ pytestmark = pytest.mark.hosts
 
 CONTROLLER = "/opt/offline-controller"
 BUNDLE = "/srv/bundle"
+CHANGED = r" changed={} +unreachable=0 +failed=0 "  # the play recap
+HOST_CACHE = "/var/cache/jetson-env"  # where a real run copies the wheels
 ROLE_VARS = {**OFFLINE_VARS, "torch_enabled": False}
 
 
@@ -112,19 +119,52 @@ def test_a_bundle_made_for_the_device_provisions_it_with_no_network(
                       "import ansible.release; print(ansible.release.__version__)"])  # fmt: skip
     assert core.stdout.startswith(line.ansible_core), core.stdout
 
-    provision = host.exec(
-        ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && " + shlex.join(
-            [f"{CONTROLLER}/bin/jetson-env", "provision", "--bundle", BUNDLE, "--python", python,
-             "--tags", "python_base", "-e", json.dumps(ROLE_VARS)])],
-        check=False, timeout=1200,
-    )  # fmt: skip
-    assert provision.returncode == 0, provision.stdout[-4000:] + provision.stderr[-2000:]
+    def jetson_env(*args: str) -> subprocess.CompletedProcess:
+        """The host's jetson-env, from an unrelated folder, for the device's Python."""
+        return host.exec(
+            ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && " + shlex.join(
+                [f"{CONTROLLER}/bin/jetson-env", "--no-color", *args])],
+            check=False, timeout=1200,
+        )  # fmt: skip
+
+    provision = ("provision", "--bundle", BUNDLE, "--python", python, "--tags", "python_base",
+                 "-e", json.dumps(ROLE_VARS))  # fmt: skip
+
+    # --check first, on a device that never saw jetson-env (issue 54's case 1: exit 1 on
+    # e2795bd, pip's dry run asked for the bundle's wheels that --check had not copied).
+    check = jetson_env(*provision, "--check")
+    assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-2000:]
+    assert re.search(CHANGED.format("[1-9]\\d*"), check.stdout), check.stdout[-3000:]
+    assert "it would run pip install numpy" in check.stdout, check.stdout[-3000:]
+    assert host.exec(["test", "-e", HOST_CACHE], check=False).returncode == 1
+    assert host.exec([python, "-c", "import termcolor"], check=False).returncode == 1
+
+    run = jetson_env(*provision)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     installed = host.exec([python, "-c", "import numpy, termcolor; print(numpy.__version__)"])
     assert installed.stdout.startswith(line.numpy), installed.stdout
 
-    doctor = host.exec([f"{CONTROLLER}/bin/jetson-env", "doctor", "--json", "--no-smoke",
-                        "--python", python, "--check", "termcolor", "--check", "platform"],
-                       check=False)  # fmt: skip
+    again = jetson_env(*provision)
+    assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-2000:]
+    assert re.search(CHANGED.format("0"), again.stdout), again.stdout[-3000:]
+    check = jetson_env(*provision, "--check")
+    assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-2000:]
+    if line.pip:  # older than 22.2: no dry run, so --check cannot tell (and says so)
+        assert "pip cannot tell before a real run: this pip is older than 22.2" in check.stdout
+        assert re.search(CHANGED.format("1"), check.stdout), check.stdout[-3000:]
+    else:
+        assert re.search(CHANGED.format("0"), check.stdout), check.stdout[-3000:]
+
+    doctor = jetson_env("doctor", "--json", "--no-smoke", "--python", python, "--check",
+                        "termcolor", "--check", "platform")  # fmt: skip
     findings = {f["check"]: f for f in json.loads(doctor.stdout)["findings"]}
     assert findings["termcolor"]["status"] == "ok", findings
     assert f"R{line.l4t}" in findings["platform"]["summary"], findings["platform"]
+
+    # A break, then `doctor --fix` from the bundle.
+    host.exec([python, "-m", "pip", "uninstall", "--yes", "--quiet", "termcolor"])
+    fix = jetson_env("doctor", "--fix", "--yes", "--no-smoke", "--json", "--python", python,
+                     "--check", "termcolor", "--bundle", BUNDLE)  # fmt: skip
+    rows = {row["check"]: row for row in json.loads(fix.stdout)["findings"]}
+    assert rows["termcolor"]["verdict"] == "fixed", fix.stdout[-3000:] + fix.stderr[-3000:]
+    assert host.exec([python, "-c", "import termcolor"]).returncode == 0

@@ -6,8 +6,10 @@ where the architecture does not matter, an x86 stand-in saves qemu's 5-20x. ansi
 and newer run modules only on Python 3.9+ (the matrix's ansible_core table):
 
 - the playbook under the newest ansible-core stops in the preflight, before any change, naming
-  the way out; the ansible-core jetson-env prescribes for 3.8 ('ansible-core<2.20') provisions
-  the host;
+  the way out; the ansible-core jetson-env prescribes for 3.8 ('ansible-core<2.20') says with
+  --check what it would change, changing nothing, then provisions the host (cuda_env,
+  python_base, torch from a STAND-IN of NVIDIA's wheel, docker_runtime; JETPACK5_ROLES says
+  why the others cannot run there), and a second run and --check change nothing;
 - `doctor -i` and `plan -i` from a controller as a user installs it on the newest Python (the
   newest ansible-core) name the host it cannot provision or fix, and `doctor -i --fix` leaves
   it out, saying why, while it fixes the fleet's other host.
@@ -31,22 +33,41 @@ from playbook_support import (
 from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
 from support.hosts import VENV, Host, project_wheel
 from support.pythons import pyenv_version
+from support.standins import build_jetson_torch_wheel, stage_container_runtime
+
+from jetson_env import matrix
 
 pytestmark = pytest.mark.hosts
 
 PYTHON38 = pyenv_version("3.8.18")
 PYTHON = str(PYTHON38 / "bin" / "python3.8")
-# What an x86 stand-in cannot have: NVIDIA's repository and aarch64 wheels, Ubuntu 20.04's names.
+# torch: a STAND-IN of NVIDIA's wheel for the row (its name, version and PyTorch 2.0's
+# Requires-Dist, tagged x86_64: NVIDIA's aarch64 wheel can be neither fetched nor run here), its
+# dependencies from the index; docker_runtime with a STAND-IN nvidia-container-runtime. What an
+# x86 stand-in cannot have: NVIDIA's repository (jetpack_apt; JetPack's TensorRT, whose bindings
+# are the system Python's), Ubuntu 20.04's package names, a torch with C++ to build torchvision
+# and torch2trt against, CUDA's cuda.h and libcuda for pycuda's build (cuda-python needs 3.9+).
+TORCH_REQUIRES = ("filelock", "typing-extensions", "sympy", "networkx", "jinja2")
 JETPACK5_ROLES = {
     "jetpack_apt_enabled": False,
     "python_base_matrix_apt_packages": False,
-    "torch_enabled": False,
     "torchvision_enabled": False,
     "pycuda_enabled": False,
     "tensorrt_enabled": False,
     "torch2trt_enabled": False,
-    "docker_runtime_enabled": False,
+    "docker_runtime_install_packages": False,
+    "docker_runtime_container_build": True,
 }
+
+
+def torch_vars(work: Path) -> dict:
+    filename = matrix.load().release("35.4.1").torch.filename
+    wheel = build_jetson_torch_wheel(filename, TORCH_REQUIRES, work / "torch-standin")
+    return {
+        "torch_wheel_file": str(wheel),
+        "torch_lock_file": str(work / "jetson-env.lock.yml"),
+        "torch_controller_cache": str(work / "cache" / "torch"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +90,9 @@ def test_the_newest_ansible_core_refuses_python38_and_the_prescribed_one_provisi
     inventory = write_inventory(
         tmp_path / "jp5.yml",
         {"jp5": {"ansible_host": jetpack5_host.container, "ansible_python_interpreter": PYTHON}},
-        {**JETPACK5_ROLES, "jetson_facts_python": PYTHON},
+        {**JETPACK5_ROLES, **torch_vars(tmp_path), "jetson_facts_python": PYTHON},
     )
+    stage_container_runtime(jetpack5_host)
     marker = "/var/tmp/jetson-env-test-marker"
     jetpack5_host.exec(["sh", "-c", f"touch {marker} && sleep 1"])
 
@@ -83,13 +105,28 @@ def test_the_newest_ansible_core_refuses_python38_and_the_prescribed_one_provisi
     assert "Nothing was changed." in said
     assert paths_changed_since(jetpack5_host, marker) == set()
 
-    prescribed = run_playbook(JETPACK5.ensure(), inventory)
+    # --check first: it says what would change and changes nothing.
+    checked = run_playbook(JETPACK5.ensure(), inventory, check=True)
+    assert checked.rc == 0, checked.messages() or checked.stderr
+    assert checked.changed("jp5") > 0
+    assert paths_changed_since(jetpack5_host, marker) == set()
+
+    prescribed = run_playbook(JETPACK5, inventory)
 
     assert prescribed.rc == 0, prescribed.messages() or prescribed.stderr
     report = prescribed.task_result("Report the host's platform", "jp5")["msg"]
     assert "L4T R35.4.1 (JetPack 5.1.2)" in report and "Python 3.8.18" in report, report
     installed = jetpack5_host.exec([PYTHON, "-c", "import termcolor, numpy; print('ok')"])
     assert installed.stdout.strip() == "ok"
+    torch = jetpack5_host.exec([PYTHON, "-c", "import torch, sympy; print(torch.__doc__, "
+                                "torch.__version__)"])  # fmt: skip
+    assert torch.stdout.startswith("STAND-IN for NVIDIA's torch-2.0.0+nv23.05-cp38"), torch.stdout
+    daemon = json.loads(jetpack5_host.exec(["cat", "/etc/docker/daemon.json"]).stdout)
+    assert "nvidia" in daemon["runtimes"], daemon
+
+    for check in (False, True):  # the second run, then --check: nothing to change
+        again = run_playbook(JETPACK5, inventory, check=check)
+        assert again.rc == 0 and again.changed("jp5") == 0, again.changed_tasks("jp5")
 
 
 def controller() -> Path:

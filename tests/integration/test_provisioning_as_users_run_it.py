@@ -12,8 +12,10 @@
   (glibc 2.36) to fetch the matrix's manylinux_2_28 wheel.
 - JetPack 4: an x86 host with a Nano's release files and a genuine CPython 3.6.15 (pyenv's
   build on this machine) as the interpreter Ansible's modules and the stack use. The oldest
-  supported ansible-core (2.16) provisions it; the newest stops in the preflight, naming the
-  way out, before any change; the probes run in that 3.6.
+  supported ansible-core (2.16) provisions it (cuda_env, python_base, torch from a STAND-IN of
+  NVIDIA's wheel, docker_runtime; JETPACK4_ROLES says why the others cannot run there), a
+  second run and --check change nothing; the newest stops in the preflight, naming the way
+  out, before any change; the probes run in that 3.6.
 """
 
 import hashlib
@@ -43,9 +45,13 @@ from playbook_support import start_host as start_playbook_host
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import REPO_ROOT, VENV, Host, fresh_clone, project_wheel
 from support.pythons import pyenv_version
-from support.standins import build_tensorrt_tarball
+from support.standins import (
+    build_jetson_torch_wheel,
+    build_tensorrt_tarball,
+    stage_container_runtime,
+)
 
-from jetson_env import collection, roles
+from jetson_env import collection, matrix, roles
 
 pytestmark = pytest.mark.hosts
 
@@ -261,25 +267,47 @@ def jetpack4_host() -> Iterator[Host]:
         remove_host(host)
 
 
+# torch: a STAND-IN of NVIDIA's wheel for the row (its name, version and PyTorch 1.6's
+# Requires-Dist, tagged x86_64: NVIDIA's aarch64 wheel can be neither fetched nor run here);
+# docker_runtime with STAND-INs of nvidia-docker2's runtime and JetPack's CSV mount lists. Off:
+# NVIDIA's repository (jetpack_apt; JetPack's TensorRT, whose bindings are the system
+# Python's), Ubuntu 18.04's package names, a torch with C++ to build torchvision and torch2trt
+# against, CUDA's cuda.h and libcuda for pycuda's build (no cuda-python for 3.6).
 JETPACK4_ROLES = {
-    "jetpack_apt_enabled": False,  # NVIDIA's repository is not reachable; apt is Debian's here
-    "python_base_matrix_apt_packages": False,  # Ubuntu 18.04's names
-    "torch_enabled": False,  # NVIDIA's aarch64 wheels cannot run on this x86 stand-in
+    "jetpack_apt_enabled": False,
+    "python_base_matrix_apt_packages": False,
     "torchvision_enabled": False,
     "pycuda_enabled": False,
     "tensorrt_enabled": False,
     "torch2trt_enabled": False,
-    "docker_runtime_enabled": False,
+    "docker_runtime_install_packages": False,
+    "docker_runtime_container_build": True,
 }
+JETPACK4_CSV_DIR = roles.default("docker_runtime", "csv_dir")
+
+
+def jetpack4_torch(work: Path) -> dict:
+    filename = matrix.load().release("32.4.3").torch.filename
+    wheel = build_jetson_torch_wheel(filename, ("future", "numpy"), work / "torch-standin")
+    return {
+        "torch_wheel_file": str(wheel),
+        "torch_lock_file": str(work / "jetson-env.lock.yml"),
+        "torch_controller_cache": str(work / "cache" / "torch"),
+    }
 
 
 def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: Host, tmp_path):
     python36 = str(PYTHON36 / "bin" / "python3.6")
+    torch_vars = jetpack4_torch(tmp_path)
     inventory = write_inventory(
         tmp_path / "jp4.yml",
         {"jp4": {"ansible_host": jetpack4_host.container, "ansible_python_interpreter": python36}},
-        {**JETPACK4_ROLES, "jetson_facts_python": python36},
+        {**JETPACK4_ROLES, **torch_vars, "jetson_facts_python": python36},
     )
+    stage_container_runtime(jetpack4_host)
+    jetpack4_host.exec(["mkdir", "-p", JETPACK4_CSV_DIR])  # STAND-IN lists, as JetPack's are
+    jetpack4_host.exec(["touch", *(f"{JETPACK4_CSV_DIR}/{name}" for name in
+                                   roles.default("docker_runtime", "csv_files"))])  # fmt: skip
     marker = "/var/tmp/jetson-env-test-marker"
     jetpack4_host.exec(["sh", "-c", f"touch {marker} && sleep 1"])
 
@@ -297,7 +325,7 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
         tmp_path / "jp4-split.yml",
         {"jp4": {"ansible_host": jetpack4_host.container,
                  "ansible_python_interpreter": "/usr/bin/python3"}},
-        {**JETPACK4_ROLES, "jetson_facts_python": python36},
+        {**JETPACK4_ROLES, **torch_vars, "jetson_facts_python": python36},
     )  # fmt: skip
     checked = run_playbook(ANSIBLE_ENDS["newest"], split, check=True)
     assert checked.rc == 0, checked.messages() or checked.stderr
@@ -313,11 +341,24 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
         [python36, "-c", "import termcolor, numpy; print(numpy.__version__)"]
     )
     assert installed.stdout.startswith("1.19."), installed.stdout
+    torch = jetpack4_host.exec([python36, "-c", "import torch, future; print(torch.__doc__)"])
+    assert torch.stdout.startswith("STAND-IN for NVIDIA's torch-1.6.0-cp36-cp36m"), torch.stdout
+    daemon = json.loads(
+        jetpack4_host.exec(["cat", roles.default("docker_runtime", "daemon_json")]).stdout
+    )
+    assert "nvidia" in daemon["runtimes"], daemon
     profile = jetpack4_host.exec(["cat", roles.default("cuda_env", "profile_file")]).stdout
     assert "/usr/local/cuda-10.2/bin" in profile or "/usr/local/cuda/bin" in profile
 
     again = run_playbook(ANSIBLE_ENDS["oldest"], inventory)
     assert again.rc == 0 and again.changed("jp4") == 0, again.changed_tasks("jp4")
+    # --check after it: this 3.6's pip (before 22.2) has no dry run, so pip's installs
+    # are what it cannot rule out, and it says so; nothing else would change.
+    checked = run_playbook(ANSIBLE_ENDS["oldest"], inventory, check=True)
+    assert checked.rc == 0, checked.messages() or checked.stderr
+    assert checked.changed_tasks("jp4") == {"Say what pip would install (--check)"}
+    said = checked.task_result("Say what pip would install (--check)", "jp4")["msg"]
+    assert "pip cannot tell before a real run: this pip is older than 22.2" in said, said
 
     # The probes, for real in that Python 3.6.
     jetpack4_host.install_project()

@@ -107,6 +107,17 @@ def _wheel(
     return wheel
 
 
+def build_jetson_torch_wheel(filename: str, requires: tuple[str, ...], dest: Path) -> Path:
+    """A STAND-IN of NVIDIA's torch wheel for JetPack 4/5 (`filename`, the matrix row's): its
+    version and Python tag, the Requires-Dist of PyTorch's setup.py for that release, tagged
+    for this x86 host (NVIDIA's aarch64 wheel can neither be fetched nor run here). `import
+    torch` gives that version and nothing else: no tensors, no C++ to build torchvision against."""
+    name, version, python, abi, _ = filename.removesuffix(".whl").split("-")
+    init = f'"""STAND-IN for NVIDIA\'s {filename}."""\n__version__ = "{version}"\n'
+    tag = f"{python}-{abi}-linux_x86_64"
+    return _wheel(dest, name, version, tag, {"torch/__init__.py": init.encode()}, requires)
+
+
 def build_tensorrt_pip_wheels(version: str, cuda_major: str, dest: Path) -> list[Path]:
     """What pip installs for tensorrt-cu<major>==<version>, as stand-ins: tensorrt_cuNN (the
     `tensorrt` module, whose import loads libnvinfer through the loader, as the real
