@@ -199,7 +199,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
     import subprocess
     import tempfile
 
-    from jetson_env import collection
+    from jetson_env import collection, lifeline
 
     try:
         ansible_playbook = collection.ansible_command()
@@ -224,6 +224,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
             capture_output=True,
             text=True,
             check=False,
+            preexec_fn=lifeline.ends_with_us(),
         )
         facts = sorted(Path(tmp).glob("*.json"))
         if result.returncode != 0 or not facts:

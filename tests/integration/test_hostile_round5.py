@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from test_doctor_hostile import Run, doctor, stand_in
+from test_doctor_hostile import (  # noqa: F401 (venv_python: a fixture)
+    Run,
+    doctor,
+    leftovers,
+    stand_in,
+    venv_python,
+)
 
 MODULE_VERSION = "import platform; print(platform.python_version())"
 # What a host's Python may say its version is (the issue's cases), and how it is shown.
@@ -29,15 +37,15 @@ VERSIONS = {
 }
 
 
-def module_python(folder: Path, version: str) -> str:
+def module_python(folder: Path, version: str, otherwise: str = "") -> str:
     """A host's Python for Ansible's modules that says `version` when asked it (the probe
-    action's question), and is this interpreter otherwise."""
+    action's question), and runs `otherwise` (default: is this interpreter) for the rest."""
     said = folder / "version.txt"
     folder.mkdir(parents=True, exist_ok=True)
     said.write_text(version + "\n")
+    otherwise = otherwise or f'exec {sys.executable} "$@"'
     return stand_in(folder, f'if [ "$1" = -c ] && [ "$2" = {shlex.quote(MODULE_VERSION)} ]; then '
-                    f"cat {shlex.quote(str(said))}; exit 0; fi\n"
-                    f'exec {sys.executable} "$@"')  # fmt: skip
+                    f"cat {shlex.quote(str(said))}; exit 0; fi\n{otherwise}")  # fmt: skip
 
 
 def inventory(folder: Path, **variables: str) -> Path:
@@ -118,3 +126,37 @@ def test_a_fleet_report_is_written_whatever_bytes_a_host_sent(tmp_path, suffix):
         env={"CUDA_HOME": str(root)}).finish(0)  # fmt: skip
     page = report.read_text(encoding="utf-8")
     assert "cuda\\udcff" in page
+
+
+# ---- (6) nothing keeps running after jetson-env is gone -------------------------------
+
+
+def killed_once_running(run: Run, what: str) -> None:
+    """SIGKILL to jetson-env once a process of this case runs `what`; finish() then finds
+    every process of the case gone (test_doctor_hostile.leftovers)."""
+    deadline = time.monotonic() + 90
+    while not any(what in p for p in leftovers(run.case)):
+        assert run.proc.poll() is None, run.proc.stderr.read().decode(errors="replace")
+        assert time.monotonic() < deadline, f"{what} never started"
+        time.sleep(0.2)
+    run.proc.kill()
+    run.finish(-signal.SIGKILL)
+
+
+def test_provision_killed_leaves_no_ansible_running(tmp_path):
+    """The host's Python never answers; jetson-env is SIGKILLed: ansible-playbook, its
+    workers and the host's interpreter end with it (they lived on, changing hosts)."""
+    python = stand_in(tmp_path / "bin", "exec sleep 600")
+    fleet = inventory(tmp_path, ansible_python_interpreter=python)
+    killed_once_running(Run(["provision", "-C", "-i", str(fleet)]), "sleep 600")
+
+
+def test_doctor_fix_killed_leaves_no_playbook_running(tmp_path, venv_python):  # noqa: F811
+    """--fix --yes on a host whose probes run (a venv without termcolor: python_base fixes
+    it) and whose modules' Python never answers: SIGKILL during the role's plan ends the
+    playbook and what it started on the host."""
+    python, _site = venv_python
+    hang = module_python(tmp_path / "bin", "3.11.7", otherwise="exec sleep 600")
+    fleet = inventory(tmp_path, jetson_facts_python=python, ansible_python_interpreter=hang)
+    run = Run(["doctor", "-i", str(fleet), "--check", "termcolor", "--fix", "--yes"])
+    killed_once_running(run, "sleep 600")
