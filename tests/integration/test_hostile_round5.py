@@ -10,10 +10,13 @@ shape, bytes that are not UTF-8. The real CLI each time, with test_doctor_hostil
 from __future__ import annotations
 
 import json
+import os
+import pty
 import shlex
 import signal
 import sys
 import time
+import venv
 from pathlib import Path
 
 import pytest
@@ -160,3 +163,24 @@ def test_doctor_fix_killed_leaves_no_playbook_running(tmp_path, venv_python):  #
     fleet = inventory(tmp_path, jetson_facts_python=python, ansible_python_interpreter=hang)
     run = Run(["doctor", "-i", str(fleet), "--check", "termcolor", "--fix", "--yes"])
     killed_once_running(run, "sleep 600")
+
+
+# ---- (5) nothing waits for ever -----------------------------------------------------------
+
+
+def test_doctor_fix_whose_terminal_input_ends_unanswered_changes_nothing(tmp_path):
+    """A terminal whose input ends (Ctrl-D typed, before the question) is no answer: exit 2,
+    the venv as it was (was an EOFError traceback). The role's plan runs for real."""
+    root = tmp_path / "venv"
+    venv.create(root, with_pip=True)  # pip, and no termcolor: python_base would install it
+    master, slave = pty.openpty()
+    os.write(master, b"\x04")  # canonical mode: the next read of the terminal is its end
+    run = Run(["doctor", "--fix", "--python", str(root / "bin" / "python"), "--check",
+               "termcolor", "--no-smoke"], stdin=slave, target=root)  # fmt: skip
+    os.close(slave)
+    try:
+        run.finish(2, timeout=300)
+    finally:
+        os.close(master)
+    assert "Apply roles python_base on localhost? [y/N]" in run.stdout
+    assert "error: no answer: nothing was changed" in run.stderr
