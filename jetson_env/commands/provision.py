@@ -33,6 +33,13 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             hint=f"roles: {', '.join(collection.provision_roles())}",
         )
         return EXIT_USAGE
+    from jetson_env import user_files
+
+    problem = next(filter(None, map(user_files.extra_vars_problem, args.extra_vars)), None)
+    problem = problem or user_files.ansible_arguments_problem(args.ansible_args)
+    if problem:  # a FIFO would block Ansible, /dev/zero never ends: refused before it is read
+        term.error(f"{problem}; nothing was run", hint=user_files.NotAFile.hint)
+        return EXIT_USAGE
     if args.inventory:
         try:
             collection.inventory_hosts(args.inventory)

@@ -184,3 +184,30 @@ def test_doctor_fix_whose_terminal_input_ends_unanswered_changes_nothing(tmp_pat
         os.close(master)
     assert "Apply roles python_base on localhost? [y/N]" in run.stdout
     assert "error: no answer: nothing was changed" in run.stderr
+
+
+@pytest.mark.parametrize(
+    "words, said",
+    [
+        (["-e", "@{fifo}"], "-e @{fifo} is not a regular file (a FIFO)"),
+        (["--", "-e@{fifo}"], "-e @{fifo} is not a regular file (a FIFO)"),
+        (["--", "--vault-password-file={fifo}"], "--vault-password-file {fifo} is not a regular"),
+        (["-e", "@/dev/zero"], "-e @/dev/zero is not a regular file (a character device)"),
+        (["--", "-i", "/dev/zero"], "-i /dev/zero is not a regular file or folder"),
+        (["--", "--extra-vars=@/dev/zero"], "-e @/dev/zero is not a regular file"),
+    ],
+    ids=["e-fifo", "passed-on-e-fifo", "passed-on-vault-fifo", "e-dev-zero", "passed-on-i-dev-zero",
+         "passed-on-extra-vars-dev-zero"],
+)  # fmt: skip
+def test_provision_refuses_a_file_for_ansible_that_is_no_file_before_it_is_read(
+    tmp_path, words, said
+):
+    """provision's -e @FILE and the files named in what it passes on to ansible-playbook are
+    checked as its own -i is (user_files): a FIFO blocked Ansible for ever, /dev/zero was
+    read until memory ran out."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    words = [word.replace("{fifo}", str(fifo)) for word in words]
+    run = Run(["provision", "-C", *words]).finish(2, timeout=30)
+    assert said.replace("{fifo}", str(fifo)) in run.stderr
+    assert "nothing was run" in run.stderr and "running:" not in run.stderr
