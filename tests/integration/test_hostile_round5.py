@@ -211,3 +211,16 @@ def test_provision_refuses_a_file_for_ansible_that_is_no_file_before_it_is_read(
     run = Run(["provision", "-C", *words]).finish(2, timeout=30)
     assert said.replace("{fifo}", str(fifo)) in run.stderr
     assert "nothing was run" in run.stderr and "running:" not in run.stderr
+
+
+def test_provision_task_timeout_ends_a_host_whose_python_never_answers(tmp_path):
+    """--task-timeout (Ansible's task_timeout): the host that never answers fails, named,
+    within the bound; without it provision waited for ever (the case's RUN_LIMIT)."""
+    hang = module_python(tmp_path / "bin", "3.11.7", otherwise="exec sleep 600")
+    fleet = inventory(tmp_path, ansible_python_interpreter=hang)
+    started = time.monotonic()
+    run = Run(["provision", "-C", "-i", str(fleet), "--task-timeout", "5"]).finish(1)
+    assert time.monotonic() - started < 50
+    assert "--task-timeout: each task ends after 5 s on its host" in run.stderr
+    assert "fatal: [odd]" in run.stdout and "Timed out after 5 second(s)" in run.stdout
+    assert "odd: FAILED" in run.stdout
