@@ -22,12 +22,37 @@ from jetson_env import installed
 
 LINE = re.compile(r"^\d+\.\d+$")
 RANGE = re.compile(r"^(\d+\.\d+)-(\d+\.\d+)$")
+# What a host may say its Python's version is: ASCII digits, and short (a version string of
+# 100,000 digits is no version, and int() refuses it past 4,300).
+PYTHON_VERSION = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}(\.[0-9]{1,4})?([A-Za-z0-9.+]{0,32})")
+SHOWN = 80  # characters of an unreadable version quoted back
 
 
 def _line(version: str) -> Version:
     """'2.19.14' -> Version('2.19'); '3.8.18' -> Version('3.8')."""
     parsed = Version(str(version))
     return Version(f"{parsed.major}.{parsed.minor}")
+
+
+def readable(python_version: object) -> bool:
+    """Whether a Python version a host reported is one (`3.8.18`, `3.14.0rc1`): anything else
+    (several lines, escape sequences, other digits than ASCII, a number of 100,000 digits) is
+    that host's to explain, never parsed."""
+    text = python_version if isinstance(python_version, str) else ""
+    if not PYTHON_VERSION.fullmatch(text):
+        return False
+    try:
+        Version(text)
+    except ValueError:
+        return False
+    return True
+
+
+def shown(said: object) -> str:
+    """What a host said, for a message: escaped (ascii()), and cut."""
+    text = str(said)
+    return ascii(text[:SHOWN]) + (f" (cut at {SHOWN} of {len(text)} characters)"
+                                  if len(text) > SHOWN else "")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -78,7 +103,7 @@ class Support:
     def newest_managing(self, python_versions: Iterable[str]) -> Line | None:
         """The newest line that manages every one of these Pythons, or None: JetPack 4's 3.6
         and Ubuntu 26.04's 3.14 have no line in common."""
-        pythons = [_line(v) for v in python_versions if v]
+        pythons = [_line(v) for v in python_versions if v and readable(v)]
         managing = [line for line in self.lines if all(line.manages(p) for p in pythons)]
         return managing[-1] if managing else None
 
@@ -154,7 +179,16 @@ class Support:
     def refusal(self, core_version: str, python_version: str, host: str = "the host") -> str:
         """Why ansible-core `core_version` cannot manage `host` whose modules run in Python
         `python_version`, with the way out; "" when it can."""
-        if not python_version or self.manages(core_version, python_version):
+        if not python_version:
+            return ""
+        if not readable(python_version):
+            return (
+                f"{host} runs Ansible's modules with a Python that says its version is"
+                f" {shown(python_version)}, which is no Python version: jetson-env cannot tell"
+                f" whether ansible-core {core_version} manages it. Set ansible_python_interpreter"
+                f" for {host} in the inventory to a Python 3.6 or newer."
+            )
+        if self.manages(core_version, python_version):
             return ""
         python = _line(python_version)
         mine = self.line_of(core_version)

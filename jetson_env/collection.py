@@ -40,6 +40,11 @@ class BadVariables(ValueError):
     """--playbook-vars that are not a JSON object: refused before anything runs."""
 
 
+# Levels of lists and objects a --playbook-vars value may nest: far past any role's variables,
+# far short of the depth at which writing them for Ansible (YAML) runs out of stack.
+VARS_DEPTH = 64
+
+
 def playbook_vars(text: str | None) -> dict:
     """--playbook-vars (doctor --fix, images build): a JSON object of playbook variables."""
     if not text:
@@ -50,7 +55,23 @@ def playbook_vars(text: str | None) -> dict:
         raise BadVariables(f"--playbook-vars is not JSON: {str(exc)[:200]}") from None
     if not isinstance(variables, dict):
         raise BadVariables("--playbook-vars must be a JSON object")
+    if _depth(variables) > VARS_DEPTH:
+        raise BadVariables(f"--playbook-vars nests deeper than {VARS_DEPTH} levels")
     return variables
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in `value` (1 for a flat object), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = (item.values() if isinstance(item, dict)
+                    else item if isinstance(item, list) else None)  # fmt: skip
+        if children is not None:
+            deepest = max(deepest, level)
+            if level <= VARS_DEPTH:
+                stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _no_constant(name: str) -> None:

@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection, target_python
+from jetson_env import collection, lifeline, target_python
 from jetson_env import roles as role_defaults
 from jetson_env.doctor import SCHEMA, Report
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_UNREACHABLE, EXIT_USAGE
@@ -296,7 +296,7 @@ def run_playbook(cmd: list[str]) -> PlaybookRun:
         )
         env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
         process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=sys.stderr,
-                                   text=True)  # fmt: skip
+                                   text=True, preexec_fn=lifeline.ends_with_us())  # fmt: skip
         assert process.stdout is not None
         for line in process.stdout:
             sys.stderr.write(line)
@@ -370,7 +370,8 @@ class RoleRun:
 @dataclass
 class RoleRuns:
     """What --fix did on one host: "nothing", "plan-failed" (every role's plan failed),
-    "no-terminal", "declined" or "applied" (at least one role ran for real)."""
+    "no-terminal" (no terminal to ask, or its input ended unanswered), "declined" or "applied"
+    (at least one role ran for real)."""
 
     status: str
     runs: list[RoleRun] = field(default_factory=list)
@@ -434,7 +435,12 @@ def fix_host(
             term.error("--fix asks before changing anything and there is no terminal to ask",
                        hint="add --yes to apply the plan above; nothing was changed")  # fmt: skip
             return RoleRuns("no-terminal", runs)
-        answer = input(f"Apply roles {names} on {host}? [y/N] ")
+        try:
+            answer = input(f"Apply roles {names} on {host}? [y/N] ")
+        except EOFError:  # the terminal's input ended before an answer
+            term.error("no answer: nothing was changed",
+                       hint=f"answer y to apply roles {names} on {host}, or add --yes")  # fmt: skip
+            return RoleRuns("no-terminal", runs)
         if answer.strip().lower() not in ("y", "yes"):
             say(f"--fix: nothing was changed on {host}")
             return RoleRuns("declined", runs)

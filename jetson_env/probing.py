@@ -22,6 +22,7 @@ one finding, early, instead of one crash per probe.
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import signal
 import time
@@ -265,7 +266,7 @@ _UNREADABLE = object()
 # What facts of another shape than a reader expects raise where they are read (a list for a
 # dict, a number for a text): the doctor and the plan guard their readers with these, and
 # say it with wrong_shape(), so one host's odd facts stop only that host.
-WRONG_SHAPE = (KeyError, TypeError, AttributeError, ValueError, IndexError)
+WRONG_SHAPE = (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError)
 
 
 def wrong_shape(exc: Exception, probe: str | None = None) -> str:
@@ -277,11 +278,19 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # 1e400
+        raise ValueError(f"{text[:40]} is no finite number")
+    return number
+
+
 def parse(payload: str) -> Any:
-    """A record's JSON; _UNREADABLE for what is not JSON (NaN and Infinity included: no
-    reader expects them) or nests past the parser's depth."""
+    """A record's JSON; _UNREADABLE for what is not JSON (NaN, Infinity and numbers past a
+    float's range such as 1e400 included: no reader expects them) or nests past the
+    parser's depth."""
     try:
-        return json.loads(payload, parse_constant=_no_constant)
+        return json.loads(payload, parse_constant=_no_constant, parse_float=_finite)
     except (ValueError, RecursionError):
         return _UNREADABLE
 

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from jetson_env import lifeline
 from jetson_env.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -45,7 +46,8 @@ def run(cmd: list[str], env: dict[str, str], *, output_to_stderr: bool) -> tuple
         )
         env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
         stdout = sys.stderr if output_to_stderr else None
-        process = subprocess.Popen(cmd, env=env, stdout=stdout)
+        process = subprocess.Popen(cmd, env=env, stdout=stdout,
+                                   preexec_fn=lifeline.ends_with_us())  # fmt: skip
         try:
             code = process.wait()
         except KeyboardInterrupt:  # a terminal's Ctrl-C reached ansible-playbook too

@@ -29,9 +29,10 @@ PLAN_STYLES = {"survives": "green", "unknown": "dim", "reinstall": "yellow", "re
                "blocked": "red", "refused": "bold red", "unreachable": "bold red"}  # fmt: skip
 ENGINE_STYLES = {"loads": "green", "unknown": "yellow", "rebuild": "red"}
 MIN_WIDTH = 40
-# C0 and C1 control characters (ESC starts every escape sequence), DEL, and the bidi
-# overrides that reorder what a terminal shows; tab is shown as a space.
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 control characters (ESC starts every escape sequence), DEL, the bidi
+# overrides that reorder what a terminal shows, and lone surrogates (bytes a target sent
+# that are not UTF-8, which no UTF-8 file or terminal can hold); tab is shown as a space.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 SUMMARY_WORDS = {CRASH: "crashed", FAIL: "failed", WARN: "warnings", OK: "ok", SKIP: "skipped"}
 
 

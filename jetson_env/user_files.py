@@ -1,7 +1,8 @@
 """Files a user names on the command line (an inventory, `--trust KEY.pub`, `--sign KEY`,
-known_hosts): what is not a regular file is refused before it is read (a FIFO would block
-for ever, a device never ends), and a file is read with a bound. One rule for every
-command: each refusal is bad input (exit 2) that names the path and what it is."""
+known_hosts, provision's `-e @FILE` and the files it passes on to ansible-playbook): what
+is not a regular file is refused before it is read (a FIFO would block for ever, a device
+never ends), and a file is read with a bound. One rule for every command: each refusal is
+bad input (exit 2) that names the path and what it is."""
 
 from __future__ import annotations
 
@@ -88,6 +89,64 @@ def inventory_problem(inventory: str) -> str | None:
                     return problem
         return None
     return _inventory_file(inventory)
+
+
+# ansible-playbook's options that name a file it reads (an inventory is a file or folder).
+ANSIBLE_FILE_OPTIONS = (
+    "--vault-password-file",
+    "--vault-pass-file",
+    "--private-key",
+    "--key-file",
+    "--become-password-file",
+    "--connection-password-file",
+)
+ANSIBLE_INVENTORY_OPTIONS = ("-i", "--inventory", "--inventory-file")
+ANSIBLE_VARS_OPTIONS = ("-e", "--extra-vars")
+
+
+def extra_vars_problem(value: str) -> str | None:
+    """Why `-e VALUE` cannot be handed to Ansible, or None: `@FILE` must name a regular file
+    of at most INVENTORY_LIMIT bytes (a FIFO would block Ansible, /dev/zero never ends)."""
+    if not value.startswith("@"):
+        return None
+    return _file_problem(value[1:], "-e @")
+
+
+def ansible_arguments_problem(arguments: list[str]) -> str | None:
+    """Why arguments passed on to ansible-playbook as they are (after `--`) cannot be: the
+    files they name (-i, -e @FILE, a password or key file) are checked as jetson-env's own."""
+    for index, word in enumerate(arguments):
+        option, _eq, attached = word.partition("=") if word.startswith("--") else (word, "", "")
+        if not _eq and len(word) > 2 and word[:2] in ("-i", "-e") and word[1] != "-":
+            option, attached = word[:2], word[2:]
+        value = attached if attached or _eq else (arguments[index + 1 : index + 2] or [None])[0]
+        if value is None:
+            continue
+        if option in ANSIBLE_INVENTORY_OPTIONS:
+            problem = inventory_problem(value)
+        elif option in ANSIBLE_VARS_OPTIONS:
+            problem = extra_vars_problem(value)
+        elif option in ANSIBLE_FILE_OPTIONS:
+            problem = _file_problem(value, f"{option} ")
+        else:
+            continue
+        if problem:
+            return problem
+    return None
+
+
+def _file_problem(path: str, said: str) -> str | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None  # Ansible's own word for a missing file
+    except OSError as exc:
+        return f"{said}{path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{said}{path} is not a regular file ({_kind(info.st_mode)}): not read"
+    if info.st_size > INVENTORY_LIMIT:
+        return f"{said}{path} is larger than {INVENTORY_LIMIT >> 20} MiB: not read"
+    return None
 
 
 def _inventory_file(path: str) -> str | None:

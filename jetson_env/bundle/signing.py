@@ -66,13 +66,21 @@ def sign(directory: Path, key: Path) -> dict[str, str]:
     manifest = load_manifest(directory)
     if not manifest["artifacts"]:
         raise BundleError(f"{directory} holds no artifact to sign")
-    proc = subprocess.run(
-        [_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE],
-        input=signed_bytes(manifest),
-        capture_output=True,
-        timeout=SSH_KEYGEN_TIMEOUT_S,
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            [_ssh_keygen(), "-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE],
+            input=signed_bytes(manifest),
+            capture_output=True,
+            timeout=SSH_KEYGEN_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:  # a passphrase asked on the terminal, never typed
+        raise BundleError(
+            f"ssh-keygen did not sign with {key} within {SSH_KEYGEN_TIMEOUT_S} s: it waited "
+            "for the key's passphrase on the terminal. Nothing was signed.",
+            hint=f"type the passphrase when asked, or add the key to ssh-agent first (ssh-add "
+            f"{shell_word(str(key))}) and sign again",
+        ) from None
     signature = proc.stdout.decode("ascii", "replace")
     if proc.returncode != 0 or "BEGIN SSH SIGNATURE" not in signature:
         raise BundleError(

@@ -33,7 +33,10 @@ REMEDIES = {
 def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) -> list[dict]:
     """Per engine file (and per folder or limit that hid some): its verdict, worst first."""
     found = []
-    for engine in engines.get("engines") or []:
+    for engine in _listed(engines.get("engines")):
+        if not isinstance(engine, dict):  # what a host sent is data: an odd entry is unknown
+            engine = {"path": engine, "unknown": "the engines probe printed no record for it"}
+        engine = {key: _said(value) for key, value in engine.items()}
         verdict, reason = engine_files.verdict(engine, tensorrt, capability)
         found.append({"path": str(engine.get("path")), "verdict": verdict, "reason": reason,
                       "tensorrt": engine.get("tensorrt"), "source": engine.get("source"),
@@ -41,7 +44,8 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
                       "compute_capability": engine.get("compute_capability"),
                       "hardware_compatibility": engine.get("hardware_compatibility"),
                       "version_compatible": engine.get("version_compatible")})  # fmt: skip
-    hidden = [(folder, "no such folder on the host") for folder in engines.get("missing") or []]
+    hidden = [(_said(folder), "no such folder on the host")
+              for folder in _listed(engines.get("missing"))]  # fmt: skip
     if engines.get("left_out"):
         hidden.append((f"{engines['left_out']} more engines", f"past the first "
                        f"{engines.get('max_engines')}: counted, not read; give narrower "
@@ -57,10 +61,21 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
     return sorted(found, key=lambda row: engine_files.VERDICTS.index(row["verdict"]))
 
 
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _said(value: Any) -> Any:
+    """A field of an engine's record as the verdict reads it: a text, a yes/no or None; any
+    other shape a host (or a sidecar it read) sent is shown as text."""
+    return value if value is None or isinstance(value, (str, bool)) else str(value)
+
+
 def host_tensorrt(tensorrt: dict[str, Any] | None) -> str | None:
     """This host's TensorRT: the libnvinfer the loader finds (the tensorrt probe's data)."""
-    loaded = (tensorrt or {}).get("loaded")
-    return loaded.get("version") if isinstance(loaded, dict) else None
+    loaded = tensorrt.get("loaded") if isinstance(tensorrt, dict) else None
+    version = loaded.get("version") if isinstance(loaded, dict) else None
+    return version if isinstance(version, str) else None
 
 
 def run(facts: Facts) -> list[Finding]:

@@ -17,6 +17,7 @@ from jetson_env.commands.options import forks
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
+from jetson_env.terminal import clean as terminal_clean
 
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -198,7 +199,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
     import subprocess
     import tempfile
 
-    from jetson_env import collection
+    from jetson_env import collection, lifeline
 
     try:
         ansible_playbook = collection.ansible_command()
@@ -223,6 +224,7 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
             capture_output=True,
             text=True,
             check=False,
+            preexec_fn=lifeline.ends_with_us(),
         )
         facts = sorted(Path(tmp).glob("*.json"))
         if result.returncode != 0 or not facts:
@@ -235,11 +237,36 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
             )
         targets = []
         for path in facts:
-            data = json.loads(path.read_text())
-            target = bundle.target_from_facts(data["platform"], data["python"], data.get("cuda"))
+            target = _host_target(path, bundle)
             term.note(f"{path.stem}: {target.key}")
             targets.append(target)
     return targets
+
+
+FACTS_LIMIT = 1 << 20  # bytes of one host's facts file: platform, Python and CUDA facts
+
+
+def _host_target(path: Path, bundle):
+    """The target a host's facts file (the bundle_facts playbook's) says it is; BundleError,
+    naming the host, for facts of another shape than the facts module's: what a host reports
+    is data, and a bundle for part of the fleet would be half done."""
+    from jetson_env import user_files
+    from jetson_env.probing import WRONG_SHAPE
+
+    try:
+        data = json.loads(user_files.read_named(path, "the facts of", FACTS_LIMIT))
+        platform, python, cuda = data["platform"], data["python"], data.get("cuda")
+        if not isinstance(platform, dict) or not isinstance(python, dict):
+            raise TypeError("its platform and python facts are not objects")
+        return bundle.target_from_facts(platform, python, cuda if isinstance(cuda, dict) else {})
+    except (user_files.NotAFile, RecursionError, *WRONG_SHAPE) as exc:
+        said = terminal_clean(f"{type(exc).__name__}: {exc}")[:300]
+        raise bundle.BundleError(
+            f"host {path.stem} reported facts of another shape than jetson-env's ({said}): "
+            "no bundle was made",
+            hint=f"`jetson-env doctor -i INVENTORY --limit {path.stem}` shows what the host "
+            "says; leave it out with --limit",
+        ) from None
 
 
 def register(sub) -> None:

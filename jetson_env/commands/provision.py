@@ -33,6 +33,13 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             hint=f"roles: {', '.join(collection.provision_roles())}",
         )
         return EXIT_USAGE
+    from jetson_env import user_files
+
+    problem = next(filter(None, map(user_files.extra_vars_problem, args.extra_vars)), None)
+    problem = problem or user_files.ansible_arguments_problem(args.ansible_args)
+    if problem:  # a FIFO would block Ansible, /dev/zero never ends: refused before it is read
+        term.error(f"{problem}; nothing was run", hint=user_files.NotAFile.hint)
+        return EXIT_USAGE
     if args.inventory:
         try:
             collection.inventory_hosts(args.inventory)
@@ -77,6 +84,10 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     env = {**collection.environment(ansible_playbook), **collection.STRICT_INVENTORY}
+    if args.task_timeout:  # Ansible's own bound: the host it ends is named in its output
+        env["ANSIBLE_TASK_TIMEOUT"] = str(args.task_timeout)
+        term.note(f"--task-timeout: each task ends after {args.task_timeout} s on its host "
+                  "(fatal: [HOST]: ... Timed out)")  # fmt: skip
     ansible_code, results = provision_results.run(cmd, env, output_to_stderr=term.as_json)
     code = provision_results.exit_code(ansible_code, results)
     if results is None:  # no play ran: refused, or a listing (-- --list-tasks) that is all
@@ -151,8 +162,24 @@ def register(sub) -> None:
     provision.add_argument(
         "-K", "--ask-become-pass", action="store_true", help="ask for the sudo password"
     )
+    provision.add_argument(
+        "--task-timeout", type=_seconds, metavar="SECONDS",
+        help="end a task that runs longer on a host (a host whose Python never answers) and "
+        "fail that host; Ansible's task_timeout (default: none, as Ansible's)",
+    )  # fmt: skip
     provision.add_argument("ansible_args", nargs="*", metavar="-- ANSIBLE-PLAYBOOK-ARGS")
     provision.set_defaults(func=run)
+
+
+def _seconds(text: str) -> int:
+    """--task-timeout: whole seconds, 1 or more (Ansible's task_timeout is an integer)."""
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = 0
+    if seconds < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds, 1 or more")
+    return seconds
 
 
 def _forks(text: str) -> int:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection, engine_files, fixing, host_keys, target_python
+from jetson_env import collection, engine_files, fixing, host_keys, lifeline, target_python
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.exit_codes import EXIT_UNREACHABLE, EXIT_USAGE
@@ -314,7 +314,8 @@ def run_ansible(command: list[str], env: dict[str, str]) -> subprocess.Completed
     see their stdin close), then SIGKILL."""
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env,
-                               start_new_session=True)  # fmt: skip
+                               start_new_session=True,
+                               preexec_fn=lifeline.ends_with_us())  # fmt: skip
     try:
         stdout, stderr = process.communicate()
     except BaseException:

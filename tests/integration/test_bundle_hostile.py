@@ -10,14 +10,17 @@ in test_bundle_offline.py); bundles are made offline from local files (`--x86 --
 tensorrt --file tensorrt=PATH`: the x86 TensorRT tarball, which nothing downloads).
 """
 
+import fcntl
 import hashlib
 import json
 import os
+import pty
 import shlex
 import signal
 import ssl
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +31,7 @@ import jsonschema
 import pytest
 from support.standin_apt import tls_files
 
+from jetson_env.bundle import signing
 from jetson_env.fleet import page as fleet_page
 
 TARBALL = "TensorRT-10.0.0.Linux.x86_64-gnu.cuda-12.4.tar.gz"
@@ -734,3 +738,32 @@ def test_verify_trust_says_what_it_verified(bundle: Path, tmp_path: Path):
     data = json.loads(proc.stdout)
     assert data["signature"] == {"key": f"{team}.pub", "fingerprint": fingerprint}
     assert data["manifest_sha256"] == manifest_sha256
+
+
+def test_sign_with_a_passphrase_nobody_types_is_a_clear_error(bundle: Path, tmp_path: Path):
+    """A terminal (a pty, the process's controlling one: ssh-keygen asks on /dev/tty) where
+    nobody types the key's passphrase: after ssh-keygen's bound, a BundleError that says
+    what it waited for, exit 2 (was a subprocess.TimeoutExpired traceback)."""
+    key = tmp_path / "locked"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "not typed", "-f", str(key)],
+                   check=True)  # fmt: skip
+    master, slave = pty.openpty()
+
+    def on_the_terminal() -> None:  # after setsid: the pty becomes the controlling terminal
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen([sys.executable, "-m", "jetson_env.cli", "bundle", str(bundle),
+                             "--sign", str(key)], stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=on_the_terminal)  # fmt: skip
+    os.close(slave)
+    try:
+        stdout, stderr = proc.communicate(timeout=signing.SSH_KEYGEN_TIMEOUT_S + 60)
+    finally:
+        os.close(master)
+    assert "Traceback" not in stderr + stdout, stderr
+    assert proc.returncode == 2, stderr
+    said = " ".join(stderr.split())
+    assert f"ssh-keygen did not sign with {key} within" in said
+    assert "waited for the key's passphrase on the terminal. Nothing was signed." in said
+    assert "signature" not in json.loads((bundle / "manifest.json").read_text())

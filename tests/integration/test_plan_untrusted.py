@@ -19,7 +19,7 @@ import pytest
 from jetson_env import matrix
 from jetson_env.plan import assembly, judgement
 from jetson_env.plan import page as plan_page
-from jetson_env.probing import ProbeResult, probe_all, wrong_shape
+from jetson_env.probing import ProbeResult, parse, probe_all, wrong_shape
 from jetson_env.targets import LocalTarget
 
 MATRIX = matrix.load()
@@ -118,6 +118,7 @@ ODD = {
     "python": ({"native": {"python": {"version": ["3.10"], "executable": 7, "venv": 1}}},
                "unreachable"),
     "nan": ({"native": {"distributions": [], "pure": float("nan")}}, "unreachable"),
+    "infinite": ({"native": {"distributions": [], "pure": float("inf")}}, "unreachable"),
     "engines": ({"engines": {"engines": [{"path": "/a", "tensorrt": {"x": 1}}]}}, "unknown"),
     "apt": ({"apt_upgrade": {"holds": [[1]], "simulation": {"ok": True, "kept_back": [[1]]}}},
             "blocked"),
@@ -151,9 +152,15 @@ def test_the_wrong_shape_message_is_the_doctors():
     )
 
 
+def test_a_number_past_a_floats_range_is_no_fact():
+    """1e400 in a probe's record (json reads it as infinity, which int() refuses): the record
+    is not read, as NaN's is not."""
+    assert parse('{"pure": 1e400}') is parse("NaN") is not parse('{"pure": 1e300}')
+
+
 def test_a_report_escapes_what_the_host_said(tmp_path: Path):
     request = assembly.Request(TO, (), "/b", "fleet.yml", None)
-    evil = "\x1b]8;;http://x\x07link\x1b[2J"
+    evil = "\x1b]8;;http://x\x07link\x1b[2J \udcff"
     apt = {"holds": [evil], "simulation": {"ok": True, "kept_back": [evil], "changes": []}}
     host = assembly.host_plan(MATRIX, "orin", facts(apt_upgrade=apt), request)
     data = assembly.document(request, [host])
@@ -161,6 +168,8 @@ def test_a_report_escapes_what_the_host_said(tmp_path: Path):
         page = plan_page.render(data, suffix)
         assert "\x1b" not in page and "\x07" not in page
         assert "x1b]8;;http://x" in page.replace("\\", "")  # shown, escaped
+        page.encode("utf-8")  # a lone surrogate (bytes that were not UTF-8) is shown escaped
+        assert "\\udcff" in page
 
 
 def test_the_engines_probe_says_what_it_left_out_and_a_deep_sidecar_is_its_engines_own(

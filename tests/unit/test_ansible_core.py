@@ -164,3 +164,20 @@ def test_the_playbook_preflight_refuses_a_3_14_host_under_2_16(tmp_path):
         "u2604 runs Ansible's modules with Python 3.14.0 and ansible-core 2.16.19"
     )
     assert "Python 3.14 targets need ansible-core 2.21" in said
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["garbage", "3.10\n3.6", "1" * 100_000, "3.6\x1b]0;PWN\x07", "\uff13.\uff16",
+     "3.\u0661\u0661.0", "", "3", "v3.8", " 3.8"],
+)  # fmt: skip
+def test_a_python_version_that_is_no_version_is_the_hosts_to_explain(said):
+    """What a host says its Python is: read only when it is a version (ASCII digits, short);
+    else the refusal quotes it escaped and cut, and no requirement counts it."""
+    refusal = SUPPORT.refusal("2.19.14", said, "odd")
+    if not said:
+        assert refusal == ""
+        return
+    assert refusal.startswith("odd runs Ansible's modules with a Python that says its version is")
+    assert "\x1b" not in refusal and "\n" not in refusal and len(refusal) < 600
+    assert SUPPORT.requirement([said, "3.8"]) == "ansible-core<2.20"

@@ -14,6 +14,7 @@ import pytest
 from support.schemas import fix_schema_validator
 from test_image_tags import EXPECTED as IMAGE_FOR_RELEASE  # one table of host L4T -> image
 
+from jetson_env import collection
 from jetson_env import matrix as matrix_mod
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -291,6 +292,20 @@ def test_images_build_rejects_bad_playbook_vars():
     proc = jetson_env("--no-color", "images", "build", "x86_64", "--playbook-vars", "{nope")
     assert proc.returncode == 2
     assert "--playbook-vars is not JSON" in proc.stderr
+
+
+def test_playbook_vars_nested_past_what_ansible_is_handed_are_bad_input():
+    """900 levels parse as JSON but writing them for Ansible (YAML) ran out of stack
+    (RecursionError) once a role ran; refused before any probe, as any bad --playbook-vars."""
+    deep = '{"a": ' * 900 + "1" + "}" * 900
+    for command in (["doctor", "--fix", "--python", "/nonexistent/py"],
+                    ["images", "build", "x86_64"]):  # fmt: skip
+        proc = jetson_env("--no-color", *command, "--playbook-vars", deep)
+        assert proc.returncode == 2, proc.stderr
+        assert "--playbook-vars nests deeper than 64 levels" in proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stdout == ""
+    shallow = '{"a": ' * 64 + "1" + "}" * 64  # as deep as it may be, and Ansible is handed it
+    assert collection.extra_vars(collection.playbook_vars(shallow)).count("{") == 64
 
 
 def test_fix_with_an_unknown_role_is_a_usage_error_before_any_probe():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jetson_env import engine_files
+from jetson_env.checks import engines as engine_checks
 from jetson_env.engine_files import LOADS, REBUILD, UNKNOWN
 
 ORIN_ENGINE = {"tensorrt": "10.3.0.30", "compute_capability": "8.7"}
@@ -73,3 +74,23 @@ def test_worst_first():
     assert engine_files.worst([LOADS, UNKNOWN]) == UNKNOWN
     assert engine_files.worst([LOADS, REBUILD, UNKNOWN]) == REBUILD
     assert engine_files.worst([]) == LOADS
+
+
+@pytest.mark.parametrize(
+    "engines",
+    [
+        {"engines": ["/m/a.engine", 7], "missing": "/m"},
+        {"engines": [{"path": ["/m/b.engine"], "tensorrt": {"v": 10}, "compute_capability": 8.7,
+                      "version_compatible": "yes", "hardware_compatibility": []}]},
+        {"engines": "/m/c.engine", "missing": [["/x"]]},
+    ],
+    ids=["entries-not-records", "fields-of-other-types", "lists-not-lists"],
+)  # fmt: skip
+def test_an_engines_record_of_another_shape_is_shown_never_a_crash(engines):
+    """What a host's engines probe sent (its sidecars' fields among it) is data: each odd
+    entry is a row of its own, unknown or judged on what it says as text."""
+    rows = engine_checks.rows(engines, "10.3.0", "8.7")
+    assert rows and all(isinstance(row["path"], str) for row in rows)
+    assert {row["verdict"] for row in rows} <= {LOADS, REBUILD, UNKNOWN}
+    assert engine_checks.host_tensorrt({"loaded": {"version": ["10"]}}) is None
+    assert engine_checks.host_tensorrt("10.3.0") is None
