@@ -33,7 +33,7 @@ from support.hosts import (
     _ensure_image,
     with_controller_pip_settings,
 )
-from support.pythons import pyenv_version
+from support.pythons import required
 from support.standin_apt import CA_IN_HOST, standin_apt
 from support.standins import build_cusparselt_archive, build_tensorrt_tarball
 
@@ -301,9 +301,7 @@ def old_python_base(version: str) -> str:
     Ansible's modules run in), with Debian's python3.11 beside it (the Python 3.10+ for
     Ansible's controller side that the build finds on PATH; on NVIDIA's r35 base uv installs
     one). x86: the subject is the build's Pythons, not an aarch64 binary."""
-    root = pyenv_version(version)
-    if not root.is_dir():
-        pytest.skip(f"no CPython {version} at {root} (this machine kind has pyenv's build)")
+    root = required(version)
     short = version.rsplit(".", 1)[0]
     lines = [f"FROM {stand_in_base('amd64')}", f"COPY rootfs/ {root}/",
              f"RUN ln -sf {root}/bin/python{short} /usr/bin/python3"]  # fmt: skip
