@@ -313,10 +313,9 @@ def old_python_base(version: str) -> str:
 # What an x86 stand-in of an aarch64 JetPack base cannot have: NVIDIA's aarch64 wheels and
 # CUDA, Ubuntu's package names. The build then provisions the Python it has (python_base).
 OLD_BASE_VARS = {**OFFLINE_VARS, "torch_enabled": False}
-IMAGE_INPUTS = ["images", "jetson_env", "ansible_collections", "tests/integration/test_images.py"]
 
 
-@pytest.mark.slow(inputs=IMAGE_INPUTS)
+@pytest.mark.slow(keyed=True)
 @pytest.mark.parametrize(("name", "python", "core"), [("r35.4.1", "3.8.18", "2.19."),
                                                       ("r32.7.1", "3.6.15", "2.16.")])  # fmt: skip
 def test_a_jetpack_4_or_5_image_builds_with_its_own_python_provisioned(name, python, core):
