@@ -163,7 +163,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     rank = {group: index for index, group in enumerate(LONGEST_GROUPS)}
     items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable
     run_all = os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or "")
-    _mark_slow_tier(items, run_all)
+    if not config.option.collectonly:  # keys need the Ansible ends' venvs: a listing does not
+        _mark_slow_tier(items, run_all)
 
 
 class SlowTierRecord:
