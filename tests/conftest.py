@@ -3,6 +3,7 @@
 import os
 import re
 import threading
+from pathlib import Path
 
 import pytest
 from support import slow_tier
@@ -22,6 +23,8 @@ _host_pool = pytest.StashKey[HostPool]()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_host_pool] = HostPool(keep=os.environ.get("JETSON_ENV_KEEP_HOSTS") == "1")
+    if not hasattr(config, "workerinput"):  # the controller, or a run without workers
+        config.pluginmanager.register(SlowTierRecord(config), "slow-tier-record")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -104,34 +107,46 @@ def _at_its_ends(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pyte
     return kept, deselected
 
 
-_slow_key = pytest.StashKey[str]()
-
-
 def _mark_slow_tier(items: list[pytest.Item], run_all: bool) -> None:
-    """Skip the `slow` tier (unless `run_all`), except a slow test with `inputs` whose inputs
-    have no green run in the record (tests/slow-tier-green.json): it runs, and with it every
-    slow test of its group (they share hosts). Either way a keyed test that passes records its
-    key."""
+    """Skip the `slow` tier (unless `run_all`), except a keyed slow test,
+    `@pytest.mark.slow(keyed=True)`, that no entry of the record vouches for (support/slow_tier.py):
+    it runs, and with it every slow test of its group (they share hosts). A keyed test's report
+    carries its key and HEAD's commit (JUnit properties), what a complete run's entry keeps."""
+    record = slow_tier.read()
+    today = slow_tier.head_date()
+    commit = slow_tier.git("rev-parse", "HEAD").strip()
     stale_groups = set()
-    last_run: dict[str, str] = {}
+    vouched: dict[str, str] = {}
     for item in items:
         marker = item.get_closest_marker("slow")
-        if marker is None or "inputs" not in marker.kwargs:
+        if marker is None or not marker.kwargs:
             continue
-        key = slow_tier.inputs_key(tuple(marker.kwargs["inputs"]), _ansible_end(item))
-        item.stash[_slow_key] = key
-        green = slow_tier.last_green(item.nodeid, key)
-        if green is None:
-            stale_groups.add(group_of(item.nodeid) or item.nodeid)
+        if set(marker.kwargs) != {"keyed"} or marker.kwargs["keyed"] is not True:
+            raise pytest.UsageError(
+                f"{item.nodeid}: a slow test is keyed by @pytest.mark.slow(keyed=True), its inputs "
+                "made by exclusion (tests/README.md, 'The slow tier'), not by a list of paths"
+            )
+        found = slow_tier.inputs(_ansible_end(item))
+        key = slow_tier.key_of(found)
+        item.user_properties += [(slow_tier.KEY_PROPERTY, key), (slow_tier.COMMIT_PROPERTY, commit)]
+        entry = record.get(item.nodeid)
+        why = (
+            "no entry"
+            if entry is None
+            else slow_tier.why_not_trusted(item.nodeid, entry, found, today)
+        )
+        if why is None:
+            vouched[item.nodeid] = slow_tier.describe(entry)
         else:
-            last_run[item.nodeid] = green
+            item.user_properties.append((slow_tier.WHY_PROPERTY, why))
+            stale_groups.add(group_of(item.nodeid) or item.nodeid)
     for item in items:
         if run_all or "slow" not in item.keywords:
             continue
         if (group_of(item.nodeid) or item.nodeid) in stale_groups:
             continue
-        green = last_run.get(item.nodeid)
-        reason = f"slow tier, green for these inputs on {green}" if green else "slow tier"
+        origin = vouched.get(item.nodeid)
+        reason = f"slow tier, {origin} ({slow_tier.RECORD.name})" if origin else "slow tier"
         item.add_marker(pytest.mark.skip(reason=f"{reason}: JETSON_ENV_SLOW=1 runs it"))
 
 
@@ -148,16 +163,82 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     rank = {group: index for index, group in enumerate(LONGEST_GROUPS)}
     items.sort(key=lambda item: rank.get(group_of(item.nodeid), len(rank)))  # stable
     run_all = os.environ.get("JETSON_ENV_SLOW") == "1" or "slow" in (config.option.markexpr or "")
-    _mark_slow_tier(items, run_all)
+    if not config.option.collectonly:  # keys need the Ansible ends' venvs: a listing does not
+        _mark_slow_tier(items, run_all)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A keyed slow test that passed records its inputs' key (support/slow_tier.py)."""
-    report = yield
-    if report.when == "call" and report.passed and _slow_key in item.stash:
-        slow_tier.record_green(item.nodeid, item.stash[_slow_key])
-    return report
+class SlowTierRecord:
+    """The controller's side of the record (under pytest-xdist the workers only run tests): it
+    collects the keyed tests' reports and, after a complete run (support/slow_tier.py:
+    a clean tree, the whole selection, not stopped early, a JUnit report), writes an entry for
+    each keyed test whose setup, call and teardown passed and drops the entry of one that failed
+    or errored in any of them; a skipped one's entry stays as it was."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.commit = slow_tier.git("rev-parse", "HEAD").strip()
+        self.problem = (
+            slow_tier.why_incomplete(config.option, config.args, config.invocation_params.dir)
+            or slow_tier.why_unclean()
+        )
+        self.outcomes: dict[str, dict[str, str]] = {}
+        self.found: dict[str, dict] = {}
+        self.summary = ""
+        self.ran: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        if slow_tier.KEY_PROPERTY in properties:
+            self.outcomes.setdefault(report.nodeid, {})[report.when] = report.outcome
+            self.found[report.nodeid] = properties
+            if report.when == "setup" and slow_tier.WHY_PROPERTY in properties:
+                self.ran.append(
+                    f"slow tier: {report.nodeid} runs: {properties[slow_tier.WHY_PROPERTY]}"
+                )
+
+    @pytest.hookimpl(trylast=True)  # after the JUnit report is written
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.outcomes:
+            return
+        problem = self.problem or self._problem_at_the_end(session, exitstatus)
+        if problem:
+            self.summary = f"slow tier: the record is not written: {problem}"
+            return
+        testcases = slow_tier.junit_testcases(Path(self.config.option.xmlpath))
+        written, dropped = {}, set()
+        for nodeid, phases in self.outcomes.items():
+            if "skipped" in phases.values():  # skipped (vouched for, or skipped itself): as it was
+                continue
+            if phases == dict.fromkeys(("setup", "call", "teardown"), "passed"):
+                junit = testcases[slow_tier.junit_names(nodeid)]
+                entry = slow_tier.entry_for(slow_tier.inputs(self._end(nodeid)), self.commit, junit)
+                if entry["key"] != self.found[nodeid][slow_tier.KEY_PROPERTY]:
+                    raise RuntimeError(f"{nodeid}: its inputs changed during the run")
+                written[nodeid] = entry
+            else:
+                dropped.add(nodeid)
+        slow_tier.update(written, dropped)
+        self.summary = (f"slow tier: {len(written)} entries written, {len(dropped)} dropped "
+                        f"in {slow_tier.RECORD.relative_to(slow_tier.REPO_ROOT)}")  # fmt: skip
+
+    def _problem_at_the_end(self, session: pytest.Session, exitstatus: int) -> str | None:
+        if session.shouldfail or session.shouldstop or exitstatus not in (0, 1):
+            return "the run stopped early"
+        if not self.config.option.xmlpath:
+            return "no JUnit report (--junitxml; scripts/test writes one)"
+        if slow_tier.git("rev-parse", "HEAD").strip() != self.commit:
+            return "HEAD moved during the run"
+        return slow_tier.why_unclean()
+
+    @staticmethod
+    def _end(nodeid: str) -> str | None:
+        end = ANSIBLE_END_IN_ID.search(nodeid.partition("::")[2])
+        return end.group(1) if end else None
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        for line in [*self.ran, self.summary]:
+            if line:
+                terminalreporter.write_line(line)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import pytest
 from playbook_support import OFFLINE_VARS, remove_host, start_x86_with_files_of, write_inventory
 from support.hosts import Host
-from support.pythons import pyenv_version
+from support.pythons import interpreter, required
 
 pytestmark = pytest.mark.hosts
 
@@ -69,10 +69,8 @@ class Offline(NamedTuple):
 @pytest.fixture(scope="module", params=list(LINES))
 def offline(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Offline]:
     line = LINES[request.param]
-    root = pyenv_version(line.python)
-    python = str(root / "bin" / f"python{line.python.rsplit('.', 1)[0]}")
-    if not Path(python).exists():
-        pytest.skip(f"no CPython {line.python} at {root} (this machine kind has pyenv's build)")
+    root = required(line.python)
+    python = str(interpreter(line.python))
     host = start_x86_with_files_of(line.jetson, f"offline-{request.param}", network="none")
     try:
         host.exec(["mkdir", "-p", str(root.parent)])

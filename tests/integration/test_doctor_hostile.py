@@ -28,12 +28,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from support.pythons import pyenv_version
+from support.pythons import interpreter, required
 from support.signals import sigint_as_in_a_terminal
 
 ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "doctor-report.schema.json").read_text())
-PYTHON27 = pyenv_version("2.7.18") / "bin" / "python2.7"
+PYTHON27 = interpreter("2.7.18")
 CASE_ENV = "JETSON_ENV_HOSTILE_CASE"
 RUN_LIMIT = 60  # seconds: far above any case; a hang fails instead of blocking
 RSS_LIMIT_MB = 300
@@ -181,6 +181,8 @@ def test_an_interpreter_that_cannot_run_probes_is_one_finding(tmp_path, make, su
     folder = tmp_path / "target"
     folder.mkdir()
     python = make(folder)
+    if python == str(PYTHON27):
+        required("2.7.18")
     run = doctor("--json", "--python", python, "--timeout", "3", exit_code=3, target=folder)
     finding = one_finding(run)
     assert finding["check"] == "interpreter"

@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-from support.pythons import pyenv_version
+from support.pythons import interpreter, required
 
 from jetson_env.probing import probe_all
 from jetson_env.targets import LocalTarget
 
 STANDINS = Path(__file__).resolve().parent.parent / "fixtures" / "engines"
-PYTHON36 = pyenv_version("3.6.15") / "bin" / "python3.6"
+PYTHON36 = interpreter("3.6.15")
 
 
 def engines_in(*folders: Path, timeout: float = 60, python: str = sys.executable) -> dict:
@@ -40,6 +40,7 @@ def engines_in(*folders: Path, timeout: float = 60, python: str = sys.executable
     ],
 )
 def test_each_layout_names_the_tensorrt_that_serialized_it(name, version, layout):
+    required("3.6.15")
     engine = engines_in(STANDINS, python=str(PYTHON36))[name]  # the oldest target Python
     assert (engine["tensorrt"], engine["header"], engine["layout"]) == (version, version, layout)
     assert engine["source"] == "header" and engine["unknown"] is None
@@ -69,6 +70,7 @@ def test_an_engine_of_tensorrt_before_8_6_is_a_plan_whose_version_is_unknown(nam
     """Engines of TensorRT 7.2 and 8.x in public repositories begin with "ptrt" (docs/doctor.md,
     "Real engine files"): a TensorRT plan of a release before 8.6, never "not a TensorRT
     plan", with or without Ultralytics' metadata before it."""
+    required("3.6.15")
     engine = engines_in(STANDINS, python=str(PYTHON36))[name]
     assert (engine["tensorrt"], engine["layout"]) == (None, layout)
     assert engine["unknown"] == (
@@ -98,6 +100,8 @@ def test_a_sidecar_that_contradicts_the_header_makes_the_engine_unknown(tmp_path
 
 @pytest.mark.parametrize("python", [sys.executable, str(PYTHON36)], ids=["this", "python3.6"])
 def test_hostile_files_are_unknown_never_a_traceback_or_a_hang(tmp_path: Path, python: str):
+    if python == str(PYTHON36):
+        required("3.6.15")
     plan = (STANDINS / "standin-trt10.engine").read_bytes()
     (tmp_path / "truncated.engine").write_bytes(plan[:20])
     (tmp_path / "empty.plan").write_bytes(b"")

@@ -33,7 +33,7 @@ from support.hosts import (
     _ensure_image,
     with_controller_pip_settings,
 )
-from support.pythons import pyenv_version
+from support.pythons import required
 from support.standin_apt import CA_IN_HOST, standin_apt
 from support.standins import build_cusparselt_archive, build_tensorrt_tarball
 
@@ -301,9 +301,7 @@ def old_python_base(version: str) -> str:
     Ansible's modules run in), with Debian's python3.11 beside it (the Python 3.10+ for
     Ansible's controller side that the build finds on PATH; on NVIDIA's r35 base uv installs
     one). x86: the subject is the build's Pythons, not an aarch64 binary."""
-    root = pyenv_version(version)
-    if not root.is_dir():
-        pytest.skip(f"no CPython {version} at {root} (this machine kind has pyenv's build)")
+    root = required(version)
     short = version.rsplit(".", 1)[0]
     lines = [f"FROM {stand_in_base('amd64')}", f"COPY rootfs/ {root}/",
              f"RUN ln -sf {root}/bin/python{short} /usr/bin/python3"]  # fmt: skip
@@ -315,10 +313,9 @@ def old_python_base(version: str) -> str:
 # What an x86 stand-in of an aarch64 JetPack base cannot have: NVIDIA's aarch64 wheels and
 # CUDA, Ubuntu's package names. The build then provisions the Python it has (python_base).
 OLD_BASE_VARS = {**OFFLINE_VARS, "torch_enabled": False}
-IMAGE_INPUTS = ["images", "jetson_env", "ansible_collections", "tests/integration/test_images.py"]
 
 
-@pytest.mark.slow(inputs=IMAGE_INPUTS)
+@pytest.mark.slow(keyed=True)
 @pytest.mark.parametrize(("name", "python", "core"), [("r35.4.1", "3.8.18", "2.19."),
                                                       ("r32.7.1", "3.6.15", "2.16.")])  # fmt: skip
 def test_a_jetpack_4_or_5_image_builds_with_its_own_python_provisioned(name, python, core):

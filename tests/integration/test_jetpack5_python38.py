@@ -32,7 +32,7 @@ from playbook_support import (
 )
 from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
 from support.hosts import VENV, Host, project_wheel
-from support.pythons import pyenv_version
+from support.pythons import pyenv_version, required
 from support.standins import build_jetson_torch_wheel, stage_container_runtime
 
 from jetson_env import matrix
@@ -73,8 +73,7 @@ def torch_vars(work: Path) -> dict:
 @pytest.fixture(scope="module")
 def jetpack5_host() -> Iterator[Host]:
     """x86 stand-in for a JetPack 5 device: a Xavier's release files, a real Python 3.8."""
-    if not (PYTHON38 / "bin" / "python3.8").exists():
-        pytest.skip(f"no CPython 3.8 at {PYTHON38} (this machine kind has pyenv's build)")
+    required("3.8.18")
     host = start_x86_with_files_of("xavier-r35.4.1", "jetpack5-py38")
     try:
         host.exec(["mkdir", "-p", str(PYTHON38.parent)])

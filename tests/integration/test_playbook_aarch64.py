@@ -107,7 +107,7 @@ def provisioned_image(end: str) -> str:
 
 # The real provisioning and what needs a provisioned Orin: the slow tier while green for these
 # inputs.
-PROVISIONING = pytest.mark.slow(inputs=PROVISION_INPUTS)
+PROVISIONING = pytest.mark.slow(keyed=True)
 # What --check may change on a fresh host: it fetches apt's package lists (see python_base).
 CHECK_MODE_WRITES = ("/var/lib/apt/lists", "/var/cache/apt", "/var/log/apt")
 

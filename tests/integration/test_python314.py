@@ -45,8 +45,6 @@ LIBS_ON_HOST = "/tmp/tensorrt-libs"
 # Off: torch's cp314 wheel is the 554.6 MB CUDA build (the module's docstring) and what needs it;
 # pycuda's build, which needs the toolkit's cuda.h and a compiler (cuda-python needs neither).
 ROLES_OFF = ("torch", "torchvision", "torch2trt")
-TORCH_INPUTS = ["ansible_collections", "jetson_env", "playbooks", "tests/support",
-                "tests/integration/test_python314.py"]  # fmt: skip
 SETTINGS = {
     **{f"{role}_enabled": False for role in ROLES_OFF},
     "pycuda_build": False,
@@ -141,7 +139,7 @@ def test_provision_then_doctor_on_python_314_as_a_user_runs_them(host: Host):
     assert found["cuda-python"]["summary"].startswith("cuda.bindings 13.")
 
 
-@pytest.mark.slow(inputs=TORCH_INPUTS)
+@pytest.mark.slow(keyed=True)
 def test_the_torch_role_installs_pypis_torch_on_python_314(host: Host):
     """torch from the index, as the role fetches it for a user without a wheel of his own: the
     matrix's 2.14.1, PyPI's cp314 wheel (a CUDA 13.0 build whose name and metadata say 2.14.1

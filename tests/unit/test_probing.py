@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.pythons import pyenv_version
+from support.pythons import interpreter, required
 
 from jetson_env import probing
 from jetson_env.probing import PROBES, ProbeResult, Unusable, run_probes
@@ -20,8 +20,8 @@ def run_probe(target: Target, name: str, timeout: float) -> ProbeResult:
     return run_probes(target, [name], {name: timeout})[name]
 
 
-PYTHON36 = pyenv_version("3.6.15") / "bin" / "python3.6"
-PYTHON27 = pyenv_version("2.7.18") / "bin" / "python2.7"
+PYTHON36 = interpreter("3.6.15")
+PYTHON27 = interpreter("2.7.18")
 LIGHT = [p.name for p in PROBES if not p.framework]
 FRAMEWORK = [p.name for p in PROBES if p.framework]
 TIMEOUTS = {p.name: 60 for p in PROBES}
@@ -39,8 +39,8 @@ def stand_in(tmp_path: Path, body: str, name: str = "python3") -> str:
 def isolated_python(request, tmp_path) -> str:
     """-S -I: no site-packages, no user paths; the probes must work with the stdlib alone
     (the launcher starts the probe processes with the same options)."""
-    if not Path(request.param).exists():
-        pytest.fail(f"{request.param} is missing: pyenv's 3.6.15 is part of this machine")
+    if request.param == str(PYTHON36):
+        required("3.6.15")
     return stand_in(tmp_path, f'exec {request.param} -S -I "$@"')
 
 
@@ -96,6 +96,7 @@ def probe_processes(python: str, names: list[str], tmp_path: Path) -> tuple[int,
 
 
 def test_python_2_is_named_with_what_is_needed():
+    required("2.7.18")
     with pytest.raises(Unusable) as caught:
         run_probe(LocalTarget(str(PYTHON27)), "platform", timeout=30)
     assert str(caught.value) == f"{PYTHON27} is Python 2.7.18: the probes need Python 3.6 or newer"
@@ -210,6 +211,7 @@ def test_a_missing_interpreter_is_unusable(tmp_path):
 def test_the_platform_probe_reports_what_hides_a_gpu_from_the_targets_environment(tmp_path):
     """The variables as the target's session has them (here: set empty and void) and the
     device nodes, read whether or not torch is installed (a stdlib-only 3.6 here)."""
+    required("3.6.15")
     python = stand_in(tmp_path, f'exec {PYTHON36} -S -I "$@"')
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "NVIDIA_VISIBLE_DEVICES": "void"}
     result = run_probe(LocalTarget(python, env=env), "platform", timeout=60)

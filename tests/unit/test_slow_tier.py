@@ -1,7 +1,6 @@
-"""The slow tier's keys (tests/support/slow_tier.py) and the Ansible ends each playbook test
-runs at (tests/conftest.py), as pytest collects them."""
+"""The kept states' keys (tests/support/slow_tier.py, inputs_key) and the Ansible ends each
+playbook test runs at (tests/conftest.py), as pytest collects them."""
 
-import json
 import os
 import re
 import shutil
@@ -62,20 +61,6 @@ def test_an_ansible_end_is_keyed_by_its_releases_not_by_this_machine(end: str):
     clone elsewhere that installed the same releases computes the same key."""
     versions = ANSIBLE_ENDS[end].ensure().versions
     assert re.fullmatch(r"ansible \d+\.\d+\.\d+, ansible_core 2\.\d+\.\d+, Python 3\.\d+", versions)
-
-
-def test_a_green_run_is_recorded_per_test_and_key(tmp_path: Path):
-    record = tmp_path / "green.json"
-    assert slow_tier.last_green("tests/x.py::t", "abc", record) is None
-    slow_tier.record_green("tests/x.py::t", "abc", record)
-    slow_tier.record_green("tests/x.py::u", "abd", record)
-    assert slow_tier.last_green("tests/x.py::t", "abc", record).startswith("20")
-    assert slow_tier.last_green("tests/x.py::t", "abd", record) is None
-    assert slow_tier.last_green("tests/x.py::u", "abc", record) is None
-    # A test's new key replaces its old one: the record holds what passed last.
-    slow_tier.record_green("tests/x.py::t", "abe", record)
-    assert slow_tier.last_green("tests/x.py::t", "abc", record) is None
-    assert set(json.loads(record.read_text())) == {"tests/x.py::t", "tests/x.py::u"}
 
 
 def collected(*args: str) -> list[str]:
