@@ -42,6 +42,7 @@ def select(
     names: Iterable[str] | None, smoke: bool = True, quick: bool = False, engines: bool = False
 ) -> list[Check]:
     """The checks to run, in CHECKS order. --quick leaves out those that import frameworks
+    and those that read every shared object (deep: kernels, libraries; they run when named),
     and adds the package-metadata check that stands in for them (only there); the checks on
     request run when named, the engine files' also with --engines."""
     names = list(names or [])
@@ -61,7 +62,7 @@ def select(
         return [c for c in CHECKS if c.name in names]
     asked = [c for c in CHECKS if not c.on_request or (engines and c.name == "engine-files")]
     if quick:
-        return [c for c in asked if not needs_framework(c)]
+        return [c for c in asked if not needs_framework(c) and not c.deep]
     return [c for c in asked if not c.quick_only and (smoke or c.name != "smoke")]
 
 

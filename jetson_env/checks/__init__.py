@@ -31,6 +31,7 @@ class Check:
     run: Callable[[Facts], list[Finding]]
     quick_only: bool = False  # stands in for the framework checks under --quick
     on_request: bool = False  # runs only when asked (by name, or doctor --engines)
+    deep: bool = False  # reads every shared object of the environment: --quick runs it by name
     manual: str = ""
     # What a plain-text remedy asks its role for: the finding's part (a package set).
     variables: tuple[tuple[str, Any], ...] = ()

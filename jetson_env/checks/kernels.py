@@ -145,4 +145,5 @@ CHECK = Check(
     probes=("kernels", "platform"),
     run=run,
     manual=BUILDS_ARE_THE_BUILDERS,
+    deep=True,
 )

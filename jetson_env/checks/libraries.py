@@ -86,4 +86,5 @@ CHECK = Check(
     probes=("kernels",),
     run=run,
     manual=WHOSE,
+    deep=True,
 )

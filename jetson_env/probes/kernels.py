@@ -21,7 +21,10 @@ never whole files: a torch CUDA venv's GBs in about a second):
   needed library where ld.so would find it, in ld.so(8)'s order: DT_RPATH (unless there is
   a DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH ($ORIGIN expanded), /etc/ld.so.cache (glibc's
   "glibc-ld.so.cache1.1" format, elf/cache.c), the default folders. A need another object of
-  the same distribution finds is counted as found (it is loaded first, by that one).
+  the same distribution finds is counted as found (it is loaded first, by that one), and so
+  is a need a distribution it requires ships (Requires-Dist without an extra): its import
+  comes first and loads it, as torchvision's _C.so finds torch's libc10.so (the loader
+  matches an object already loaded by its name).
 
 Files with device code are listed with all their needs; other shared objects only with the
 needs the loader would not find, and for those which distribution ships a file of that name
@@ -32,6 +35,7 @@ collect() returns a dict.
 
 import glob
 import os
+import re
 import struct
 import sys
 import time
@@ -48,6 +52,7 @@ DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 5, 14, 15, 29
 # ld.so.cache entry flags: libc6 (3) on this machine's architecture (glibc elf/ldconfig.h)
 CACHE_FLAGS = {"x86_64": 0x0303, "aarch64": 0x0A03}
 CACHE_NEW = b"glibc-ld.so.cache1.1"
+REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 CACHE_OLD = b"ld.so-1.7.0"
 
 
@@ -273,6 +278,40 @@ def _distributions():
                 yield path
 
 
+def _normal(name):
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _requirements(path):
+    """The distributions `path` requires: Requires-Dist lines without an extra (METADATA's
+    headers), or egg-info's requires.txt before its first [section]."""
+    names = set()
+    try:
+        if path.endswith(".dist-info"):
+            lines = read_text(os.path.join(path, "METADATA"), 16 << 20).splitlines()  # noqa: F821
+            lines = lines[: lines.index("")] if "" in lines else lines
+            specs = [
+                line.split(":", 1)[1]
+                for line in lines
+                if line.lower().startswith("requires-dist:")
+                and "extra" not in line.partition(";")[2]
+            ]
+        else:
+            lines = read_text(os.path.join(path, "requires.txt"), 1 << 20).splitlines()  # noqa: F821
+            specs = []
+            for line in lines:
+                if line.startswith("["):
+                    break
+                specs.append(line)
+    except (OSError, ValueError):
+        return names
+    for spec in specs:
+        match = REQUIREMENT_NAME.match(spec)
+        if match:
+            names.add(_normal(match.group(1)))
+    return names
+
+
 def _shared_object(name):
     base = os.path.basename(name)
     return base.endswith(".so") or ".so." in base
@@ -317,6 +356,7 @@ def _package(path, files, loader, shipped, unread):
             elf["located"][need] = where
             if where[0]:
                 found_here.setdefault(need, (where[0], "loaded by " + name))
+    requires = None
     listed = []
     for name, elf in sorted(elves.items()):
         code = bool(elf["sass"] or elf["ptx"])
@@ -324,6 +364,11 @@ def _package(path, files, loader, shipped, unread):
         for need, where in elf["located"].items():
             if where[0] is None and need in found_here:
                 where = found_here[need]
+            if where[0] is None and need in shipped:
+                if requires is None:
+                    requires = _requirements(path)
+                if shipped[need]["package"] in requires:
+                    where = (shipped[need]["path"], "loaded by " + shipped[need]["package"])
             if code or where[0] is None:
                 needs[need] = {"path": where[0], "how": where[1]}
                 if where[0] is None and need in shipped:
