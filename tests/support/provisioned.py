@@ -154,6 +154,11 @@ class ProvisionedState:
             if self.kept():
                 return start(self.tag), self._restore(work)
             host = start(None)
-            playbook_vars = provision(host, work)
-            self._keep(host, work, playbook_vars)
+            try:
+                playbook_vars = provision(host, work)
+                self._keep(host, work, playbook_vars)
+            except BaseException:
+                subprocess.run(["docker", "rm", "--force", host.container], capture_output=True,
+                               check=False)  # fmt: skip
+                raise
             return host, playbook_vars
