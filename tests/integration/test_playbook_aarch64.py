@@ -28,16 +28,18 @@ The real provisioning (--check before it, the full run, the second run, --check 
 them) and the tests of the provisioned Orin (the doctor inside it, the user's promise) are
 keyed by their inputs (PROVISION_INPUTS and the Ansible end): once green in the record
 (tests/slow-tier-green.json) they are the slow tier until one of them changes
-(tests/README.md, "The slow tier"). The second run leaves the provisioned Orin as an image
-those tests start from.
+(tests/README.md, "The slow tier"). The tests that need a provisioned Orin (the second run,
+--check after it, the doctor, the user's promise) take it from `provisioned_orin`: the state
+the first run kept, else one it provisions and keeps itself (tests/support/provisioned.py),
+so each gives the same verdict alone, in any selection and on any worker.
 """
 
 import hashlib
 import json
 import re
 import shlex
-import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -61,9 +63,9 @@ from playbook_support import (
     vars_for_test_hosts,
     write_inventory,
 )
-from support import slow_tier
 from support.ansible_envs import AnsibleEnd
-from support.hosts import VENV, Host, image_exists, project_wheel
+from support.hosts import VENV, Host, project_wheel
+from support.provisioned import ProvisionedState
 from support.standin_apt import StandinApt, standin_apt, trust_in_host
 from support.standins import build_cusparselt_archive, stage_container_runtime
 
@@ -100,11 +102,6 @@ PROVISION_INPUTS = (
 )
 
 
-def provisioned_image(end: str) -> str:
-    """The image of the Orin the keyed provisioning left (docker commit), per Ansible end."""
-    return f"jetson-env-provisioned:{ORIN}-{end}-{slow_tier.inputs_key(PROVISION_INPUTS, end)}"
-
-
 # The real provisioning and what needs a provisioned Orin: the slow tier while green for these
 # inputs.
 PROVISIONING = pytest.mark.slow(keyed=True)
@@ -124,15 +121,19 @@ def torch_wheel() -> Path:
 
 
 @pytest.fixture(scope="module")
-def apt_repo() -> Iterator[StandinApt]:
-    with standin_apt([matrix_mod.load().release("36.4.3")]) as repo:
+def apt_repo(ansible: AnsibleEnd) -> Iterator[StandinApt]:
+    """Per end, on a steady port: the provisioned Orin's apt sources name its URL."""
+    releases = [matrix_mod.load().release("36.4.3")]
+    with standin_apt(releases, steady_as=f"playbook-aarch64-{ansible.name}") as repo:
         yield repo
 
 
 @pytest.fixture(scope="module")
 def apt_repo_x86() -> Iterator[StandinApt]:
-    """The repository for the x86 hosts that stand in for a Xavier (same key and CA)."""
-    with standin_apt([matrix_mod.load().release("35.4.1")], arch="amd64") as repo:
+    """The repository for the x86 hosts that stand in for a Xavier or an Orin (same key and
+    CA)."""
+    releases = [matrix_mod.load().release(l4t) for l4t in ("35.4.1", "36.4.3")]
+    with standin_apt(releases, arch="amd64") as repo:
         yield repo
 
 
@@ -149,8 +150,8 @@ def cusparselt_archive(work: Path) -> Path:
     )
 
 
-@pytest.fixture(scope="module")
-def common_vars(work: Path, torch_wheel: Path, apt_repo: StandinApt) -> dict:
+def orin_vars(work: Path, torch_wheel: Path, apt_repo: StandinApt) -> dict:
+    """The play's variables, its controller's files in `work`."""
     return {
         **vars_for_test_hosts(work, torch_wheel),
         **apt_repo.playbook_vars(),
@@ -168,9 +169,13 @@ def common_vars(work: Path, torch_wheel: Path, apt_repo: StandinApt) -> dict:
 
 
 @pytest.fixture(scope="module")
-def orin(work: Path, apt_repo: StandinApt) -> Iterator[Host]:
-    host = start_host(ORIN, "playbook-orin")
-    # Flashed, but JetPack's CUDA not installed yet; the site's CA trusted.
+def common_vars(work: Path, torch_wheel: Path, apt_repo: StandinApt) -> dict:
+    return orin_vars(work, torch_wheel, apt_repo)
+
+
+def start_fresh_orin(name: str, work: Path, apt_repo: StandinApt) -> Host:
+    """An Orin flashed, JetPack's CUDA not installed yet; the site's CA trusted."""
+    host = start_host(ORIN, name)
     host.exec(["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-12.6"])
     trust_in_host(host, apt_repo.tls)
     host.exec(["mkdir", "-p", "/etc/docker"])
@@ -178,7 +183,65 @@ def orin(work: Path, apt_repo: StandinApt) -> Iterator[Host]:
     seed.write_text(json.dumps(PRE_EXISTING_DAEMON_JSON))
     host.copy_in(seed, DAEMON_JSON)
     stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
+    return host
+
+
+@pytest.fixture(scope="module")
+def orin(work: Path, apt_repo: StandinApt) -> Iterator[Host]:
+    host = start_fresh_orin("playbook-orin", work, apt_repo)
     yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def orin_state(ansible: AnsibleEnd, apt_repo: StandinApt, torch_wheel: Path) -> ProvisionedState:
+    """The provisioned Orin, keyed by PROVISION_INPUTS, the end, and what of the session's
+    stand-in repository reaches the host (its URL, key and CA)."""
+    recipe = {
+        "apt": apt_repo.playbook_vars(),
+        "ca": hashlib.sha256(apt_repo.tls.ca.read_bytes()).hexdigest(),
+        "torch": torch_wheel.name,
+    }
+    return ProvisionedState(ORIN, ansible.name, PROVISION_INPUTS, recipe)
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    host: Host
+    inventory: Path  # the host as `orin`, with the variables that provisioned it
+
+
+@pytest.fixture(scope="module")
+def provisioned_orin(
+    tmp_path_factory: pytest.TempPathFactory,
+    ansible: AnsibleEnd,
+    orin_state: ProvisionedState,
+    torch_wheel: Path,
+    apt_repo: StandinApt,
+    tls_env: dict,
+) -> Iterator[Provisioned]:
+    """A provisioned Orin and its controller: a container of the kept state, else a fresh
+    Orin provisioned here (and kept)."""
+    work = tmp_path_factory.mktemp(f"orin-provisioned-{ansible.name}")
+    name = "playbook-orin-provisioned"
+
+    def start(image: str | None) -> Host:
+        if image:
+            return start_host(ORIN, name, image=image)
+        return start_fresh_orin(name, work, apt_repo)
+
+    def provision(host: Host, work: Path) -> dict:
+        playbook_vars = orin_vars(work, torch_wheel, apt_repo)
+        hosts = {"orin": {"ansible_host": host.container}}
+        inventory = write_inventory(work / "inventory.yml", hosts, playbook_vars)
+        result = run_playbook(ansible, inventory, env=tls_env)
+        assert result.rc == 0, result.messages() or result.stderr
+        return playbook_vars
+
+    host, playbook_vars = orin_state.host(work, start, provision)
+    hosts = {"orin": {"ansible_host": host.container}}
+    inventory = write_inventory(work / "inventory.yml", hosts, playbook_vars)
+    yield Provisioned(host, inventory)
     remove_host(host)
 
 
@@ -277,6 +340,7 @@ def test_provision_orin(
     apt_repo: StandinApt,
     tls_env: dict,
     common_vars: dict,
+    orin_state: ProvisionedState,
 ):
     result = run_playbook(ansible, inventory, env=tls_env)
     assert result.rc == 0, result.messages() or result.stderr
@@ -368,60 +432,40 @@ def test_provision_orin(
     backups = orin.exec(["sh", "-c", f"ls {DAEMON_JSON}.*~"]).stdout.split()
     assert [json.loads(orin.exec(["cat", b]).stdout) for b in backups] == [PRE_EXISTING_DAEMON_JSON]
     assert pip_version(orin, "torchvision") is None  # off here (see the module docstring)
+    # Provisioned: kept for the tests that need a provisioned Orin.
+    orin_state.keep(orin, work, common_vars)
 
 
 @CHANGE_REPORTING
 @PROVISIONING
 def test_second_run_changes_nothing(
-    ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
+    ansible: AnsibleEnd, provisioned_orin: Provisioned, tls_env: dict
 ):
-    result = run_playbook(ansible, inventory, env=tls_env)
+    result = run_playbook(ansible, provisioned_orin.inventory, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") == 0, result.stats
-    # Provisioned and idempotent: kept for the tests that only need a provisioned Orin.
-    subprocess.run(
-        ["docker", "commit", orin.container, provisioned_image(ansible.name)],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
 
 
 @CHECK_MODE
 @PROVISIONING
 def test_check_mode_on_a_provisioned_orin(
-    ansible: AnsibleEnd, inventory: Path, orin: Host, tls_env: dict
+    ansible: AnsibleEnd, provisioned_orin: Provisioned, tls_env: dict
 ):
-    mark(orin)
+    mark(provisioned_orin.host)
 
-    result = run_playbook(ansible, inventory, check=True, env=tls_env)
+    result = run_playbook(ansible, provisioned_orin.inventory, check=True, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.failed("orin") == 0
     assert result.changed("orin") == 0, result.stats
-    assert paths_changed_since(orin, MARKER) == set()
-
-
-@pytest.fixture(scope="module")
-def provisioned_orin(
-    request: pytest.FixtureRequest, ansible: AnsibleEnd, work: Path
-) -> Iterator[Host]:
-    """The Orin provisioned above in this session, else a container of the image the last
-    green provisioning with these inputs left (no fresh Orin is started for it then)."""
-    if (work / "first_run_s").exists():
-        yield request.getfixturevalue("orin")
-        return
-    image = provisioned_image(ansible.name)
-    if not image_exists(image):
-        pytest.fail(f"neither provisioned here nor kept as {image}: see test_provision_orin")
-    host = start_host(ORIN, "playbook-orin-provisioned", image=image)
-    yield host
-    remove_host(host)
+    assert paths_changed_since(provisioned_orin.host, MARKER) == set()
 
 
 @NO_PLAYBOOK
 @PROVISIONING
-def test_doctor_inside_the_orin_agrees(provisioned_orin: Host):
-    orin = provisioned_orin
+def test_doctor_inside_the_orin_agrees(provisioned_orin: Provisioned):
+    orin = provisioned_orin.host
     orin.install_project()
     result = orin.exec(
         [
@@ -506,12 +550,11 @@ def as_the_user(*argv: str) -> list[str]:
 
 
 @pytest.fixture
-def orin_of_a_user(ansible: AnsibleEnd) -> Iterator[Host]:
-    """A container of the provisioned Orin's image (this session's, or the last green one for
-    these inputs), jetson-env installed as the README says: the working tree's wheel with its
-    provision extra into a venv, its dependencies' aarch64 wheels from the index the host's
-    pip.conf names."""
-    host = start_host(ORIN, "playbook-orin-promise", image=provisioned_image(ansible.name))
+def orin_of_a_user(provisioned_orin: Provisioned, orin_state: ProvisionedState) -> Iterator[Host]:
+    """A container of the provisioned Orin's kept state, jetson-env installed as the README
+    says: the working tree's wheel with its provision extra into a venv, its dependencies'
+    aarch64 wheels from the index the host's pip.conf names."""
+    host = start_host(ORIN, "playbook-orin-promise", image=orin_state.tag)
     try:
         wheel = project_wheel()
         host.copy_in(wheel, f"/tmp/{wheel.name}")
@@ -775,7 +818,7 @@ SYSTEM_ONLY = "/usr/lib/python3/dist-packages/jetson_env_system_only.py"
 
 @ROLE_RULE
 def test_jetpacks_tensorrt_bindings_import_in_a_venv(
-    ansible: AnsibleEnd, work: Path, apt_repo: StandinApt, tls_env: dict
+    ansible: AnsibleEnd, work: Path, apt_repo_x86: StandinApt, tls_env: dict
 ):
     """Most JetPack 6 users provision a venv, and JetPack's TensorRT bindings
     (python3-libnvinfer) are the system Python's: `doctor --fix tensorrt` installed them and
@@ -783,17 +826,19 @@ def test_jetpacks_tensorrt_bindings_import_in_a_venv(
     there through a .pth in the venv's site-packages that lists a folder of links to them
     alone (the venv does not see the rest of the system's packages), and the doctor's remedy
     does the same for another venv: both import tensorrt. JetPack's packages are the
-    stand-in repository's (a STAND-IN libnvinfer and bindings that load it)."""
-    host = start_host(ORIN, "trt-venv")
+    stand-in repository's (a STAND-IN libnvinfer and bindings that load it). A role's rule
+    on the Orin's release files, no aarch64 binary: an x86 host with them (under qemu this
+    test took 519 s of a cold run)."""
+    host = start_x86_with_files_of(ORIN, "trt-venv")
     try:
-        trust_in_host(host, apt_repo.tls)
+        trust_in_host(host, apt_repo_x86.tls)
         for venv in ("/opt/venv", "/opt/venv2"):
             host.exec(["python3", "-m", "venv", "--without-pip", venv])
         host.exec(["sh", "-c", f"echo 'SEEN = True' > {SYSTEM_ONLY}"])
         inventory = write_inventory(
             work / "trt-venv.yml",
             {"orin-trt": {"ansible_host": host.container}},
-            {**apt_repo.playbook_vars(), "jetson_facts_python": "/opt/venv/bin/python",
+            {**apt_repo_x86.playbook_vars(), "jetson_facts_python": "/opt/venv/bin/python",
              "jetpack_apt_controller_cache": str(work / "trt-venv-keys"),
              # the bindings alone: these venvs have no pip for the role's onnx set
              "tensorrt_sets": ["tensorrt"]},

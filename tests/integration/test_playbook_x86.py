@@ -1,8 +1,11 @@
 """playbooks/jetson.yml against real x86_64 test hosts: bad input, --check, a full run,
 idempotence, the fleet's torchvision wheel cache, doctor agreeing, and failure paths.
 
-Tests in this module run in order and share two hosts: `playbook-x86` (provisioned by
-test_provision...) and `playbook-x86-b` (the fleet's second host, no TensorRT).
+The tests before the first run share the fresh host `playbook-x86`; test_provision_x86 provisions
+it and keeps it (tests/support/provisioned.py). Every test that needs a provisioned host takes
+`provisioned_x86`, a container of that kept state (else one provisioned and kept there), so it
+gives the same verdict alone, in any selection and on any worker; the fleet adds
+`playbook-x86-b` (a fresh second host, no TensorRT).
 torch is the real CPU wheel from the controller (a "file on the controller" source);
 TensorRT is the stand-in tarball (tests/support/standins.py); torchvision is built
 from the torchvision-like fixture given as a source archive on the controller.
@@ -12,6 +15,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -36,6 +40,7 @@ from playbook_support import (
 )
 from support.ansible_envs import AnsibleEnd
 from support.hosts import VENV, Host
+from support.provisioned import ProvisionedState
 from support.standins import (
     build_bindings_wheel,
     build_libnvinfer,
@@ -64,15 +69,79 @@ def work(tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd) -> Path:
     return tmp_path_factory.mktemp(f"playbook-x86-{ansible.name}")
 
 
-@pytest.fixture(scope="module")
-def x86_a(work: Path) -> Iterator[Host]:
-    host = start_host("x86-debian12", "playbook-x86")
+X86 = "x86-debian12"
+# What provisioning the x86 host depends on (its key, with the host image and the Ansible end).
+PROVISION_INPUTS = (
+    "ansible_collections/jetson_env/jetson",
+    "jetson_env",
+    "playbooks/jetson.yml",
+    "ansible.cfg",
+    "tests/integration/test_playbook_x86.py",
+    "tests/integration/playbook_support.py",
+    "tests/support",
+    "tests/fixtures",
+)
+
+
+def start_fresh_x86(name: str, work: Path) -> Host:
+    """A fresh x86 host with a daemon.json of its own and NVIDIA's container runtime."""
+    host = start_host(X86, name)
     host.exec(["mkdir", "-p", "/etc/docker"])
     seed = work / "daemon.seed.json"
     seed.write_text(json.dumps(PRE_EXISTING_DAEMON_JSON))
     host.copy_in(seed, DAEMON_JSON)
     stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
+    return host
+
+
+@pytest.fixture(scope="module")
+def x86_a(work: Path) -> Iterator[Host]:
+    host = start_fresh_x86("playbook-x86", work)
     yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def x86_state(ansible: AnsibleEnd) -> ProvisionedState:
+    return ProvisionedState(X86, ansible.name, PROVISION_INPUTS)
+
+
+def x86_vars(work: Path) -> dict:
+    """The play's variables: the module's, and the host's TensorRT tarball."""
+    tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
+    return {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    host: Host
+    inventory: Path  # the host as `x86`, with the variables that provisioned it
+    work: Path  # the controller's folder of that provisioning (lock file, caches)
+
+
+@pytest.fixture(scope="module")
+def provisioned_x86(
+    tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd, x86_state: ProvisionedState
+) -> Iterator[Provisioned]:
+    """A provisioned x86 host and its controller: a container of the kept state, else a fresh
+    host provisioned here (and kept)."""
+    work = tmp_path_factory.mktemp(f"x86-provisioned-{ansible.name}")
+    name = "playbook-x86-provisioned"
+
+    def start(image: str | None) -> Host:
+        return start_host(X86, name, image=image) if image else start_fresh_x86(name, work)
+
+    def provision(host: Host, work: Path) -> dict:
+        playbook_vars = x86_vars(work)
+        hosts = {"x86": {"ansible_host": host.container}}
+        result = run_playbook(ansible, write_inventory(work / "inventory.yml", hosts,
+                                                       playbook_vars))  # fmt: skip
+        assert result.rc == 0, result.messages() or result.stderr
+        return playbook_vars
+
+    host, playbook_vars = x86_state.host(work, start, provision)
+    hosts = {"x86": {"ansible_host": host.container}}
+    yield Provisioned(host, write_inventory(work / "inventory.yml", hosts, playbook_vars), work)
     remove_host(host)
 
 
@@ -86,13 +155,12 @@ def x86_b(work: Path) -> Iterator[Host]:
 
 @pytest.fixture(scope="module")
 def common_vars(work: Path) -> dict:
-    return vars_for_test_hosts(work)
+    return x86_vars(work)
 
 
 @pytest.fixture(scope="module")
 def inventory(work: Path, x86_a: Host, common_vars: dict) -> Path:
-    tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
-    hosts = {"x86": {"ansible_host": x86_a.container, "tensorrt_tarball": str(tarball)}}
+    hosts = {"x86": {"ansible_host": x86_a.container}}
     return write_inventory(work / "inventory.yml", hosts, common_vars)
 
 
@@ -196,7 +264,14 @@ def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a:
 
 
 @MODULE_ARGUMENTS
-def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path):
+def test_provision_x86(
+    ansible: AnsibleEnd,
+    inventory: Path,
+    x86_a: Host,
+    work: Path,
+    common_vars: dict,
+    x86_state: ProvisionedState,
+):
     result = run_playbook(ansible, inventory)
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") > 0
@@ -244,11 +319,13 @@ def test_provision_x86(ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: 
     # No CUDA toolkit on the x86 test host: no CUDA profile.d, no pycuda siteconf.
     for path in (roles.default("cuda_env", "profile_file"), roles.default("pycuda", "siteconf")):
         assert x86_a.exec(["test", "-e", path], check=False).returncode, path
+    # Provisioned: kept for the tests that need a provisioned host.
+    x86_state.keep(x86_a, work, common_vars)
 
 
 @CHANGE_REPORTING
-def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: Path):
-    result = run_playbook(ansible, inventory)
+def test_second_run_changes_nothing(ansible: AnsibleEnd, provisioned_x86: Provisioned):
+    result = run_playbook(ansible, provisioned_x86.inventory)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0, result.stats
@@ -256,8 +333,8 @@ def test_second_run_changes_nothing(ansible: AnsibleEnd, inventory: Path, work: 
 
 
 @CHECK_MODE
-def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
-    result = run_playbook(ansible, inventory, check=True)
+def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, provisioned_x86: Provisioned):
+    result = run_playbook(ansible, provisioned_x86.inventory, check=True)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0, result.stats
@@ -265,11 +342,12 @@ def test_check_mode_on_a_provisioned_host(ansible: AnsibleEnd, inventory: Path):
 
 @CHECK_MODE
 def test_a_failed_dry_run_fails_check_with_pips_own_error(
-    ansible: AnsibleEnd, inventory: Path, x86_a: Host
+    ansible: AnsibleEnd, provisioned_x86: Provisioned
 ):
     """--check asks pip for a dry run; where pip refuses the requirements (here a version
     that does not exist) the real run would fail: --check fails with pip's own error (it
     printed "hint: See above for details." or the last line and passed)."""
+    x86_a, inventory = provisioned_x86.host, provisioned_x86.inventory
     termcolor = pip_version(x86_a, "termcolor")
     wanted = {"python_base_pip_packages": ["termcolor==0.0.0.99"]}
     result = run_playbook(ansible, inventory, "--tags", "python_base", check=True,
@@ -298,14 +376,14 @@ def test_a_failed_dry_run_fails_check_with_pips_own_error(
     ids=["headers", "no-headers", "chosen"],
 )  # fmt: skip
 def test_torch2trt_plugins_follow_tensorrts_headers(
-    ansible: AnsibleEnd, inventory: Path, extra: dict, plugins: str
+    ansible: AnsibleEnd, provisioned_x86: Provisioned, extra: dict, plugins: str
 ):
     """Both plugin kinds (the --plugins extension and the CMake library) where NvInfer.h is;
     --check, so nothing is built (the stand-in TensorRT could not back it). Only torch2trt's
     tasks (and the facts): its choice reads nothing the other roles set, and the whole
     --check on this host is test_check_mode_on_a_provisioned_host's (31 s; these 10-18 s)."""
     result = run_playbook(
-        ansible, inventory, "--tags", "torch2trt", check=True,
+        ansible, provisioned_x86.inventory, "--tags", "torch2trt", check=True,
         extra_vars={"torch2trt_enabled": True, **extra},
     )  # fmt: skip
 
@@ -316,16 +394,17 @@ def test_torch2trt_plugins_follow_tensorrts_headers(
 
 @ROLE_RULE
 def test_torch2trt_is_left_out_where_it_cannot_use_the_tensorrt(
-    ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
+    ansible: AnsibleEnd, provisioned_x86: Provisioned, tmp_path: Path
 ):
     """A Python whose TensorRT is 11 (what the matrix gives a Python 3.14 host: no 10.x has cp314
     bindings): torch2trt cannot use it, so the role says so and which converters can, and
     installs nothing. Here a venv over the provisioned host's Python (its torch) with a STAND-IN
     TensorRT 11.1 and its STAND-IN libnvinfer.so.11, removed afterwards."""
+    x86_a, inventory = provisioned_x86.host, provisioned_x86.inventory
     venv, library = "/opt/trt11-venv", "/usr/local/lib/libnvinfer.so.11"
     version = "11.1.0.106"
-    wheel = build_bindings_wheel(version, "cp311", work / "trt11")
-    built = build_libnvinfer(version, work / "trt11")
+    wheel = build_bindings_wheel(version, "cp311", tmp_path)
+    built = build_libnvinfer(version, tmp_path)
     try:
         x86_a.copy_in(built, library)
         x86_a.exec(["ldconfig"])
@@ -354,7 +433,8 @@ def test_torch2trt_is_left_out_where_it_cannot_use_the_tensorrt(
 
 
 @NO_PLAYBOOK
-def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
+def test_doctor_inside_the_host_agrees(provisioned_x86: Provisioned):
+    x86_a = provisioned_x86.host
     x86_a.install_project()
     checks = ["libnvinfer", "tensorrt-python", "termcolor"]
     args = [arg for check in checks for arg in ("--check", check)]
@@ -374,11 +454,13 @@ def test_doctor_inside_the_host_agrees(inventory: Path, x86_a: Host):
 
 @ROLE_RULE
 def test_a_torchvision_with_a_local_label_that_pairs_is_kept(
-    ansible: AnsibleEnd, inventory: Path, x86_a: Host
+    ansible: AnsibleEnd, provisioned_x86: Provisioned
 ):
     """torchvision 0.28.0+cpu beside torch 2.13.0+cpu (as PyPI's CUDA index serves
     0.26.0+cu130 beside 2.11.0+cu130) pairs by the one rule: the role keeps it and the doctor
     agrees. On main the role compared versions exactly and reinstalled 0.28.0 over it."""
+    x86_a, inventory = provisioned_x86.host, provisioned_x86.inventory
+    x86_a.install_project()
     x86_a.copy_in(TORCHVISION_FIXTURE, "/tmp/torchvision-label")
     x86_a.exec(
         ["python3", "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
@@ -408,18 +490,20 @@ def test_a_torchvision_with_a_local_label_that_pairs_is_kept(
 
 
 @pytest.fixture(scope="module")
-def fleet_inventory(work: Path, x86_a: Host, x86_b: Host, inventory: Path) -> Path:
+def fleet_inventory(provisioned_x86: Provisioned, x86_b: Host) -> Path:
+    inventory = provisioned_x86.inventory
     hosts = yaml.safe_load(inventory.read_text())["all"]["hosts"]
     # No TensorRT on this one: no tarball, and not the pip default (PyPI serves none of
     # tensorrt-cu13's libraries).
-    hosts["x86-b"] = {"ansible_host": x86_b.container, "tensorrt_pip_package": ""}
+    hosts["x86-b"] = {"ansible_host": x86_b.container, "tensorrt_tarball": "",
+                      "tensorrt_pip_package": ""}  # fmt: skip
     common = yaml.safe_load(inventory.read_text())["all"]["vars"]
-    return write_inventory(work / "fleet.yml", hosts, common)
+    return write_inventory(provisioned_x86.work / "fleet.yml", hosts, common)
 
 
 @ROLE_RULE
 def test_fleet_second_host_installs_the_cached_wheel(
-    ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host, work
+    ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host, provisioned_x86: Provisioned
 ):
     result = run_playbook(ansible, fleet_inventory)
 
@@ -431,7 +515,7 @@ def test_fleet_second_host_installs_the_cached_wheel(
     # Nothing was compiled on x86-b: the build's compiler was never even installed.
     assert x86_b.exec(["sh", "-c", "command -v g++"], check=False).returncode != 0
     assert x86_b.exec(["test", "-e", BUILDS], check=False).returncode
-    wheels = list((work / "cache" / "torchvision").rglob("torchvision-*.whl"))
+    wheels = list((provisioned_x86.work / "cache" / "torchvision").rglob("torchvision-*.whl"))
     assert [w.parent.name for w in wheels] == ["x86_64-x86-cp311-torch2.13.0-torchvision0.28.0"]
     out = x86_b.exec(
         [
@@ -465,11 +549,12 @@ def test_torch2trt_without_tensorrt_fails_cleanly(
 
 @ENGINE
 def test_docker_restart_failure_restores_daemon_json(
-    ansible: AnsibleEnd, inventory: Path, x86_a: Host, work: Path
+    ansible: AnsibleEnd, provisioned_x86: Provisioned, tmp_path: Path
 ):
+    x86_a, inventory = provisioned_x86.host, provisioned_x86.inventory
     before = b'{\n    "data-root": "/srv/docker",\n    "runtimes": {}\n}\n'
-    (work / "daemon.json").write_bytes(before)
-    x86_a.copy_in(work / "daemon.json", DAEMON_JSON)
+    (tmp_path / "daemon.json").write_bytes(before)
+    x86_a.copy_in(tmp_path / "daemon.json", DAEMON_JSON)
     # Docker's engine is installed (a stand-in dockerd): the role restarts what it finds.
     x86_a.exec(["sh", "-c", "printf '#!/bin/sh\\nexit 1\\n' >/usr/local/bin/dockerd && "
                 "chmod 755 /usr/local/bin/dockerd"])  # fmt: skip

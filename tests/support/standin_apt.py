@@ -40,7 +40,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from jetson_env import roles
-from support.hosts import CACHE, FIXTURES
+from support.hosts import CACHE, FIXTURES, short_hash
 from support.standins import BINDINGS_INIT, COMPILERS, build_libnvinfer
 
 STATE = CACHE / "standin-apt"
@@ -336,10 +336,14 @@ class _RecordingHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(repo: Path, tls: Tls, requests: list[str]) -> Iterator[str]:
-    """Serve `repo` over HTTPS on 127.0.0.1, recording request paths; yields the base URL."""
+def serve(repo: Path, tls: Tls, requests: list[str], port: int = 0) -> Iterator[str]:
+    """Serve `repo` over HTTPS on 127.0.0.1 (on `port` if it is free, else any), recording
+    request paths; yields the base URL."""
     handler = functools.partial(_RecordingHandler, directory=str(repo), requests=requests)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError:  # taken: another session's
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tls.cert, tls.key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
@@ -374,16 +378,25 @@ def suites_for(releases: Iterable) -> dict[str, list[tuple[str, ...]]]:
 
 
 @contextmanager
-def standin_apt(releases: Iterable, arch: str = "arm64") -> Iterator[StandinApt]:
+def standin_apt(
+    releases: Iterable, arch: str = "arm64", steady_as: str | None = None
+) -> Iterator[StandinApt]:
     """The repository with the packages of these matrix releases, for Debian architecture
-    `arch` (amd64 for an x86 host standing in for a Jetson), served while in use."""
+    `arch` (amd64 for an x86 host standing in for a Jetson), served while in use. With
+    `steady_as`, on a port derived from that name and the test prefix when it is free: its
+    URL, in a kept provisioned host's apt sources (support/provisioned.py), stays the same
+    from one session to the next."""
     tls, key = tls_files(), signing_key()
     with tempfile.TemporaryDirectory(prefix="jetson-env-standin-apt-") as folder:
         repo = Path(folder)
         os.chmod(repo, 0o755)
         build_repository(repo, suites_for(releases), key, arch)
         requests: list[str] = []
-        with serve(repo, tls, requests) as url:
+        port = 0
+        if steady_as:
+            prefix = os.environ.get("JETSON_ENV_TEST_PREFIX", "")
+            port = 20000 + int(short_hash(prefix, steady_as), 16) % 20000
+        with serve(repo, tls, requests, port) as url:
             yield StandinApt(url, f"{url}/jetson-ota-standin.asc", key, tls, requests)
 
 
