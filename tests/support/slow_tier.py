@@ -31,7 +31,7 @@ from _pytest.junitxml import mangle_test_address
 from packaging.requirements import Requirement
 
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import HOSTS, REPO_ROOT, BaseImage, runtime_dependencies, short_hash
+from support.hosts import HOSTS, REPO_ROOT, BaseImage, runtime_dependencies
 from support.pythons import OLD_PYTHONS, interpreter
 
 RECORD = REPO_ROOT / "tests" / "slow-tier-green.json"
@@ -204,25 +204,6 @@ def inputs(end: str | None) -> dict:
 
 def key_of(found: dict) -> str:
     return hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest()
-
-
-@functools.cache
-def inputs_key(paths: tuple[str, ...], end: str | None = None, checkout: Path = REPO_ROOT) -> str:
-    """A short key of some paths' files (path and content; a symlink by its target) and the
-    Ansible end's versions: what names a kept state (a committed container) of those inputs."""
-    for name in paths:
-        if not (checkout / name).exists():
-            raise FileNotFoundError(f"slow-tier input {name} does not exist in {checkout}")
-    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *paths,
-                 checkout=checkout)  # fmt: skip
-    parts: list[str | bytes] = [ANSIBLE_ENDS[end].ensure().versions if end else ""]
-    for relative in sorted(set(filter(None, listed.split("\0")))):
-        path = checkout / relative
-        if path.is_symlink():
-            parts += [relative, "->", os.readlink(path)]
-        elif path.is_file():  # a file listed but deleted from the work tree is not an input
-            parts += [relative, path.read_bytes()]
-    return short_hash(*parts)
 
 
 # ---- the verdict ----------------------------------------------------------------------------

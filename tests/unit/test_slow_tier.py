@@ -1,58 +1,14 @@
-"""The kept states' keys (tests/support/slow_tier.py, inputs_key) and the Ansible ends each
-playbook test runs at (tests/conftest.py), as pytest collects them."""
+"""The Ansible ends each playbook test runs at (tests/conftest.py), as pytest collects them."""
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import slow_tier
 from support.ansible_envs import ANSIBLE_ENDS
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def git_checkout(path: Path) -> Path:
-    (path / "roles" / "a").mkdir(parents=True)
-    (path / "roles" / "a" / "main.yml").write_text("one\n")
-    (path / "matrix.yml").write_text("rows\n")
-    (path / ".gitignore").write_text("__pycache__/\n")
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    subprocess.run(["git", "-C", str(path), "add", "roles"], check=True)
-    return path
-
-
-def test_the_key_follows_the_inputs_contents_and_nothing_else(tmp_path: Path):
-    checkout = git_checkout(tmp_path / "one")
-    key = slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout)
-
-    (checkout / "roles" / "__pycache__").mkdir()
-    (checkout / "roles" / "__pycache__" / "x.pyc").write_bytes(b"\0")  # ignored by git
-    (checkout / "elsewhere.txt").write_text("not an input\n")
-    slow_tier.inputs_key.cache_clear()
-    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout) == key
-
-    # Another clone's path, times and index state: the same key.
-    other = tmp_path / "two"
-    shutil.copytree(checkout, other)
-    for path in other.rglob("*"):
-        os.utime(path, (1, 1))
-    subprocess.run(["git", "-C", str(other), "add", "-A"], check=True)
-    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=other) == key
-
-    (checkout / "roles" / "a" / "main.yml").write_text("two\n")
-    slow_tier.inputs_key.cache_clear()
-    changed = slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout)
-    assert changed != key
-    (checkout / "roles" / "b.yml").write_text("new, not yet added\n")
-    slow_tier.inputs_key.cache_clear()
-    assert slow_tier.inputs_key(("roles", "matrix.yml"), checkout=checkout) not in (key, changed)
-
-    with pytest.raises(FileNotFoundError, match="slow-tier input nowhere does not exist"):
-        slow_tier.inputs_key(("nowhere",), checkout=checkout)
 
 
 @pytest.mark.parametrize("end", ["newest", "oldest"])
