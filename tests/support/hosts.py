@@ -502,12 +502,18 @@ def fresh_clone(dest: Path) -> Path:
 
 
 def project_wheel() -> Path:
-    """A wheel of the working tree, built once per session on the controller."""
+    """A wheel of the working tree, built once per session and worker on the controller, one
+    worker at a time: setuptools builds in the tree's build/ folder, and two builds at once
+    removed each other's files there ("error: [Errno 2] No such file or directory")."""
     wheel_dir = Path(tempfile.mkdtemp(prefix="jetson-env-wheel-"))
-    _run_logged(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheel_dir, REPO_ROOT],
-        LOG_DIR / "project-wheel.log",
-    )
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    with open(LOG_DIR / "project-wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _run_logged(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheel_dir,
+             REPO_ROOT],
+            LOG_DIR / "project-wheel.log",
+        )  # fmt: skip
     (wheel,) = wheel_dir.glob("jetson_env-*.whl")
     return wheel
 
