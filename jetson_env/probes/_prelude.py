@@ -60,6 +60,22 @@ def read_text(path, limit=READ_LIMIT):
     return read_bytes(path, limit).decode("utf-8")
 
 
+def installed_files(path, limit=READ_LIMIT):
+    """The files a dist-info (RECORD) or egg-info (installed-files.txt) folder lists; OSError
+    or ValueError where the listing cannot be read."""
+    base = os.path.dirname(path)
+    if path.endswith(".dist-info"):
+        listing, prefix = os.path.join(path, "RECORD"), base
+    else:
+        listing, prefix = os.path.join(path, "installed-files.txt"), path
+    files = []
+    for line in read_text(listing, limit).splitlines():
+        name = line.split(",")[0].strip() if path.endswith(".dist-info") else line.strip()
+        if name:
+            files.append(os.path.normpath(os.path.join(prefix, name)))
+    return files
+
+
 def distribution_version(name):
     """The installed version from package metadata, without importing the package."""
     try:
@@ -156,6 +172,7 @@ def run_probes(probes, gpu_work=False, cuda=False):
         "read_head": read_head,
         "read_bytes": read_bytes,
         "read_text": read_text,
+        "installed_files": installed_files,
         "distribution_version": distribution_version,
         "find_spec": find_spec,
         "gpu_work": gpu_work,

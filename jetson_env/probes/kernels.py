@@ -242,22 +242,6 @@ def locate(need, elf, origin, loader):
     return None, None
 
 
-def _files(path):
-    """The files a dist-info (RECORD) or egg-info (installed-files.txt) folder lists."""
-    base = os.path.dirname(path)
-    if path.endswith(".dist-info"):
-        listing, prefix = os.path.join(path, "RECORD"), base
-    else:
-        listing, prefix = os.path.join(path, "installed-files.txt"), path
-    text = read_text(listing, 64 << 20)  # noqa: F821 (the prelude's helper)
-    files = []
-    for line in text.splitlines():
-        name = line.split(",")[0].strip() if path.endswith(".dist-info") else line.strip()
-        if name:
-            files.append(os.path.normpath(os.path.join(prefix, name)))
-    return files
-
-
 def _name_version(path):
     """('nvidia-cublas-cu12', '12.9.1.4') from the folder's name (normalized as pip does)."""
     stem = os.path.basename(path).rsplit(".", 1)[0]
@@ -410,7 +394,7 @@ def collect():
     listed, shipped = [], {}
     for path in _distributions():
         try:
-            files = [f for f in _files(path) if _shared_object(f)]
+            files = [f for f in installed_files(path, 64 << 20) if _shared_object(f)]  # noqa: F821
         except (OSError, ValueError) as exc:
             unread.append("%s: %s" % (path, exc))
             continue

@@ -82,25 +82,6 @@ def elf_needed(path):
         return names
 
 
-def _files(path):
-    """The files a dist-info (RECORD) or egg-info (installed-files.txt) folder lists."""
-    base = os.path.dirname(path)
-    if path.endswith(".dist-info"):
-        listing, prefix = os.path.join(path, "RECORD"), base
-    else:
-        listing, prefix = os.path.join(path, "installed-files.txt"), path
-    try:
-        text = read_text(listing)  # noqa: F821 (the prelude's helper)
-    except (OSError, ValueError):
-        return None
-    files = []
-    for line in text.splitlines():
-        name = line.split(",")[0].strip() if path.endswith(".dist-info") else line.strip()
-        if name:
-            files.append(os.path.normpath(os.path.join(prefix, name)))
-    return files
-
-
 def _metadata(path):
     """(name, version) from the folder's METADATA or PKG-INFO."""
     name = version = None
@@ -130,8 +111,9 @@ def _abi(file_name):
 
 
 def _distribution(path):
-    files = _files(path)
-    if files is None:
+    try:
+        files = installed_files(path)  # noqa: F821 (the prelude's helper)
+    except (OSError, ValueError):
         return None, "no file list (RECORD or installed-files.txt)"
     shared = sorted(f for f in files if f.endswith(".so") or ".so." in os.path.basename(f))
     if not shared:

@@ -252,23 +252,9 @@ def test_doctor_libraries_names_the_missing_library_and_its_package(objects, tmp
     --json` from another folder; the report valid against docs/doctor-report.schema.json."""
     python = device_code.make_venv(Path(sys.executable), tmp_path / "v", objects)
     env = {**os.environ, "LD_LIBRARY_PATH": ""}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "jetson_env.cli",
-            "doctor",
-            "--python",
-            str(python),
-            "--check",
-            "libraries",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-    )
+    argv = [sys.executable, "-m", "jetson_env.cli", "doctor", "--python", str(python),
+            "--check", "libraries", "--json"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env)
     report = json.loads(done.stdout)
     jsonschema.validate(report, json.loads((DOCS / "doctor-report.schema.json").read_text()))
     assert done.returncode == 1, done.stderr
@@ -278,23 +264,7 @@ def test_doctor_libraries_names_the_missing_library_and_its_package(objects, tmp
         "loaderdemo 1.0: libjetsonenv_ldpath.so is not found by the loader",
     }
     env["LD_LIBRARY_PATH"] = str(objects["side"])
-    again = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "jetson_env.cli",
-            "doctor",
-            "--python",
-            str(python),
-            "--check",
-            "libraries",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-    )
+    again = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env)
     failing = {f["summary"] for f in json.loads(again.stdout)["findings"] if f["status"] == "fail"}
     assert failing == {"loaderdemo 1.0: libjetsonenv_gone.so is not found by the loader"}
 
