@@ -121,8 +121,9 @@ def judge(
     jetson_cuda: str | None,
     driver_cuda: str | None,
 ) -> Verdict:
-    """What a GPU of `capability` does with a file's device code. jetson_cuda: the Jetson's
-    CUDA release (its L4T row); driver_cuda: the CUDA version the driver supports (None:
+    """What a GPU of `capability` does with a file's device code (ptx: {"arch", "version":
+    its ISA, absent where unknown}). jetson_cuda: the Jetson's CUDA release (its L4T row);
+    driver_cuda: the CUDA version the driver supports (None:
     unknown, the PTX version is then not held against it)."""
     wanted = version(capability)
     if wanted is None:
@@ -160,8 +161,9 @@ def judge(
             _cc, name, isa = max(runnable)
             return Verdict(
                 JIT,
-                f"{name} (PTX {isa})",
-                f"PTX {name} (ISA {isa}) only: the driver compiles it at the first load",
+                f"{name} (PTX {isa})" if isa else name,
+                f"PTX {name}{f' (ISA {isa})' if isa else ''} only: the driver compiles it at "
+                "the first load",
             )
         _cc, name, isa = max(candidates)
         needs = ptx_driver(isa)

@@ -1,7 +1,9 @@
 """torch: version, built with CUDA, CUDA available, the device's sm_XY among its kernels.
 
-"no kernel image is available for execution on the device" / CUDA error 48 is a torch
-built without the device's architecture. "libcusparseLt.so.0: cannot open shared object
+"no kernel image is available for execution on the device" (CUDA error 209, 48 before
+CUDA 10.1) is a torch built without a kernel the device runs: which one runs is
+jetson_env.device_code's rule, the kernels check's (a JetPack 6 Orin runs sm_87, not
+sm_80, of PyPI's aarch64 torch). "libcusparseLt.so.0: cannot open shared object
 file" is one of NVIDIA's 24.06+ Jetson wheels on a JetPack without cuSPARSELt.
 """
 
@@ -11,7 +13,7 @@ import re
 import shlex
 from dataclasses import asdict
 
-from jetson_env import roles
+from jetson_env import device_code, roles
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.checks.gpu_visibility import HIDDEN_BY_THE_SESSION, what_hides_the_gpu
@@ -66,30 +68,15 @@ def missing_library_remedy(facts: Facts, library: str) -> str | Remedy:
     return install_remedy(facts)
 
 
-def kernel_for(arch_list: list[str], capability: str) -> str | None:
-    """The kernels a device of `capability` runs: 'sm_87' for 8.7 if built in, else a cubin of
-    the same major and a lower minor ('sm_80' runs on 8.7: a cubin for X.y runs on X.z with
-    z >= y, CUDA's binary compatibility), else 'compute_XY' (PTX, JIT-compiled) with XY <= the
-    device's."""
-    major, _, minor = capability.partition(".")
-    wanted = (int(major), int(minor or 0))
-    if f"sm_{major}{minor}" in arch_list:
-        return f"sm_{major}{minor}"
-    cubins = [a for a in arch_list if _arch(a, "sm_") and _arch(a, "sm_")[0] == wanted[0]
-              and _arch(a, "sm_") <= wanted]  # fmt: skip
-    if cubins:
-        return max(cubins, key=lambda a: _arch(a, "sm_"))
-    ptx = [a for a in arch_list if _arch(a, "compute_") and _arch(a, "compute_") <= wanted]
-    return max(ptx, key=lambda a: _arch(a, "compute_")) if ptx else None
-
-
-def _arch(name: str, prefix: str) -> tuple[int, int] | None:
-    """'sm_87' -> (8, 7), 'sm_110' -> (11, 0), 'compute_90' -> (9, 0); None for another prefix
-    or an arch-specific variant ('sm_90a' runs only on 9.0 itself)."""
-    digits = name[len(prefix) :] if name.startswith(prefix) else ""
-    if not digits.isdigit() or len(digits) < 2:
-        return None
-    return int(digits[:-1]), int(digits[-1])
+def kernel_for(
+    arch_list: list[str], capability: str, is_jetson: bool, jetson_cuda: str | None
+) -> device_code.Verdict:
+    """What a GPU of `capability` does with torch.cuda.get_arch_list(), by device_code's rule
+    (the kernels check's): its sm_XY are SASS, its compute_XY PTX of an ISA the list does not
+    name, so not held against the driver. jetson_cuda: the Jetson's CUDA release."""
+    sass = [name for name in arch_list if name.startswith("sm_")]
+    ptx = [{"arch": name} for name in arch_list if name.startswith("compute_")]
+    return device_code.judge(sass, ptx, capability, is_jetson, jetson_cuda, None)
 
 
 def run(facts: Facts) -> list[Finding]:
@@ -167,20 +154,32 @@ def run(facts: Facts) -> list[Finding]:
     capability = devices[0]["compute_capability"] if devices else facts.compute_capability
     arch_list = data.get("arch_list") or []
     details.append("kernels: " + " ".join(arch_list))
-    if capability:
-        kernel = kernel_for(arch_list, capability)
-        if kernel is None:
-            return [
-                CHECK.finding(
-                    FAIL,
-                    f"{summary}, but it has no kernels for compute capability {capability}: "
-                    '"no kernel image is available for execution on the device" (CUDA error 48)',
-                    details,
-                    remedy=install_remedy(facts),
-                )
-            ]
-        summary += f", runs on {devices[0]['name'] if devices else 'the GPU'} ({kernel})"
-    return [CHECK.finding(OK, summary, details)]
+    if not capability:
+        return [CHECK.finding(OK, summary, details)]
+    jetson_cuda = facts.release.cuda if facts.release else None
+    verdict = kernel_for(arch_list, capability, facts.is_jetson, jetson_cuda)
+    device = devices[0]["name"] if devices else "the GPU"
+    if verdict.state == device_code.RUNS:
+        return [CHECK.finding(OK, f"{summary}, runs on {device} ({verdict.image})", details)]
+    if verdict.state == device_code.JIT:
+        return [
+            CHECK.finding(
+                WARN,
+                f"{summary}, runs on {device} only after the driver compiles its PTX "
+                f"({verdict.image}, first load)",
+                [*details, verdict.why],
+                remedy=install_remedy(facts),
+            )
+        ]
+    return [
+        CHECK.finding(
+            FAIL,
+            f"{summary}, but it has no kernel for compute capability {capability}: "
+            f'"{device_code.NO_KERNEL_ERROR}"',
+            [*details, verdict.why],
+            remedy=install_remedy(facts),
+        )
+    ]
 
 
 CHECK = Check(

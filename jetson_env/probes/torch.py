@@ -4,8 +4,8 @@ Read-only; runs in the TARGET interpreter (Python 3.6+) and imports torch only i
 is installed. collect() returns a dict. Importing torch is slow (seconds on a Nano) and can hang
 on a broken driver: it has this probe to itself, with its own timeout.
 
-- "no kernel image is available for execution on the device" / CUDA error 48:
-  the device's sm_XY is not in torch.cuda.get_arch_list().
+- "no kernel image is available for execution on the device" / CUDA error 209 (48):
+  no kernel of torch.cuda.get_arch_list() runs on the device (the torch check judges it).
 - torchvision built for another torch, or without CUDA: its C++ ops do not load
   ("Couldn't load custom C++ ops", "operator torchvision::nms does not exist"). They
   are loaded and run here without importing torchvision's Python package.

@@ -2,10 +2,10 @@
 
 import pytest
 
-from jetson_env import installed
-from jetson_env.checks import platform, torch
+from jetson_env import device_code, installed
+from jetson_env.checks import kernels, platform, torch
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, WARN
+from jetson_env.findings import FAIL, OK, WARN
 from jetson_env.matrix import load
 from jetson_env.probing import ProbeResult
 
@@ -82,23 +82,71 @@ def test_a_missing_cuda_library_points_at_jetpacks_packages():
     )
 
 
+PYPI_AARCH64 = ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"]  # torch 2.14.1/2.15.0's list
+
+
 @pytest.mark.parametrize(
-    ("arch_list", "capability", "kernel"),
+    ("arch_list", "capability", "jetson_cuda", "kernel"),
     [
-        # PyPI's aarch64 torch 2.14.1/2.15.0 (JetPack 7.2's torch): Orin runs sm_80's cubins
-        (["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"], "8.7", "sm_80"),
-        (["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"], "11.0", "sm_110"),
-        (["sm_87"], "8.7", "sm_87"),
-        (["sm_80", "sm_86"], "8.7", "sm_86"),  # the nearest lower minor of the same major
-        (["sm_86"], "8.0", None),  # a higher minor does not run on a lower one
-        (["sm_75"], "8.7", None),  # another major never runs
-        (["sm_90a"], "9.0", None),  # arch-specific cubins are not counted as sm_90
-        (["sm_75", "compute_75"], "8.7", "compute_75"),  # PTX is JIT-compiled forward
-        (["sm_53", "sm_62", "sm_72"], "5.3", "sm_53"),
+        # a desktop GPU (jetson_cuda None): a cubin runs on the same major's higher minors
+        (PYPI_AARCH64, "8.7", None, "sm_80"),
+        (PYPI_AARCH64, "11.0", None, "sm_110"),
+        (["sm_87"], "8.7", None, "sm_87"),
+        (["sm_80", "sm_86"], "8.7", None, "sm_86"),  # the nearest lower minor of the same major
+        (["sm_86"], "8.0", None, None),  # a higher minor does not run on a lower one
+        (["sm_75"], "8.7", None, None),  # another major never runs
+        (["sm_90a"], "9.0", None, "sm_90a"),  # arch-specific SASS runs on 9.0 itself
+        (["sm_90a"], "10.0", None, None),  # ... and nowhere else
+        (["sm_75", "compute_75"], "8.7", None, "compute_75"),  # PTX is JIT-compiled forward
+        (["sm_53", "sm_62", "sm_72"], "5.3", None, "sm_53"),
+        # a Jetson before JetPack 7.2's CUDA 13.2 runs SASS of its exact capability only
+        # (jax-ml/jax #40492: sm_80 "no kernel image" on a JetPack 6 Orin, compute_80 PTX ran)
+        (PYPI_AARCH64, "8.7", "12.6", None),
+        (["sm_80", "compute_80"], "8.7", "12.6", "compute_80"),
+        (["sm_87"], "8.7", "12.6", "sm_87"),
+        (["sm_53", "sm_62", "sm_72"], "7.2", "10.2", "sm_72"),
+        # from CUDA 13.2 it runs SBSA binaries (pytorch/pytorch #186285)
+        (PYPI_AARCH64, "8.7", "13.2", "sm_80"),
+        (["sm_80", "compute_80"], "8.7", "13.2", "sm_80"),
     ],
 )
-def test_which_kernels_a_device_runs(arch_list, capability, kernel):
-    assert torch.kernel_for(arch_list, capability) == kernel
+def test_which_kernels_a_device_runs(arch_list, capability, jetson_cuda, kernel):
+    verdict = torch.kernel_for(arch_list, capability, jetson_cuda is not None, jetson_cuda)
+    assert verdict.image == kernel
+
+
+def torch_on_orin(l4t: str, arch_list: list[str]) -> Facts:
+    data = {"installed": True, "importable": True, "version": "2.14.1", "cuda_build": "13.0",
+            "cuda_available": True, "device_count": 1, "arch_list": arch_list, "error": None,
+            "devices": [{"name": "Orin", "compute_capability": "8.7"}]}  # fmt: skip
+    return orin(l4t, torch={"torch": data})
+
+
+@pytest.mark.parametrize(
+    ("l4t", "arch_list", "status", "says"),
+    [
+        ("36.4.3", PYPI_AARCH64, FAIL, "but it has no kernel for compute capability 8.7"),
+        ("36.4.3", ["sm_80", "compute_80"], WARN, "only after the driver compiles its PTX"),
+        ("36.4.3", ["sm_87"], OK, "runs on Orin (sm_87)"),
+        ("39.2.0", PYPI_AARCH64, OK, "runs on Orin (sm_80)"),
+        ("39.2.0", ["sm_80", "compute_80"], OK, "runs on Orin (sm_80)"),
+    ],
+    ids=["jp6-sm80", "jp6-sm80-ptx80", "jp6-sm87", "jp7.2-sm80", "jp7.2-sm80-ptx80"],
+)
+def test_the_torch_check_judges_an_orin_as_the_kernels_check_does(l4t, arch_list, status, says):
+    """PyPI's aarch64 torch (sm_80, no sm_87) on an Orin: no kernel on JetPack 6 (CUDA 12.6),
+    runs on JetPack 7.2 (CUDA 13.2), as jetson_env.device_code judges the same list's files."""
+    facts = torch_on_orin(l4t, arch_list)
+    (finding,) = torch.run(facts)
+    assert (finding.status, says in finding.summary) == (status, True), finding.summary
+    sass = [a for a in arch_list if a.startswith("sm_")]
+    ptx = [{"arch": a} for a in arch_list if a.startswith("compute_")]
+    rule = device_code.judge(sass, ptx, "8.7", True, facts.release.cuda, None)
+    assert finding.status == kernels.STATUS[rule.state]
+    if status == FAIL:
+        assert device_code.NO_KERNEL_ERROR in finding.summary
+        assert "a Jetson runs only SASS of its exact compute capability" in finding.details[-1]
+        assert finding.remedy.shell == torch.install_remedy(facts)
 
 
 def h100(visibility: dict, gpus: int = 1, is_jetson: bool = False) -> Facts:

@@ -43,7 +43,7 @@ CUDA_BUILD = {"version": "2.11.0+cu130", "cuda_build": "13.0", "cuda_available":
     [
         (probed(**CUDA_BUILD), H100, False, True, "kept (torch_replace_working=true"),
         (probed(**CUDA_BUILD), H100, True, False, "replaced as asked"),
-        (probed(**{**CUDA_BUILD, "arch_list": ["sm_80"]}), H100, False, False, "no kernels"),
+        (probed(**{**CUDA_BUILD, "arch_list": ["sm_80"]}), H100, False, False, "no kernel for"),
         (probed(**{**CUDA_BUILD, "cuda_available": False}), H100, False, False, "is_available"),
         (probed(version="2.11.0+cpu", cuda_build=None), H100, False, False, "CPU-only"),
         # A CPU build where there is no GPU works as well as anything can: kept.
