@@ -24,6 +24,7 @@ WORST = (device_code.NO_KERNEL, device_code.PTX_TOO_NEW, device_code.JIT, device
 BUILDS_ARE_THE_BUILDERS = (
     "a package's kernels are what its builder compiled: the fix is a build for this GPU"
 )
+UNREAD_ARE_THE_PACKAGES = "a package's installed files are its own: pip rewrites them"
 
 
 def driver_cuda(facts: Facts) -> str | None:
@@ -64,6 +65,30 @@ def unwalked(package: dict) -> list[str]:
     ]
 
 
+def not_read(check: Check, facts: Facts) -> list[Finding]:
+    """A warning naming what the kernels probe did not read (a file list past the probes'
+    bounds or not there, a shared object this user cannot open): what those carry and need
+    is not judged, so neither check may say all is well without it."""
+    unread = facts.data("kernels").get("unread") or []
+    if not unread:
+        return []
+    return [
+        check.finding(
+            WARN,
+            f"not every package file of {facts.python} was read: what those carry and need is "
+            "not judged",
+            unread,
+            remedy=Remedy(
+                "reinstall the package each line names (its file list, RECORD or "
+                f"installed-files.txt, is rewritten): {facts.python} -m pip install "
+                "--force-reinstall --no-deps <package>",
+                why=UNREAD_ARE_THE_PACKAGES,
+                words=True,
+            ),
+        )
+    ]
+
+
 def rebuild_remedy(facts: Facts, name: str) -> Remedy:
     """torch: the torch role's wheel for this release (the matrix's); anything else: a build
     of it for this GPU, in words (which index carries one is the package's own matter)."""
@@ -95,7 +120,7 @@ def run(facts: Facts) -> list[Finding]:
                 SKIP, "no GPU compute capability known here" + (f" ({why})" if why else "")
             )
         ]
-    findings, running = [], []
+    findings, running = not_read(CHECK, facts), []
     for package in data.get("packages") or []:
         judged = judge_package(package, facts)
         if not judged:

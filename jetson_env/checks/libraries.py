@@ -13,7 +13,7 @@ import os
 import shlex
 
 from jetson_env import device_code
-from jetson_env.checks import Check
+from jetson_env.checks import Check, kernels
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
 
@@ -49,7 +49,7 @@ def remedy(facts: Facts, need: str, where: dict, needs: list[str]) -> Remedy:
 
 
 def run(facts: Facts) -> list[Finding]:
-    findings, checked = [], 0
+    findings, checked = kernels.not_read(CHECK, facts), 0
     for package in facts.data("kernels").get("packages") or []:
         checked += 1
         gaps = missing(package)

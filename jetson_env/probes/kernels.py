@@ -33,6 +33,7 @@ driver supports (cuDriverGetVersion; no context is made), null without a driver.
 collect() returns a dict.
 """
 
+import errno
 import glob
 import os
 import re
@@ -394,9 +395,10 @@ def collect():
     listed, shipped = [], {}
     for path in _distributions():
         try:
-            files = [f for f in installed_files(path, 64 << 20) if _shared_object(f)]  # noqa: F821
+            files = [f for f in installed_files(path) if _shared_object(f)]  # noqa: F821
         except (OSError, ValueError) as exc:
-            unread.append("%s: %s" % (path, exc))
+            if getattr(exc, "errno", None) != errno.ENOENT:  # none: a Debian package's, dpkg's
+                unread.append("%s: %s" % (path, exc))
             continue
         listed.append((path, files))
         for name in files:

@@ -113,8 +113,8 @@ def _abi(file_name):
 def _distribution(path):
     try:
         files = installed_files(path)  # noqa: F821 (the prelude's helper)
-    except (OSError, ValueError):
-        return None, "no file list (RECORD or installed-files.txt)"
+    except (OSError, ValueError) as exc:
+        return None, "no file list (RECORD or installed-files.txt): %s" % exc
     shared = sorted(f for f in files if f.endswith(".so") or ".so." in os.path.basename(f))
     if not shared:
         return None, None

@@ -31,6 +31,8 @@ import pytest
 from support.pythons import interpreter, required
 from support.signals import sigint_as_in_a_terminal
 
+from jetson_env.probes._prelude import LISTING_FILES, LISTING_LIMIT
+
 ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "doctor-report.schema.json").read_text())
 PYTHON27 = interpreter("2.7.18")
@@ -297,6 +299,34 @@ def test_a_forged_record_is_a_crash_finding_not_a_traceback(venv_python):
     assert statuses == {
         "torch": ("crash", "probe 'torch' printed an object without 'torch'"),
         "torchvision": ("skip", "not checked: see torch (probe 'torch')"),
+    }
+
+
+def test_file_lists_past_the_bounds_are_named_not_read_whole(venv_python):
+    """A RECORD of 4 GiB (sparse) and one of 1.4 million short lines (14 MB, under the byte
+    bound): each costs the probe at most LISTING_LIMIT bytes and LISTING_FILES paths (the
+    doctor stays under RSS_LIMIT_MB), and the libraries check names both as not read; an
+    egg-info without a file list (a Debian package's) is none of its business."""
+    python, site = venv_python
+    for name in ("huge", "many"):
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    with open(site / "huge-1.0.dist-info" / "RECORD", "wb") as record:
+        record.truncate(4 << 30)
+    many = "".join(f"{i:x}.so\n" for i in range(1_400_000))
+    assert LISTING_LIMIT > len(many) > 1 << 20
+    (site / "many-1.0.dist-info" / "RECORD").write_text(many)
+    (site / "debian-1.0.egg-info").mkdir()  # a Debian package's: no file list, dpkg has it
+    (site / "debian-1.0.egg-info" / "PKG-INFO").write_text("Name: debian\nVersion: 1.0\n")
+    run = doctor("--json", "--check", "libraries", "--python", python, exit_code=0, target=site)
+    (libraries,) = findings(run, "libraries")
+    assert libraries["status"] == "warn" and libraries["summary"].startswith(
+        "not every package file of"
+    )
+    assert set(libraries["details"]) == {
+        f"{site}/huge-1.0.dist-info: [Errno 27] larger than {LISTING_LIMIT} bytes (not read)",
+        f"{site}/many-1.0.dist-info: [Errno 27] lists more than {LISTING_FILES} files (not read)",
     }
 
 

@@ -5,6 +5,7 @@ the loader itself (ctypes.CDLL) are the oracles."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -308,3 +309,36 @@ def test_the_plan_says_which_packages_keep_lose_or_gain_kernels(probed, to, expe
             short = "nvjpeg" if short == "nvidia-nvjpeg-cu12" else short
             found[short] = (part.now.split(": ")[1], part.after, part.verdict)
     assert {name: found[name] for name in expected} == expected
+
+
+TORCH_RECORD_BYTES = 1_468_285  # torch 2.13.0+cpu's installed RECORD: 14,623 files
+
+
+@pytest.mark.parametrize("python", [sys.executable, str(PYTHON36)], ids=["this", "py3.6"])
+def test_a_record_the_size_of_torchs_is_read(objects, tmp_path, python):
+    """A distribution whose RECORD is as long as torch's (past 1 MiB, the native probe's
+    former bound): both probes read its shared object (libneeds_missing.so: sm_87, and a
+    library that is nowhere), as `plan` (native) and the kernels check need it."""
+    if python == str(PYTHON36):
+        required("3.6.15")
+    site = tmp_path / "site"
+    folder = site / "bigrecord"
+    folder.mkdir(parents=True)
+    shutil.copy2(objects["loader"]["missing"], folder / "libneeds_missing.so")
+    device_code.add_distribution(site, "bigrecord", "2.13.0", [folder / "libneeds_missing.so"])
+    record = next(site.glob("bigrecord-*.dist-info")) / "RECORD"
+    header = "bigrecord/include/ATen/ops/_op_{:05d}_native.h,sha256=" + "x" * 43 + ",1234\n"
+    lines = [header.format(i) for i in range(TORCH_RECORD_BYTES // len(header.format(0)) + 1)]
+    with record.open("a") as handle:
+        handle.writelines(lines)
+    assert record.stat().st_size > TORCH_RECORD_BYTES > 1 << 20
+    target = LocalTarget(python, env={**os.environ, "PYTHONPATH": str(site)})
+    results = run_probes(target, ["native", "kernels"], {"native": 60, "kernels": 60})
+    assert results["native"].ok and results["kernels"].ok, results
+    native = {d["name"]: d for d in results["native"].data["distributions"]}
+    assert native["bigrecord"]["needs"] == sorted(native["bigrecord"]["needs"])
+    assert "libjetsonenv_gone.so" in native["bigrecord"]["needs"]
+    assert not [p for p in results["native"].data["problems"] if "bigrecord" in p]
+    (entry,) = by_package(results["kernels"].data)["bigrecord"]["files"]
+    assert entry["sass"] == ["sm_87"]
+    assert entry["needs"]["libjetsonenv_gone.so"] == {"path": None, "how": None}
