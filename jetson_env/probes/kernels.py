@@ -13,7 +13,7 @@ never whole files: a torch CUDA venv's GBs in about a second):
   (container: magic 0xBA55ED50, version u16, header size u16, payload size u64; entry:
   kind u16, version u16, header size u32, payload size u64, compressed size u32, options
   offset u32, minor u16, major u16, arch u32, name offset u32, name size u32, flags u64,
-  ...); checked against nvcc 13.0's output in tests/unit/test_kernels_probe.py. Flags
+  ...); checked against nvcc 13.0's output in tests/unit/test_device_code.py. Flags
   0x100000 and 0x200000 mark arch-specific (sm_90a) and family (sm_100f) code: read from
   nvcc's output for those targets. `__nv_relfatbin` (relocatable device code, -rdc) is not
   what the runtime loads: only counted.
@@ -30,7 +30,9 @@ Files with device code are listed with all their needs; other shared objects onl
 needs the loader would not find, and for those which distribution ships a file of that name
 (`shipped_by`: installed, but not where the loader looks). `driver`: the CUDA version the
 driver supports (cuDriverGetVersion; no context is made), null without a driver.
-collect() returns a dict.
+`unread`: the file lists past the prelude's bounds (installed_files) and the listed shared
+objects that could not be read; an egg-info without a list (a Debian package's: dpkg's
+files) is not among them. collect() returns a dict.
 """
 
 import errno
