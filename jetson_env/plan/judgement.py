@@ -212,6 +212,11 @@ def _python_parts(matrix: Matrix, native: dict[str, Any], change: Change) -> lis
             parts.append(_torchvision(version, vision_after, change))
         else:
             parts.append(_compiled(name, version, dist, change))
+    for unread in native.get("unread") or []:  # a file list past the probe's bounds
+        folder = str(unread.get("path") or "?").rstrip("/").rsplit("/", 1)[-1]
+        parts.append(Part("python", folder, "?", "?", "unknown",
+                          f"its file list was not read ({unread.get('error')}): what it "
+                          "installs is not judged"))  # fmt: skip
     pure = int(native.get("pure") or 0)
     if pure:
         if change.python_changes:

@@ -4,10 +4,12 @@ Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). For eve
 distribution on sys.path (its dist-info RECORD or egg-info installed-files.txt) that
 installs shared objects: the extensions' ABI tags (cpython-310-aarch64-linux-gnu, abi3)
 and the libraries they load (ELF DT_NEEDED: libcudart.so.12, libnvinfer.so.10, libc10.so
-...), read from the files' headers only. Distributions without compiled files are counted.
+...), read from the files' headers only. Distributions without compiled files are counted;
+those whose file list is past the prelude's bounds (installed_files) are `unread`.
 `jetson-env plan` judges them against the row after an upgrade. collect() returns a dict.
 """
 
+import errno
 import glob
 import os
 import struct
@@ -111,10 +113,14 @@ def _abi(file_name):
 
 
 def _distribution(path):
+    """(what it installs, None), (None, why: no file list: a Debian package's) or (None, None):
+    pure Python; OSError or ValueError where its file list is past the prelude's bounds."""
     try:
         files = installed_files(path)  # noqa: F821 (the prelude's helper)
-    except (OSError, ValueError) as exc:
-        return None, "no file list (RECORD or installed-files.txt): %s" % exc
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            raise
+        return None, "no file list (RECORD or installed-files.txt)"
     shared = sorted(f for f in files if f.endswith(".so") or ".so." in os.path.basename(f))
     if not shared:
         return None, None
@@ -142,7 +148,7 @@ def _distribution(path):
 
 
 def collect():
-    distributions, problems, seen, pure = [], [], set(), 0
+    distributions, problems, unread, seen, pure = [], [], [], set(), 0
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
             continue
@@ -154,7 +160,11 @@ def collect():
             if key in seen:
                 continue
             seen.add(key)
-            found, problem = _distribution(path)
+            try:
+                found, problem = _distribution(path)
+            except (OSError, ValueError) as exc:
+                unread.append({"path": path, "error": str(exc)})
+                continue
             if found is not None:
                 distributions.append(found)
             elif problem is not None:
@@ -172,4 +182,5 @@ def collect():
         "distributions": distributions,
         "pure": pure,
         "problems": problems[:20],
+        "unread": unread[:20],
     }

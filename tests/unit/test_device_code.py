@@ -20,6 +20,7 @@ from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN
 from jetson_env.matrix import load
 from jetson_env.plan import judgement
+from jetson_env.probes._prelude import LISTING_LIMIT
 from jetson_env.probing import ProbeResult, run_probes
 from jetson_env.targets import LocalTarget
 
@@ -318,7 +319,8 @@ TORCH_RECORD_BYTES = 1_468_285  # torch 2.13.0+cpu's installed RECORD: 14,623 fi
 def test_a_record_the_size_of_torchs_is_read(objects, tmp_path, python):
     """A distribution whose RECORD is as long as torch's (past 1 MiB, the native probe's
     former bound): both probes read its shared object (libneeds_missing.so: sm_87, and a
-    library that is nowhere), as `plan` (native) and the kernels check need it."""
+    library that is nowhere), as `plan` (native) and the kernels check need it; one of 4 GiB
+    (sparse) is named as not read by both."""
     if python == str(PYTHON36):
         required("3.6.15")
     site = tmp_path / "site"
@@ -332,6 +334,10 @@ def test_a_record_the_size_of_torchs_is_read(objects, tmp_path, python):
     with record.open("a") as handle:
         handle.writelines(lines)
     assert record.stat().st_size > TORCH_RECORD_BYTES > 1 << 20
+    past = site / "pastbounds-1.0.dist-info"  # and one past the bounds: named, not read
+    past.mkdir()
+    with open(past / "RECORD", "wb") as handle:
+        handle.truncate(4 << 30)
     target = LocalTarget(python, env={**os.environ, "PYTHONPATH": str(site)})
     results = run_probes(target, ["native", "kernels"], {"native": 60, "kernels": 60})
     assert results["native"].ok and results["kernels"].ok, results
@@ -339,6 +345,9 @@ def test_a_record_the_size_of_torchs_is_read(objects, tmp_path, python):
     assert native["bigrecord"]["needs"] == sorted(native["bigrecord"]["needs"])
     assert "libjetsonenv_gone.so" in native["bigrecord"]["needs"]
     assert not [p for p in results["native"].data["problems"] if "bigrecord" in p]
+    too_large = f"[Errno 27] larger than {LISTING_LIMIT} bytes (not read)"
+    assert results["native"].data["unread"] == [{"path": str(past), "error": too_large}]
+    assert results["kernels"].data["unread"] == [f"{past}: {too_large}"]
     (entry,) = by_package(results["kernels"].data)["bigrecord"]["files"]
     assert entry["sass"] == ["sm_87"]
     assert entry["needs"]["libjetsonenv_gone.so"] == {"path": None, "how": None}

@@ -80,6 +80,19 @@ def test_within_the_line_almost_everything_survives():
     assert "no TensorRT tool" in found["/srv/models/yolo.engine"][1]
 
 
+def test_a_distribution_whose_file_list_was_not_read_is_unknown_not_left_out():
+    """The native probe's `unread` (a RECORD past the probes' bounds): an unknown part that
+    says why, not a distribution the plan is silent about."""
+    why = "[Errno 27] larger than 16777216 bytes (not read)"
+    unread = [{"path": "/usr/local/lib/python3.10/dist-packages/torch-2.5.0.dist-info",
+               "error": why}]  # fmt: skip
+    _kind, found = verdicts("R39.2.2", native={**NATIVE, "unread": unread})
+    assert found["torch-2.5.0.dist-info"] == (
+        "unknown",
+        f"its file list was not read ({why}): what it installs is not judged",
+    )
+
+
 def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged():
     kind, found = verdicts("R39.2.2")
     assert kind == judgement.REFLASH
