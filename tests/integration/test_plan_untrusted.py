@@ -119,6 +119,8 @@ ODD = {
                "unreachable"),
     "nan": ({"native": {"distributions": [], "pure": float("nan")}}, "unreachable"),
     "infinite": ({"native": {"distributions": [], "pure": float("inf")}}, "unreachable"),
+    "unread": ({"native": {"distributions": [], "pure": 1, "unread": ["/a.dist-info"]}},
+               "unreachable"),
     "engines": ({"engines": {"engines": [{"path": "/a", "tensorrt": {"x": 1}}]}}, "unknown"),
     "apt": ({"apt_upgrade": {"holds": [[1]], "simulation": {"ok": True, "kept_back": [[1]]}}},
             "blocked"),
