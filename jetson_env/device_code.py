@@ -123,8 +123,8 @@ def judge(
 ) -> Verdict:
     """What a GPU of `capability` does with a file's device code (ptx: {"arch", "version":
     its ISA, absent where unknown}). jetson_cuda: the Jetson's CUDA release (its L4T row);
-    driver_cuda: the CUDA version the driver supports (None:
-    unknown, the PTX version is then not held against it)."""
+    driver_cuda: the CUDA version the driver supports (None: unknown, the PTX version is
+    then not held against it)."""
     wanted = version(capability)
     if wanted is None:
         raise ValueError(f"not a compute capability: {capability!r}")

@@ -67,8 +67,8 @@ def unwalked(package: dict) -> list[str]:
 
 def not_read(check: Check, facts: Facts) -> list[Finding]:
     """A warning naming what the kernels probe did not read (a file list past the probes'
-    bounds or not there, a shared object this user cannot open): what those carry and need
-    is not judged, so neither check may say all is well without it."""
+    bounds or unreadable, a listed shared object this user cannot open): what those carry
+    and need is not judged, so neither check may say all is well without it."""
     unread = facts.data("kernels").get("unread") or []
     if not unread:
         return []

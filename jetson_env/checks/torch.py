@@ -1,4 +1,4 @@
-"""torch: version, built with CUDA, CUDA available, the device's sm_XY among its kernels.
+"""torch: version, built with CUDA, CUDA available, a kernel the device runs among its own.
 
 "no kernel image is available for execution on the device" (CUDA error 209, 48 before
 CUDA 10.1) is a torch built without a kernel the device runs: which one runs is

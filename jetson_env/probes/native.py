@@ -114,7 +114,8 @@ def _abi(file_name):
 
 def _distribution(path):
     """(what it installs, None), (None, why: no file list: a Debian package's) or (None, None):
-    pure Python; OSError or ValueError where its file list is past the prelude's bounds."""
+    pure Python; OSError or ValueError where its file list is unreadable or past the
+    prelude's bounds."""
     try:
         files = installed_files(path)  # noqa: F821 (the prelude's helper)
     except OSError as exc:
