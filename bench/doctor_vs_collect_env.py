@@ -14,7 +14,10 @@ doctor's probe results) and verdicts (collect_env gives none). Prints the ratios
 the goals of issue 55: the doctor without the smoke against a bare `import torch` (its
 floor: it must import torch), with the smoke and --quick against collect_env, and the
 doctor's peak RSS against one convolution's on the GPU (what the smoke must at least
-hold; with --gpu). Every command runs from an empty folder. Asserts nothing.
+hold; with --gpu), and against the same convolution after importing what the doctor checks in
+that one process (torchvision, cuda-python, pycuda where installed): the floor of a doctor
+that checks them in the target's Python. Every command runs from an empty folder. Asserts
+nothing.
 
     python bench/doctor_vs_collect_env.py --python /path/to/python-with-torch [--gpu]
 
@@ -47,6 +50,17 @@ RSS_GOAL = ("doctor", "one GPU convolution", 1.05)  # peak RSS of the largest pr
 CONVOLUTION = (
     "import torch; torch.nn.Conv2d(3, 8, 3).cuda()(torch.zeros(1, 3, 32, 32, device='cuda'))"
     "; torch.cuda.synchronize()"
+)
+# The same convolution after importing what the doctor's one framework process must import to
+# check them in the target's Python, where installed: torchvision, cuda-python's driver API,
+# pycuda. The floor of any doctor that checks them without a second process holding torch.
+FLOOR = (
+    "import importlib\n"
+    "for name in ('torchvision', 'cuda.bindings.driver', 'pycuda.driver'):\n"
+    "    try:\n"
+    "        importlib.import_module(name)\n"
+    "    except ImportError:\n"
+    "        pass\n" + CONVOLUTION.replace("; ", "\n")
 )
 
 
@@ -172,6 +186,7 @@ def main() -> None:
     }
     if args.gpu:
         commands["one GPU convolution"] = [args.python, "-c", CONVOLUTION]
+        commands["the same + imports"] = [args.python, "-c", FLOOR]
     runs = {name: Runs() for name in commands}
     names = list(commands)
     empty = tempfile.mkdtemp(prefix="doctor-bench-")  # every command from an empty folder
@@ -208,6 +223,10 @@ def main() -> None:
         )
         print(f"  peak RSS {name} / {against}: {ratio:.2f}  (goal <= {goal:g}: "
               f"{'met' if ratio <= goal else 'NOT met'})")  # fmt: skip
+        floor = statistics.median(runs["the same + imports"].largest_mb)
+        print(f"  peak RSS {name} / the same + imports (torchvision, cuda-python, pycuda where"
+              f" installed): {statistics.median(runs[name].largest_mb) / floor:.2f}; that floor"
+              f" / {against}: {floor / statistics.median(runs[against].largest_mb):.2f}")
     report = json.loads(runs["doctor --no-smoke"].output)
     fields = collect_env_fields(base.output)
     known = sum(1 for _, value in fields if value not in ("N/A", "None", "Could not collect", ""))
