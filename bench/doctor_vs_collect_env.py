@@ -224,9 +224,11 @@ def main() -> None:
         print(f"  peak RSS {name} / {against}: {ratio:.2f}  (goal <= {goal:g}: "
               f"{'met' if ratio <= goal else 'NOT met'})")  # fmt: skip
         floor = statistics.median(runs["the same + imports"].largest_mb)
-        print(f"  peak RSS {name} / the same + imports (torchvision, cuda-python, pycuda where"
-              f" installed): {statistics.median(runs[name].largest_mb) / floor:.2f}; that floor"
-              f" / {against}: {floor / statistics.median(runs[against].largest_mb):.2f}")
+        print(
+            f"  peak RSS {name} / the same + imports (torchvision, cuda-python, pycuda where"
+            f" installed): {statistics.median(runs[name].largest_mb) / floor:.2f}; that floor"
+            f" / {against}: {floor / statistics.median(runs[against].largest_mb):.2f}"
+        )
     report = json.loads(runs["doctor --no-smoke"].output)
     fields = collect_env_fields(base.output)
     known = sum(1 for _, value in fields if value not in ("N/A", "None", "Could not collect", ""))
