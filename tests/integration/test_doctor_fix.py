@@ -63,6 +63,7 @@ NVIDIA_RUNTIME = {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": 
 CHECKS = ("--check", "termcolor", "--check", "libnvinfer", "--check", "cuda",
           "--check", "docker", "--no-smoke")  # fmt: skip
 MARKER = "/var/tmp/before-fix"
+ROLES = "cuda_env,python_base,tensorrt,docker_runtime"  # what the fleet host is provisioned with
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,14 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
         tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
         playbook_vars = {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
+        # Provisioned here, not by a test: each test starts from this state and leaves it so.
+        write_daemon_json(host, OTHER_DAEMON_KEYS, work)
+        inventory = write_inventory(
+            work / "inventory.yml", {"fix": {"ansible_host": host.container}}, playbook_vars
+        )
+        provisioned = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", ROLES)
+        assert provisioned.rc == 0, provisioned.messages() or provisioned.stderr
+        host.exec(["sh", "-c", f"rm -f {DAEMON_JSON}.*~"])  # the tests count their own backups
         yield Fleet(host, home, f"root@127.0.0.1:{port}", playbook_vars)
     finally:
         remove_host(host)
@@ -191,16 +200,8 @@ def test_without_nvidias_runtime_nothing_registers_it_and_the_doctor_names_its_p
 
 
 def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
+    """The fleet host as the fixture provisioned it, broken four ways, fixed by --fix."""
     host = fleet.host
-    inventory = write_inventory(
-        tmp_path / "inventory.yml", {"fix": {"ansible_host": host.container}}, fleet.playbook_vars
-    )
-    write_daemon_json(host, OTHER_DAEMON_KEYS, tmp_path)
-    provisioned = run_playbook(
-        ANSIBLE_ENDS["newest"].ensure(), inventory,
-        "--tags", "cuda_env,python_base,tensorrt,docker_runtime",
-    )  # fmt: skip
-    assert provisioned.rc == 0, provisioned.messages() or provisioned.stderr
     assert pip_version(host, "termcolor")
     provisioned_daemon_json = host.exec(["cat", DAEMON_JSON]).stdout
     assert json.loads(provisioned_daemon_json)["runtimes"] == NVIDIA_RUNTIME

@@ -14,10 +14,13 @@ The playbook reaches it as Ansible users do: the docker connection as the user, 
 still run with the system Python). Roles: jetson_facts, cuda_env, python_base, torch,
 tensorrt (the stand-in tarball, a controller file), docker_runtime; torchvision, pycuda and
 torch2trt are off (no compiler and no network to get one; test_playbook_x86.py builds them).
-Tests run in file order on one host: --check, the run, the second run, the doctor, then the
-doctor's --fix as the user (single host and fleet), issue 33's promise (jetson-env provision
-and the doctor as the user runs them, then with pyenv's shims first on PATH), and last every
-pip remedy the doctor prints, run as printed (it leaves stand-in wheels in the venv).
+The first --check and the first run (with the second) are about the host never provisioned;
+every later test gets a provisioned host of its own (tests/support/provisioned.py: a
+container of the state the first run kept, else one it provisions itself), so any test id
+alone, in any order or worker, gives the whole run's verdict: --check after the run, the
+doctor, its --fix as the user (single host and fleet), issue 33's promise (jetson-env
+provision and the doctor as the user runs them, then with pyenv's shims first on PATH), a
+default bundle, and every pip remedy the doctor prints, run as printed.
 """
 
 import json
@@ -51,6 +54,7 @@ from support.hosts import (
     LivedInImage,
     start_lived_in,
 )
+from support.provisioned import ProvisionedState
 from support.schemas import fix_schema_validator
 from support.standins import (
     build_cuda_toolkit_archive,
@@ -84,36 +88,107 @@ class LivedIn:
     ansible: AnsibleEnd
     inventory: Path
     work: Path
+    playbook_vars: dict
+
+
+# What decides the provisioned state the tests after the first run start from.
+PROVISION_INPUTS = (
+    "ansible_collections/jetson_env/jetson",
+    "jetson_env",
+    "playbooks/jetson.yml",
+    "ansible.cfg",
+    "pyproject.toml",
+    "tests/integration/test_lived_in.py",
+    "tests/integration/playbook_support.py",
+    "tests/support",
+    "tests/fixtures",
+)
 
 
 @pytest.fixture(scope="module")
-def lived_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LivedIn]:
-    work = tmp_path_factory.mktemp("lived-in")
-    toolkit = work / "toolkit"
-    toolkit.mkdir()
+def image(tmp_path_factory: pytest.TempPathFactory) -> LivedInImage:
+    toolkit = tmp_path_factory.mktemp("lived-in-toolkit")
     build_cuda_toolkit_archive(toolkit)
-    cuda_tar = deterministic_tar(toolkit / "cuda-12.6", "cuda-12.6", work / "cuda.tar")
-    image = LivedInImage("x86-debian12", cuda_tar, TORCH_WHEEL_X86)
-    host = start_lived_in(image, HOST)
+    cuda_tar = deterministic_tar(toolkit / "cuda-12.6", "cuda-12.6", toolkit / "cuda.tar")
+    return LivedInImage("x86-debian12", cuda_tar, TORCH_WHEEL_X86)
+
+
+def start_unprovisioned(image: LivedInImage, name: str) -> Host:
+    """A lived-in host as its user has it, never provisioned."""
+    host = start_lived_in(image, name)
+    host.install_project()
+    # The GPU server's user has NVIDIA's container runtime: docker_runtime registers it.
+    stage_container_runtime(host)
+    return host
+
+
+def play_vars(work: Path) -> dict:
+    """The play's variables, its files (the TensorRT tarball, the lock file) under `work`."""
+    tarball = build_tensorrt_tarball("10.3.0", "cp311", work / "trt")
+    return {
+        "jetson_facts_python": f"{LIVED_IN_VENV}/bin/python",
+        "torch_lock_file": str(work / "jetson-env.lock.yml"),
+        "torch_controller_cache": str(work / "cache" / "torch"),
+        "tensorrt_tarball": str(tarball),
+        "torchvision_enabled": False,
+        "pycuda_enabled": False,
+        "torch2trt_enabled": False,
+    }
+
+
+def lived_in_at(host: Host, work: Path, playbook_vars: dict) -> LivedIn:
+    inventory = write_inventory(work / "inventory.yml", {HOST: {
+        "ansible_host": host.container, "ansible_user": LIVED_IN_USER, "ansible_become": True,
+        # The venv as Ansible's interpreter, as users point the roles at their torch.
+        "ansible_python_interpreter": f"{LIVED_IN_VENV}/bin/python"}}, playbook_vars)  # fmt: skip
+    return LivedIn(host, ANSIBLE_ENDS["newest"].ensure(), inventory, work, playbook_vars)
+
+
+def provision(lived_in: LivedIn) -> None:
+    """The first run, as test_the_run_converges_and_keeps_what_the_user_has makes it."""
+    result = run_playbook(lived_in.ansible, lived_in.inventory)
+    assert result.rc == 0, result.messages() or result.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def state(image: LivedInImage) -> ProvisionedState:
+    """The provisioned lived-in host the tests after the first run start from."""
+    return ProvisionedState("x86-debian12-lived-in", "newest", PROVISION_INPUTS,
+                            base=image.ensure())  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def unprovisioned(
+    tmp_path_factory: pytest.TempPathFactory, image: LivedInImage
+) -> Iterator[LivedIn]:
+    """The host before any run: the first --check and the first run are about it."""
+    work = tmp_path_factory.mktemp("lived-in")
+    host = start_unprovisioned(image, HOST)
     try:
-        host.install_project()
-        # The GPU server's user has NVIDIA's container runtime: docker_runtime registers it.
-        stage_container_runtime(host)
-        tarball = build_tensorrt_tarball("10.3.0", "cp311", work / "trt")
-        common = {
-            "jetson_facts_python": f"{LIVED_IN_VENV}/bin/python",
-            "torch_lock_file": str(work / "jetson-env.lock.yml"),
-            "torch_controller_cache": str(work / "cache" / "torch"),
-            "tensorrt_tarball": str(tarball),
-            "torchvision_enabled": False,
-            "pycuda_enabled": False,
-            "torch2trt_enabled": False,
-        }
-        inventory = write_inventory(work / "inventory.yml", {HOST: {
-            "ansible_host": host.container, "ansible_user": LIVED_IN_USER, "ansible_become": True,
-            # The venv as Ansible's interpreter, as users point the roles at their torch.
-            "ansible_python_interpreter": f"{LIVED_IN_VENV}/bin/python"}}, common)  # fmt: skip
-        yield LivedIn(host, ANSIBLE_ENDS["newest"].ensure(), inventory, work)
+        yield lived_in_at(host, work, play_vars(work))
+    finally:
+        remove_host(host)
+
+
+@pytest.fixture
+def lived_in(tmp_path: Path, image: LivedInImage, state: ProvisionedState) -> Iterator[LivedIn]:
+    """A provisioned lived-in host of this test's own: a container of the kept state (the
+    first run's test keeps it), else one provisioned here as that test does (and kept)."""
+    name = f"{HOST}-provisioned"
+
+    def start(derived: str | None) -> Host:
+        return start_lived_in(image, name, derived) if derived else start_unprovisioned(image, name)
+
+    def provisioned(host: Host, work: Path) -> dict:
+        playbook_vars = play_vars(work)
+        provision(lived_in_at(host, work, playbook_vars))
+        return playbook_vars
+
+    work = tmp_path / "controller"
+    work.mkdir()
+    host, playbook_vars = state.host(work, start, provisioned)
+    try:
+        yield lived_in_at(host, work, playbook_vars)
     finally:
         remove_host(host)
 
@@ -130,7 +205,8 @@ def python_has(host: Host, python: str, module: str) -> bool:
     return host.exec([python, "-c", f"import {module}"], check=False).returncode == 0
 
 
-def test_check_changes_nothing_and_says_what_it_would_do(lived_in: LivedIn):
+def test_check_changes_nothing_and_says_what_it_would_do(unprovisioned: LivedIn):
+    lived_in = unprovisioned
     assert matrix.load().x86.torch.version != INSTALLED_TORCH.split("+")[0]
     touch_marker(lived_in.host)
 
@@ -145,7 +221,10 @@ def test_check_changes_nothing_and_says_what_it_would_do(lived_in: LivedIn):
     assert paths_changed_since(lived_in.host, MARKER, LIVED_IN_USER) == set()
 
 
-def test_the_run_converges_and_keeps_what_the_user_has(lived_in: LivedIn):
+def test_the_run_converges_and_keeps_what_the_user_has(
+    unprovisioned: LivedIn, state: ProvisionedState
+):
+    lived_in = unprovisioned
     host = lived_in.host
     touch_marker(host)
 
@@ -174,19 +253,29 @@ def test_the_run_converges_and_keeps_what_the_user_has(lived_in: LivedIn):
 
     again = run_playbook(lived_in.ansible, lived_in.inventory)
     assert again.rc == 0 and again.changed(HOST) == 0, again.changed_tasks(HOST)
+    state.keep(host, lived_in.work, lived_in.playbook_vars)  # the later tests start from it
+
+
+def test_check_after_the_run_changes_nothing_and_would_change_nothing(lived_in: LivedIn):
+    """--check on the provisioned host: nothing written, nothing it would change."""
+    touch_marker(lived_in.host)
+
+    result = run_playbook(lived_in.ansible, lived_in.inventory, check=True)
+
+    assert result.rc == 0, result.messages() or result.stderr[-3000:]
+    assert result.changed(HOST) == 0, result.changed_tasks(HOST)
+    assert paths_changed_since(lived_in.host, MARKER, LIVED_IN_USER) == set()
 
 
 def test_replacing_the_users_nvcc_needs_the_opt_in_and_keeps_a_backup(lived_in: LivedIn):
     host = lived_in.host
     result = run_playbook(lived_in.ansible, lived_in.inventory, "--tags", "cuda_env",
                           extra_vars={"cuda_env_replace_nvcc": True})  # fmt: skip
-    try:
-        assert result.rc == 0, result.messages()
-        link = host.exec(["readlink", "/usr/local/bin/nvcc"]).stdout.strip()
-        assert link.endswith("/bin/nvcc") and link.startswith("/usr/local/cuda")
-        assert file_text(host, "/usr/local/bin/nvcc.jetson-env-backup") == LIVED_IN_NVCC
-    finally:  # the user's wrapper back, as the rest of the module expects
-        host.exec(["sh", "-c", "mv /usr/local/bin/nvcc.jetson-env-backup /usr/local/bin/nvcc"])
+
+    assert result.rc == 0, result.messages()
+    link = host.exec(["readlink", "/usr/local/bin/nvcc"]).stdout.strip()
+    assert link.endswith("/bin/nvcc") and link.startswith("/usr/local/cuda")
+    assert file_text(host, "/usr/local/bin/nvcc.jetson-env-backup") == LIVED_IN_NVCC
 
 
 def doctor(host: Host, *args: str, python: str = f"{LIVED_IN_VENV}/bin/python"):
@@ -452,15 +541,12 @@ def recorded_files(host: Host, *names: str) -> dict[str, dict[str, str]]:
 
 
 @pytest.fixture
-def paired_torchvision(lived_in: LivedIn) -> Iterator[None]:
-    """A stand-in torchvision 0.28.0+cpu in the venv, the pair of its torch 2.13.0+cpu; removed
-    afterwards (the pip remedies' test after this one expects the venv without it)."""
+def paired_torchvision(lived_in: LivedIn) -> None:
+    """A stand-in torchvision 0.28.0+cpu in the venv, the pair of its torch 2.13.0+cpu."""
     standin = build_standin_wheel("torchvision", "0.28.0+cpu", lived_in.work / "torchvision")
     lived_in.host.copy_in(standin, f"/tmp/{standin.name}")
     pip = f"{LIVED_IN_VENV}/bin/pip"
     lived_in.host.exec([pip, "install", "-q", "--no-index", "--no-deps", f"/tmp/{standin.name}"])
-    yield
-    lived_in.host.exec([pip, "uninstall", "-y", "-q", "torchvision"])
 
 
 @pytest.mark.usefixtures("paired_torchvision")

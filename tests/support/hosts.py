@@ -757,11 +757,12 @@ class LivedInImage:
         self.context.build(self.tag)
 
 
-def start_lived_in(image: LivedInImage, name: str) -> Host:
-    """A container `<prefix><name>` of a lived-in image with its network cut (`--network
-    none`): `docker exec` (and so Ansible's docker connection) still reaches it; nothing on
-    it reaches a package index or mirror."""
-    tag = image.ensure()
+def start_lived_in(image: LivedInImage, name: str, derived: str | None = None) -> Host:
+    """A container `<prefix><name>` of a lived-in image (or of `derived`, an image made from
+    it: a kept provisioned state) with its network cut (`--network none`): `docker exec` (and
+    so Ansible's docker connection) still reaches it; nothing on it reaches a package index or
+    mirror."""
+    tag = derived or image.ensure()
     spec = HostSpec(name, HOSTS[image.base_host].debian_arch)
     _docker("rm", "--force", spec.container)
     options = ["--detach", "--network", "none", "--name", spec.container]

@@ -72,18 +72,20 @@ def _moved(value, old: str, new: str):
 
 @dataclass(frozen=True)
 class ProvisionedState:
-    """A host of kind `kind` (tests/support/hosts.py's HOSTS) provisioned at Ansible end `end`
-    with the files `inputs` of the checkout and the session's values `recipe`."""
+    """A host of kind `kind` (tests/support/hosts.py's HOSTS, or a name for the image `base`)
+    provisioned at Ansible end `end` with the files `inputs` of the checkout and the session's
+    values `recipe`."""
 
     kind: str
     end: str
     inputs: tuple[str, ...]
     recipe: dict = field(default_factory=dict)
+    base: str = ""  # the image hosts start from when it is not the kind's (a lived-in host's)
 
     @cached_property
     def key(self) -> str:
         parts: list[str | bytes] = [
-            HostImage(HOSTS[self.kind]).tag,
+            self.base or HostImage(HOSTS[self.kind]).tag,
             ANSIBLE_ENDS[self.end].ensure().versions,
             str(REPO_ROOT),
             json.dumps(self.recipe, sort_keys=True),
