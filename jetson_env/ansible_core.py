@@ -128,7 +128,7 @@ class Support:
         venvs that do, or "": no line manages them all (JetPack 4/5 with Ubuntu 26.04), or
         none of the lines that do runs on `controller_python` (2.16, for JetPack 4, on a
         Python 3.14 controller; 3.11 targets on a 3.11 controller have 2.16 to 2.19)."""
-        pythons = sorted({_line(v) for v in python_versions if v})
+        pythons = sorted({_line(v) for v in python_versions if v and readable(v)})
         if not pythons or any(self.unsupported(str(p)) for p in pythons):
             return ""  # refusal() names a target no line manages
         line = self.newest_managing(map(str, pythons))

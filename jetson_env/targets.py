@@ -173,7 +173,27 @@ def launch_command(python: str, budget: float, startup: float, lifeline: bool = 
         "fi\n"
         'exec sh -c "$0" jetson-env\n'
     )
+    if not lifeline:
+        own_group = _cut(OUTPUT_LIMIT + 1)
     return shlex.join(["sh", "-c", own_group, script])
+
+
+def _cut(size: int) -> str:
+    """launch_command's start for Ansible, whose connection keeps all a command prints in
+    memory (an interpreter that prints without end grew the doctor and Ansible until they
+    were killed): each stream passes `head -c SIZE` on the host, one byte more than a probe
+    process's cap, so the doctor sees that cap passed (StreamCollector.overflow) as it does
+    over SSH, where it reads the stream itself. The interpreter runs in a group of its own
+    (`setsid`) that `k` ends without the two `head`s, which pass on what is left and exit
+    with it; without `setsid`, `k` ends only the processes marked with LAUNCH_ENV (the
+    `head`s are not). Past the cut the interpreter's writes fail, as the heartbeat's do
+    when the connection drops, which ends the run."""
+    return (
+        "K='kill -KILL 0'; export K; S=setsid\n"
+        "command -v setsid >/dev/null 2>&1 || { S=; K=:; }\n"
+        f'( $S sh -c "$0" jetson-env 2>&1 >&3 3>&- | head -c {size} >&2 3>&- ) 3>&1'
+        f" | head -c {size}\n"
+    )
 
 
 LineCallback = Callable[[str, str], None]  # (stream, line): stream is "stdout" or "stderr"

@@ -174,6 +174,8 @@ class Terminal:
                           HOST_LABELS[host["status"]], clean(failing),
                           style=HOST_STYLES[host["status"]])  # fmt: skip
         self.out.print(table)
+        if fleet.get("ansible_core_split"):
+            self.out.print(clean(fleet["ansible_core_split"]), soft_wrap=True, style="bold")
         if fleet.get("engines"):
             self.engine_grid(fleet["engines"])
         for host in fleet["hosts"]:
@@ -228,6 +230,8 @@ class Terminal:
         """`jetson-env plan`: per host its parts, worst first, with the reasons; then the
         commands whole (nothing to type is split), before and after the upgrade."""
         after = plan["after"]
+        if plan.get("ansible_core_split"):
+            self.out.print(clean(plan["ansible_core_split"]), soft_wrap=True, style="bold")
         for host in plan["hosts"]:
             now = host["now"]
             moving = (f"R{now['l4t']} (JetPack {now['jetpack']}) -> {plan['to']} (JetPack "

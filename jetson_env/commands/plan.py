@@ -51,11 +51,11 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                       args.host)  # fmt: skip
     try:
         with term.progress() as progress:
-            hosts = assembly.gather(matrix, request, args, progress)
+            hosts, split = assembly.gather(matrix, request, args, progress)
     except (fleet.FleetError, assembly.InputError) as exc:
         term.error(str(exc), hint=exc.hint)
         return EXIT_USAGE
-    data = assembly.document(request, hosts)
+    data = assembly.document(request, hosts, split)
     if args.json:
         term.json(data)
     else:

@@ -104,14 +104,19 @@ class RecordedTarget:
         """Why the controller's ansible-core cannot provision or fix this host (its modules'
         Python is older than the ansible-core supports), with the way out; "" when it can.
         The modules' Python is the probed one unless the inventory runs modules elsewhere."""
-        python = self.ansible.get("module_python", "")
-        version = self.ansible.get("module_python_version", "")
-        if not version and python == self.python:
-            version = ((platform or {}).get("python") or {}).get("version", "")
+        version = self.module_python_version(platform)
         core = self.ansible.get("ansible_core", "")
         if not core or not version:
             return ""
         return matrix.ansible_core.refusal(core, version, self.description)
+
+    def module_python_version(self, platform: dict[str, Any] | None) -> str:
+        """The version of the Python Ansible runs modules with on this host, as it said it
+        ("" when not known): the probed one's unless the inventory runs modules elsewhere."""
+        version = self.ansible.get("module_python_version", "")
+        if not version and self.ansible.get("module_python", "") == self.python:
+            version = ((platform or {}).get("python") or {}).get("version", "")
+        return version if isinstance(version, str) else ""
 
     def run_python(self, source, deadline: Deadline, on_line, budget: float = 0) -> Completed:
         """The recording of `source`: fleet.run sent the launcher script that probe_all
@@ -153,6 +158,9 @@ class FleetReport:
     reports: dict[str, doctor_mod.Report]  # by inventory host name
     # Hosts the controller's ansible-core cannot provision or fix -> why, with the way out.
     unmanaged: dict[str, str] = field(default_factory=dict)
+    # Why no one ansible-core manages every host's modules' Python, with the controller
+    # venvs that do (ansible_core.Support.split); "" when one does.
+    split: str = ""
 
     @property
     def ordered(self) -> list[tuple[str, doctor_mod.Report]]:
@@ -188,6 +196,7 @@ class FleetReport:
             "status": hosts[0]["status"],
             "exit_code": self.exit_code,
             "counts": {status: counts.get(status, 0) for status in HOST_STATUSES},
+            "ansible_core_split": self.split or None,
             "hosts": hosts,
             "engines": engine_grid(hosts),
             **fleet_fixes(self.inventory, self.limit, hosts),
@@ -385,6 +394,7 @@ def run(
 ) -> FleetReport:
     reports: dict[str, doctor_mod.Report] = {}
     unmanaged: dict[str, str] = {}
+    pythons: list[str] = []  # the Pythons Ansible runs modules with, host by host
     names = doctor_mod.needed_probes(checks)
     hosts = recorded(inventory, limit, names, timeout, forks, progress, arguments)
     for host, target in hosts.items():
@@ -397,7 +407,8 @@ def run(
         reports[host] = report
         if why := target.unmanaged(matrix, report.platform):
             unmanaged[host] = why
-    return FleetReport(inventory, limit, reports, unmanaged)
+        pythons.append(target.module_python_version(report.platform))
+    return FleetReport(inventory, limit, reports, unmanaged, matrix.ansible_core.split(pythons))
 
 
 def recorded(
@@ -455,7 +466,7 @@ def fix(
     Python the probes ran in (jetson_facts_python); hosts not reached are named and left.
     Then the doctor again on the hosts it changed: the fleet after, or an exit code for a
     refusal (which comes before any change)."""
-    term.fleet(before.as_dict())
+    term.fleet(before.as_dict())  # the split, where no one ansible-core manages the fleet
     applied: dict[str, tuple[fixing.RolePlan, fixing.RoleRuns]] = {}
     for host, report in before.ordered:
         if not report.reached:
@@ -495,6 +506,7 @@ def fix(
         before.limit,
         {**before.reports, **again.reports},
         {**before.unmanaged, **again.unmanaged},
+        before.split,
     )
 
 

@@ -191,8 +191,8 @@ def exit_code(hosts: list[dict[str, Any]]) -> int:
     return EXIT_FAILED if "blocked" in statuses else EXIT_OK
 
 
-def document(request: Request, hosts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The whole plan (docs/plan.schema.json): worst host first."""
+def document(request: Request, hosts: list[dict[str, Any]], split: str = "") -> dict[str, Any]:
+    """The whole plan (docs/plan.schema.json): worst host first; `split`: gather's."""
     ordered = sorted(hosts, key=lambda h: (HOST_STATUSES.index(h["status"]), h["host"]))
     counts = Counter(h["status"] for h in ordered)
     return {
@@ -205,6 +205,7 @@ def document(request: Request, hosts: list[dict[str, Any]]) -> dict[str, Any]:
         "status": ordered[0]["status"] if ordered else "survives",
         "exit_code": exit_code(ordered),
         "counts": {status: counts.get(status, 0) for status in HOST_STATUSES},
+        "ansible_core_split": split or None,
         "hosts": ordered,
         "bundle": request.bundle,
         "commands": commands(request, ordered),
@@ -213,23 +214,27 @@ def document(request: Request, hosts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def gather(
     matrix: Matrix, request: Request, args: Any, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
-    """Every host's plan: the inventory's through Ansible, --host's over SSH, or this machine."""
+) -> tuple[list[dict[str, Any]], str]:
+    """Every host's plan: the inventory's through Ansible, --host's over SSH, or this
+    machine; and for an inventory, why no one ansible-core manages its hosts after the
+    upgrade (ansible_core.Support.split), "" when one does."""
     if request.inventory is not None:
         from jetson_env.fleet import inventory as fleet
 
         found = fleet.recorded(request.inventory, request.limit, set(PROBES), args.timeout,
                                args.forks, progress, request.arguments())  # fmt: skip
         hosts = []
+        pythons = []  # the Pythons Ansible runs modules with after the upgrade, by host
         for name, target in found.items():
             if not isinstance(target, fleet.RecordedTarget):
                 hosts.append(host_plan(matrix, name, target.findings[0].summary, request))
                 continue
             planned = host_plan(matrix, name, probe_host(target, request, args.timeout,
                                                          progress), request)  # fmt: skip
-            hosts.append({**planned, "unmanaged": unmanaged_after(matrix, target, request,
-                                                                  planned) or None})  # fmt: skip
-        return hosts
+            after, platform = target_after(target, request, planned)
+            hosts.append({**planned, "unmanaged": after.unmanaged(matrix, platform) or None})
+            pythons.append(after.module_python_version(platform))
+        return hosts, matrix.ansible_core.split(pythons)
     if request.ssh_host is not None:
         from jetson_env import remote
 
@@ -241,7 +246,7 @@ def gather(
         except remote.UsageError as exc:
             raise InputError(str(exc), exc.hint) from None
         except remote.ConnectError as exc:
-            return [host_plan(matrix, exc.target, f"{exc} ({exc.remedy})", request)]
+            return [host_plan(matrix, exc.target, f"{exc} ({exc.remedy})", request)], ""
         try:
             return [
                 host_plan(
@@ -250,22 +255,22 @@ def gather(
                     probe_host(target, request, args.timeout, progress),
                     request,
                 )
-            ]
+            ], ""
         finally:
             target.close()
     from jetson_env.targets import LocalTarget
 
     target = LocalTarget(args.python)
-    return [host_plan(matrix, target.description,
-                      probe_host(target, request, args.timeout, progress), request)]  # fmt: skip
+    done = probe_host(target, request, args.timeout, progress)
+    return [host_plan(matrix, target.description, done, request)], ""
 
 
-def unmanaged_after(matrix: Matrix, target: Any, request: Request, planned: dict[str, Any]) -> str:
-    """Why this controller's ansible-core cannot run the after-upgrade commands' provisioning
-    on a host of the inventory (fleet.RecordedTarget.unmanaged): with the system Python
-    running its modules, against the Python of the release it moves to."""
+def target_after(target: Any, request: Request, planned: dict[str, Any]) -> tuple[Any, dict]:
+    """A host of the inventory as the after-upgrade commands' provisioning meets it, and its
+    platform, for fleet.RecordedTarget.unmanaged and module_python_version: with the system
+    Python running its modules, that of the release it moves to."""
     module_python = target.ansible.get("module_python", "")
     if module_python in SYSTEM_PYTHONS and request.to.python:
         after = {**target.ansible, "module_python_version": request.to.python}
         target = type(target)(target.description, target.python, target.recording, after)
-    return target.unmanaged(matrix, {"python": planned["python"] or {}})
+    return target, {"python": planned["python"] or {}}

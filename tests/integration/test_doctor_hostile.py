@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import shlex
 import signal
 import socket
@@ -70,7 +71,15 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 class Run:
     """One doctor process; `finish()` asserts the promises every case shares."""
 
-    def __init__(self, args, env=None, stdin=subprocess.DEVNULL, target: Path | None = None):
+    def __init__(
+        self,
+        args,
+        env=None,
+        stdin=subprocess.DEVNULL,
+        target: Path | None = None,
+        memory: int | None = None,
+    ):
+        """`memory`: the address space (bytes) the command and what it starts may use."""
         self.case = uuid.uuid4().hex
         self.target = target
         self.before = snapshot(target) if target else None
@@ -80,7 +89,7 @@ class Run:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, "COLUMNS": "100", **(env or {}), CASE_ENV: self.case},
-            preexec_fn=sigint_as_in_a_terminal,
+            preexec_fn=lambda: capped(memory),
         )
 
     def finish(self, exit_code: int, timeout: float = RUN_LIMIT):
@@ -129,6 +138,12 @@ class Run:
         report = json.loads(self.stdout)
         jsonschema.validate(report, SCHEMA)
         return report
+
+
+def capped(memory: int | None) -> None:
+    sigint_as_in_a_terminal()
+    if memory is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 
 def doctor(*args, exit_code: int, env=None, target: Path | None = None, **kwargs) -> Run:

@@ -131,6 +131,33 @@ def test_a_fleet_report_is_written_whatever_bytes_a_host_sent(tmp_path, suffix):
     assert "cuda\\udcff" in page
 
 
+# ---- (4) reads without a bound --------------------------------------------------------------
+
+FLOOD_MEMORY = 1536 * 2**20  # bytes of address space for jetson-env and the Ansible it starts
+
+
+def test_doctor_fleet_bounds_a_host_whose_probe_floods_its_output(tmp_path):
+    """The host's interpreter prints without end: the host cuts what it sends back at the
+    probes' cap (targets.launch_command), so that host is one finding (it printed more than
+    4 MiB: is it a Python?) and the other host is reported; Ansible kept the whole flood
+    (the doctor and Ansible grew to the memory cap and were killed)."""
+    flood = stand_in(tmp_path / "flood", "exec yes 'jetson-env flood jetson-env flood'")
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    fleet = tmp_path / "fleet.yml"
+    fleet.write_text(json.dumps({"all": {"hosts": {
+        "flood": {**local, "jetson_facts_python": flood}, "calm": local}}}))  # fmt: skip
+    run = Run(["doctor", "--json", "-i", str(fleet), "--check", "platform"], memory=FLOOD_MEMORY)
+    run.finish(3, timeout=120)  # a failed host; finish(): 300 MB of RSS at most, no leftovers
+    hosts = {host["host"]: host for host in json.loads(run.stdout)["hosts"]}
+    assert hosts["calm"]["platform_label"] == "x86_64" and hosts["calm"]["status"] in ("ok", "warn")
+    assert hosts["flood"]["status"] == "fail"
+    (finding,) = hosts["flood"]["report"]["findings"]
+    assert finding["summary"] == (
+        f"{flood} printed more than 4 MiB without running the probes: is it a Python interpreter?"
+    ), finding
+    assert "ansible_python_interpreter" in finding["remedy"]
+
+
 # ---- (6) nothing keeps running after jetson-env is gone -------------------------------
 
 

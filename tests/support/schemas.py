@@ -21,3 +21,11 @@ def plan_schema_validator() -> jsonschema.Draft202012Validator:
     """docs/plan.schema.json: `jetson-env plan --json`."""
     schema = json.loads((DOCS / "plan.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
+
+
+def fleet_schema_validator() -> jsonschema.Draft202012Validator:
+    """docs/doctor-fleet.schema.json, its hosts' reports against doctor-report.schema.json."""
+    report, fleet = (json.loads((DOCS / f"doctor-{name}.schema.json").read_text())
+                     for name in ("report", "fleet"))  # fmt: skip
+    registry = Registry().with_resource(report["$id"], Resource.from_contents(report))
+    return jsonschema.Draft202012Validator(fleet, registry=registry)

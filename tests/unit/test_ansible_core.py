@@ -181,3 +181,11 @@ def test_a_python_version_that_is_no_version_is_the_hosts_to_explain(said):
     assert refusal.startswith("odd runs Ansible's modules with a Python that says its version is")
     assert "\x1b" not in refusal and "\n" not in refusal and len(refusal) < 600
     assert SUPPORT.requirement([said, "3.8"]) == "ansible-core<2.20"
+
+
+def test_a_version_that_is_no_version_leaves_the_split_to_the_others():
+    """A fleet host that says its Python is `garbage` (issue 58) is its own finding; the split
+    is the other hosts' (split raised InvalidVersion: doctor -i, which asks it, would crash)."""
+    said = SUPPORT.split(["3.6.9", "garbage", "3\uff0e14", "3.14.0"])
+    assert said.startswith("No ansible-core line manages target Python 3.6, 3.14 at once")
+    assert SUPPORT.split(["garbage", "3.8.10"]) == ""

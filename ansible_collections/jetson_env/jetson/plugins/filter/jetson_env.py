@@ -63,6 +63,14 @@ def ansible_core_refusal(core_version, python_version, host, matrix_file=""):
     return support.refusal(str(core_version), str(python_version or ""), str(host))
 
 
+def ansible_core_split(module_pythons, matrix_file=""):
+    """Why no one ansible-core manages every host of the play, with the controller venvs that
+    do (jetson_env.ansible_core's split, as doctor -i and bundle say it); "" when one does.
+    `module_pythons`: each host's registered jetson_env.jetson.module_python result."""
+    versions = [str(dict(found or {}).get("version") or "") for found in module_pythons or []]
+    return _load(matrix_file).ansible_core.split(versions)
+
+
 def torch_source(matrix_torch, wheel_file="", wheel_url="", pip_index="", version=""):
     """Where torch comes from for a host (jetson_env.provisioning.torch_source): the matrix
     row's `torch` and the torch role's overrides -> {"kind", "url", "filename", "index",
@@ -259,6 +267,7 @@ class FilterModule:
     def filters(self):
         return {
             "ansible_core_refusal": ansible_core_refusal,
+            "ansible_core_split": ansible_core_split,
             "apt_download_line": apt_download_line,
             "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
