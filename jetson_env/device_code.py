@@ -192,6 +192,46 @@ def judge(
     )
 
 
+BEST_FIRST = (RUNS, JIT, PTX_TOO_NEW, NO_KERNEL)
+
+
+def carries_code(entry: dict) -> bool:
+    """Whether a file the kernels probe read carries device code: in its .nv_fatbin (what
+    the CUDA runtime registers at load, what cuobjdump lists) or in fatbins it loads itself."""
+    loaded = entry.get("loaded") or {}
+    return bool(entry.get("sass") or entry.get("ptx") or loaded.get("sass") or loaded.get("ptx"))
+
+
+def judge_file(
+    entry: dict,
+    capability: str,
+    is_jetson: bool,
+    jetson_cuda: str | None,
+    driver_cuda: str | None,
+) -> Verdict:
+    """A file's verdict: its .nv_fatbin's; where that holds no image for this GPU and the
+    library keeps fatbins in its data it loads itself through the driver (cuModuleLoadData:
+    libcufft.so.12's .nv_fatbin is one sm_75 cubin without a kernel, cuobjdump -elf; its
+    kernels are ~24,000 fatbins in .ldata with sm_75..sm_120 SASS), theirs, saying so."""
+    args = (capability, is_jetson, jetson_cuda, driver_cuda)
+    registered = judge(entry.get("sass") or [], entry.get("ptx") or [], *args)
+    loaded = entry.get("loaded") or {}
+    if registered.state == RUNS or not (loaded.get("sass") or loaded.get("ptx")):
+        return registered
+    own = judge(loaded.get("sass") or [], loaded.get("ptx") or [], *args)
+    if BEST_FIRST.index(own.state) >= BEST_FIRST.index(registered.state):
+        return registered
+    carried = ", ".join((entry.get("sass") or []) + [p["arch"] for p in entry.get("ptx") or []])
+    where = ", ".join(loaded.get("sections") or [])
+    return Verdict(
+        own.state,
+        own.image,
+        f"{own.why}, in the {loaded.get('containers', '?')} fatbins the library loads itself "
+        f"from its {where} (cuModuleLoadData); the .nv_fatbin the runtime registers at load "
+        f"carries {carried or 'none'}",
+    )
+
+
 # Libraries the driver installs: their absence is the driver's (the cuda and gpu checks),
 # not a package's.
 DRIVER_LIBRARIES = ("libcuda.so", "libnvidia-ml.so")

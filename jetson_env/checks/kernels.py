@@ -42,10 +42,9 @@ def judge_package(package: dict, facts: Facts) -> list[tuple[str, device_code.Ve
     jetson_cuda = facts.release.cuda if facts.release else None
     judged = []
     for entry in package.get("files") or []:
-        if entry.get("sass") or entry.get("ptx"):
-            verdict = device_code.judge(
-                entry.get("sass") or [],
-                entry.get("ptx") or [],
+        if device_code.carries_code(entry):
+            verdict = device_code.judge_file(
+                entry,
                 capability,
                 facts.is_jetson,
                 jetson_cuda,
@@ -58,11 +57,18 @@ def judge_package(package: dict, facts: Facts) -> list[tuple[str, device_code.Ve
 def unwalked(package: dict) -> list[str]:
     """A line per file whose fatbin the probe could not walk to its end: its verdict stands
     on what was read."""
-    return [
-        f"{entry['path']}: {entry['fatbin_unread']} bytes of its .nv_fatbin not read"
-        for entry in package.get("files") or []
-        if entry.get("fatbin_unread")
-    ]
+    lines = []
+    for entry in package.get("files") or []:
+        if entry.get("fatbin_unread"):
+            lines.append(
+                f"{entry['path']}: {entry['fatbin_unread']} bytes of its .nv_fatbin not read"
+            )
+        if (entry.get("loaded") or {}).get("unread"):
+            lines.append(
+                f"{entry['path']}: {entry['loaded']['unread']} bytes of the fatbins it loads "
+                "itself not read"
+            )
+    return lines
 
 
 def not_read(check: Check, facts: Facts) -> list[Finding]:

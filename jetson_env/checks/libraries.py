@@ -56,7 +56,7 @@ def run(facts: Facts) -> list[Finding]:
         if not gaps:
             continue
         label = " ".join(filter(None, (package.get("name"), package.get("version"))))
-        has_code = any(e.get("sass") or e.get("ptx") for e in package.get("files") or [])
+        has_code = any(device_code.carries_code(e) for e in package.get("files") or [])
         for need, users in sorted(gaps.items()):
             needs = [n for entry in package.get("files") or [] for n in entry.get("needs") or {}]
             details = [f"needed by {path}" for path, _where in users[:5]]

@@ -340,7 +340,7 @@ def _kernel_parts(kernels: dict[str, Any], platform: dict[str, Any], change: Cha
         return [Part("kernels", "CUDA kernels", "?", "?", "unknown", f"not judged: {why}")]
     parts = []
     for package in kernels.get("packages") or []:
-        files = [f for f in package.get("files") or [] if f.get("sass") or f.get("ptx")]
+        files = [f for f in package.get("files") or [] if device_code.carries_code(f)]
         if not files:
             continue
 
@@ -363,8 +363,8 @@ def _kernel_parts(kernels: dict[str, Any], platform: dict[str, Any], change: Cha
 def _kernels_under(files: list[dict[str, Any]], capability: str, is_jetson: bool,
                    release: Release, driver: str | None) -> device_code.Verdict:  # fmt: skip
     """The worst of the files' verdicts under `release` (its CUDA) and `driver`."""
-    verdicts = [device_code.judge(f.get("sass") or [], f.get("ptx") or [], capability,
-                                  is_jetson, release.cuda, driver) for f in files]  # fmt: skip
+    verdicts = [device_code.judge_file(f, capability, is_jetson, release.cuda, driver)
+                for f in files]  # fmt: skip
     return min(verdicts, key=lambda v: KERNEL_STATES.index(v.state))
 
 

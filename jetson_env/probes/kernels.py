@@ -17,6 +17,11 @@ never whole files: a torch CUDA venv's GBs in about a second):
   0x100000 and 0x200000 mark arch-specific (sm_90a) and family (sm_100f) code: read from
   nvcc's output for those targets. `__nv_relfatbin` (relocatable device code, -rdc) is not
   what the runtime loads: only counted.
+- `loaded`: fatbin containers a library keeps in a data section (.ldata, .lrodata, .rodata,
+  .data) and loads itself through the driver (cuModuleLoadData), which neither the runtime
+  nor cuobjdump (even -all) sees: cuFFT's kernels (libcufft.so.12: ~24,000 containers in
+  .ldata, sm_75..sm_120 SASS; its .nv_fatbin one sm_75 cubin without a kernel). The same
+  header walk, across the data between them (bounded: EMBEDDED_SCAN per section).
 - its dynamic section: DT_NEEDED, DT_RPATH, DT_RUNPATH (names in .dynstr), and for each
   needed library where ld.so would find it, in ld.so(8)'s order: DT_RPATH (unless there is
   a DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH ($ORIGIN expanded), /etc/ld.so.cache (glibc's
@@ -46,7 +51,11 @@ import time
 FATBIN_MAGIC = 0xBA55ED50
 MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
 RESYNC_LIMIT = 4096
-KIND_PTX, KIND_SASS = 1, 2
+EMBEDDED_SECTIONS = (".ldata", ".lrodata", ".rodata", ".data")
+EMBEDDED_WINDOW = 16 << 10  # where a section's first one must start (cuFFT's: 6 KB in)
+EMBEDDED_SCAN = 32 << 20  # bytes between containers searched, per section
+SCAN_CHUNK = 1 << 20
+KIND_PTX, KIND_SASS, KIND_LTO_IR = 1, 2, 8
 ARCH_SPECIFIC, FAMILY_SPECIFIC = 0x100000, 0x200000
 SECTION_LIMIT = 1 << 16  # section header tables, string tables, dynamic sections
 STRING_LIMIT = 4096  # one name of .dynstr (a library's, a run path)
@@ -64,7 +73,7 @@ def _pread(fd, size, offset):
 
 
 def read_elf(path):
-    """{"sass", "ptx", "relocatable", "needed", "rpath", "runpath", "soname"} of a 64-bit
+    """{"sass", "ptx", "relocatable", "loaded", "needed", "rpath", "runpath", "soname"} of a 64-bit
     little-endian ELF file, None for anything else (not ELF, 32-bit, big-endian)."""
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -84,7 +93,7 @@ def read_elf(path):
             sections.append((name, kind, offset, size, link))
         names_at = sections[shstrndx]
         names = _pread(fd, min(names_at[3], SECTION_LIMIT), names_at[2])
-        found = {"sass": [], "ptx": [], "relocatable": 0, "fatbin_unread": 0}
+        found = {"sass": [], "ptx": [], "relocatable": 0, "fatbin_unread": 0, "loaded": None}
         found.update(needed=[], rpath=None, runpath=None, soname=None)
         for name, kind, offset, size, link in sections:
             label = _string(names, name)
@@ -92,6 +101,8 @@ def read_elf(path):
                 _fatbin(fd, offset, size, found)
             elif label == "__nv_relfatbin":
                 found["relocatable"] += 1
+            elif label in EMBEDDED_SECTIONS and kind == 1:  # SHT_PROGBITS
+                _embedded(fd, label, offset, size, found)
             elif kind == 6 and link < len(sections):  # SHT_DYNAMIC, its strings in sh_link
                 data = _pread(fd, min(size, SECTION_LIMIT), offset)
                 strings = sections[link]
@@ -135,43 +146,114 @@ def _dynamic(data, string, found):
 
 
 def _fatbin(fd, offset, size, found):
-    """Walk the containers of a .nv_fatbin section, entry header by entry header. The
-    linker lays them 8-byte aligned; padding beyond that is skipped (RESYNC_LIMIT bytes
-    searched for the next magic); what cannot be walked is counted in `fatbin_unread`."""
-    end, position = offset + size, offset
-    sass, ptx = set(), set()
+    """The containers of a .nv_fatbin section, walked header by header: the linker lays
+    them 8-byte aligned; padding beyond that is skipped (RESYNC_LIMIT bytes searched for the
+    next magic); what cannot be walked is counted in `fatbin_unread`."""
+    sass, ptx, _containers, unread = _walk(fd, offset, offset + size, RESYNC_LIMIT)
+    found["fatbin_unread"] += unread
+    found["sass"] = _merge_sass(found["sass"], sass)
+    found["ptx"] = _merge_ptx(found["ptx"], ptx)
+
+
+def _embedded(fd, label, offset, size, found):
+    """Fatbin containers a library keeps in a data section and loads itself through the
+    driver (cuModuleLoadData): cuFFT's kernels (libcufft.so.12: ~24,000 containers in
+    .ldata, its .nv_fatbin one kernel-less sm_75 stub). Looked for when a valid container
+    starts in the section's first EMBEDDED_WINDOW bytes; walked header by header, the data
+    between runs of containers (cuFFT's twiddle tables) searched up to EMBEDDED_SCAN bytes."""
+    end = offset + size
+    window = _pread(fd, min(EMBEDDED_WINDOW, size), offset)
+    start = _next_container(window, 0, offset, end)
+    if start is None or start + 80 > offset + len(window):
+        return
+    kind, _version, entry_size = struct.unpack_from("<HHI", window, start - offset + 16)
+    if kind not in (KIND_PTX, KIND_SASS, KIND_LTO_IR) or entry_size < 64:
+        return
+    sass, ptx, containers, unread = _walk(fd, start, end, EMBEDDED_SCAN)
+    if not (sass or ptx):
+        return
+    loaded = found["loaded"] or {"sections": [], "sass": [], "ptx": [], "containers": 0}
+    loaded["sections"].append(label)
+    loaded["containers"] += containers
+    loaded["unread"] = loaded.get("unread", 0) + unread
+    loaded["sass"] = _merge_sass(loaded["sass"], sass)
+    loaded["ptx"] = _merge_ptx(loaded["ptx"], ptx)
+    found["loaded"] = loaded
+
+
+def _next_container(chunk, at, base, end):
+    """The offset of the first valid container header (8-aligned from `base`, its payload
+    inside the section) in `chunk` (read at `base`) from `at`, None if there is none."""
+    while True:
+        at = chunk.find(MAGIC_BYTES, at)
+        if at < 0:
+            return None
+        if (base + at) % 8 == 0 and at + 16 <= len(chunk):
+            _magic, version, header_size, payload = struct.unpack_from("<IHHQ", chunk, at)
+            if version == 1 and header_size == 16 and base + at + 16 + payload <= end:
+                return base + at
+        at += 1
+
+
+def _walk(fd, position, end, scan):
+    """(sass, ptx, containers, unread bytes) of the containers from `position` to `end`;
+    at most `scan` bytes that are not containers searched for the next one."""
+    sass, ptx, containers = set(), set(), 0
     while position + 16 <= end:
-        magic, _version, header_size, payload = struct.unpack("<IHHQ", _pread(fd, 16, position))
-        if magic != FATBIN_MAGIC or header_size < 16:
-            window = _pread(fd, min(RESYNC_LIMIT, end - position), position)
-            step = next(
-                (at for at in range(8, len(window) - 3, 8) if window[at : at + 4] == MAGIC_BYTES),
-                None,
-            )
-            if step is None:
-                found["fatbin_unread"] += end - position
-                break
-            position += step
+        head = _pread(fd, 80, position)  # the container's header and its first entry's
+        magic, _version, header_size, payload = (
+            struct.unpack_from("<IHHQ", head) if len(head) >= 16 else (0, 0, 0, 0)
+        )
+        if magic != FATBIN_MAGIC or header_size < 16 or position + header_size + payload > end:
+            found = _resync(fd, position, end, scan)
+            if found is None:
+                return sass, ptx, containers, end - position
+            scan -= found - position
+            position = found
             continue
-        entry, last = position + header_size, min(position + header_size + payload, end)
+        containers += 1
+        entry, last = position + header_size, position + header_size + payload
         while entry + 64 <= last:
-            header = _pread(fd, 64, entry)
+            at = entry - position
+            header = head[at : at + 64] if at + 64 <= len(head) else _pread(fd, 64, entry)
             kind, _v, entry_size, body = struct.unpack_from("<HHIQ", header)
             minor, major, arch = struct.unpack_from("<HHI", header, 24)
             flags = struct.unpack_from("<Q", header, 40)[0]
             if entry_size < 64:
-                found["fatbin_unread"] += last - entry
-                break
+                return sass, ptx, containers, end - entry
             suffix = "a" if flags & ARCH_SPECIFIC else ""
             if kind == KIND_SASS:
                 sass.add("sm_%d%s" % (arch, suffix))
             elif kind == KIND_PTX:
                 ptx.add(("compute_%d%s" % (arch, suffix), "%d.%d" % (major, minor)))
             entry += entry_size + body
-        position = (position + header_size + payload + 7) // 8 * 8
-    found["sass"] = sorted(set(found["sass"]) | sass, key=_arch_order)
-    known = set((item["arch"], item["version"]) for item in found["ptx"]) | ptx
-    found["ptx"] = [
+        position = (last + 7) // 8 * 8
+    return sass, ptx, containers, 0
+
+
+def _resync(fd, position, end, scan):
+    """The next container after `position` within `scan` bytes, None if there is none:
+    128 bytes searched first (a linker's padding), then RESYNC_LIMIT, then SCAN_CHUNKs."""
+    searched, size = 0, 128  # cuFFT's containers lie 0-24 bytes apart
+    while searched < scan and position + searched + 16 < end:
+        chunk = _pread(
+            fd, min(size, scan - searched + 16, end - position - searched), position + searched
+        )
+        found = _next_container(chunk, 8 if searched == 0 else 0, position + searched, end)
+        if found is not None:
+            return found
+        searched += max(len(chunk) - 16, 8)
+        size = RESYNC_LIMIT if size < RESYNC_LIMIT else SCAN_CHUNK
+    return None
+
+
+def _merge_sass(listed, sass):
+    return sorted(set(listed) | sass, key=_arch_order)
+
+
+def _merge_ptx(listed, ptx):
+    known = set((item["arch"], item["version"]) for item in listed) | ptx
+    return [
         {"arch": arch, "version": version}
         for arch, version in sorted(known, key=lambda item: _arch_order(item[0]))
     ]
@@ -346,7 +428,7 @@ def _package(path, files, loader, shipped, unread):
     requires = None
     listed = []
     for name, elf in sorted(elves.items()):
-        code = bool(elf["sass"] or elf["ptx"])
+        code = bool(elf["sass"] or elf["ptx"] or elf["loaded"])
         needs = {}
         for need, where in elf["located"].items():
             if where[0] is None and need in found_here:
@@ -368,6 +450,7 @@ def _package(path, files, loader, shipped, unread):
                     "ptx": elf["ptx"],
                     "relocatable": elf["relocatable"],
                     "fatbin_unread": elf["fatbin_unread"],
+                    "loaded": elf["loaded"],
                     "needs": needs,
                 }
             )

@@ -85,6 +85,74 @@ def build_kernels(dest: Path) -> dict[str, Path]:
     return built
 
 
+# name -> nvcc -gencode arguments of the fatbins libselfload.so keeps in its .ldata
+SELF_LOADED = {
+    "ptx75": ["-gencode", "arch=compute_75,code=compute_75"],
+    "sm90_sm120": [
+        "-gencode",
+        "arch=compute_90,code=sm_90",
+        "-gencode",
+        "arch=compute_120,code=sm_120",
+    ],
+}
+SELF_LOADED_LAYOUT = """\
+.section .ldata,"aw",@progbits
+.balign 32
+.incbin "head.bin"
+.balign 16
+.globl jetson_env_ptx75
+jetson_env_ptx75: .incbin "ptx75.fatbin"
+.balign 16
+.skip 24
+.incbin "twiddles.bin"
+.balign 16
+.globl jetson_env_sm90_sm120
+jetson_env_sm90_sm120: .incbin "sm90_sm120.fatbin"
+"""
+
+
+def build_self_loading(dest: Path) -> dict[str, Path]:
+    """libselfload.so laid out as cuFFT's libcufft.so.12: its .nv_fatbin (what the runtime
+    registers at load, what cuobjdump lists) holds sm_75 cubins without a kernel of its own
+    (nvcc -shared of a host-only .cu); its kernels are fatbins nvcc builds from kernel.cu
+    (nvcc -fatbin), kept in .ldata among other data for the library to load itself
+    (cuModuleLoadData): 6,000 bytes of data, compute_75 PTX, 24 bytes, 200 KB of fp16
+    values (cuFFT's twiddle tables: 11 MB between its first containers and the rest), sm_90
+    and sm_120 SASS. {"so": the object, "ptx75"/"sm90_sm120": the fatbin files}."""
+    if not NVCC.exists():
+        raise FileNotFoundError(f"{NVCC} is missing: this machine's CUDA 13.0 toolkit builds them")
+    dest.mkdir(parents=True, exist_ok=True)
+    built = {name: dest / f"{name}.fatbin" for name in SELF_LOADED}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(
+            pool.map(
+                lambda name: run(
+                    NVCC, "-fatbin", *SELF_LOADED[name], "-o", built[name], SOURCE / "kernel.cu"
+                ),
+                built,
+            )
+        )
+    (dest / "head.bin").write_bytes(bytes(range(250)) * 24)
+    (dest / "twiddles.bin").write_bytes(b"\x00\x3c\x00\xbc\xa8\x39\xa8\xb9" * 25600)
+    (dest / "layout.S").write_text(SELF_LOADED_LAYOUT)
+    (dest / "stub.cu").write_text('extern "C" int jetson_env_stub(void) { return 0; }\n')
+    run("gcc", "-c", "-o", dest / "layout.o", dest / "layout.S", cwd=dest)
+    built["so"] = dest / "libselfload.so"
+    run(
+        NVCC,
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        "-gencode",
+        "arch=compute_75,code=sm_75",
+        "-o",
+        built["so"],
+        dest / "stub.cu",
+        dest / "layout.o",
+    )
+    return built
+
+
 def build_loader_cases(dest: Path, side: Path) -> dict[str, Path]:
     """In dest, CUDA objects (nvcc, sm_87 SASS) that need a library each:
     libneeds_missing.so needs libjetsonenv_gone.so, which is nowhere; libneeds_origin.so
