@@ -14,10 +14,11 @@ The playbook reaches it as Ansible users do: the docker connection as the user, 
 still run with the system Python). Roles: jetson_facts, cuda_env, python_base, torch,
 tensorrt (the stand-in tarball, a controller file), docker_runtime; torchvision, pycuda and
 torch2trt are off (no compiler and no network to get one; test_playbook_x86.py builds them).
-Tests run in file order on one host: --check, the run, the second run, the doctor, then the
-doctor's --fix as the user (single host and fleet), issue 33's promise (jetson-env provision
-and the doctor as the user runs them, then with pyenv's shims first on PATH), and last every
-pip remedy the doctor prints, run as printed (it leaves stand-in wheels in the venv).
+Tests run in file order on one host: --check, the run, the second run and --check after it,
+the doctor, then the doctor's --fix as the user (single host and fleet), issue 33's promise
+(jetson-env provision and the doctor as the user runs them, then with pyenv's shims first on
+PATH), and last every pip remedy the doctor prints, run as printed (it leaves stand-in wheels
+in the venv).
 """
 
 import json
@@ -174,6 +175,12 @@ def test_the_run_converges_and_keeps_what_the_user_has(lived_in: LivedIn):
 
     again = run_playbook(lived_in.ansible, lived_in.inventory)
     assert again.rc == 0 and again.changed(HOST) == 0, again.changed_tasks(HOST)
+    # --check after it: nothing it would change, nothing changed.
+    touch_marker(host)
+    checked = run_playbook(lived_in.ansible, lived_in.inventory, check=True)
+    assert checked.rc == 0, checked.messages() or checked.stderr[-3000:]
+    assert checked.changed(HOST) == 0, checked.changed_tasks(HOST)
+    assert paths_changed_since(host, MARKER, LIVED_IN_USER) == set()
 
 
 def test_replacing_the_users_nvcc_needs_the_opt_in_and_keeps_a_backup(lived_in: LivedIn):
@@ -472,8 +479,8 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
     torchvision paired with it, so nothing of theirs is needed: `provision --bundle B`
     (the roles the bundle was made for) must not refuse for them. python_base and cuda_env
     converge, pycuda is skipped and named (the host's CUDA root has no headers: no toolkit
-    to build against), the second run changes nothing, the doctor agrees, and the torch and
-    torchvision files are the same bytes as before."""
+    to build against), the second run and --check after it change nothing, the doctor agrees,
+    and the torch and torchvision files are the same bytes as before."""
     host, work = lived_in.host, lived_in.work
     break_termcolor(host)
     before = recorded_files(host, "torch", "torchvision")
@@ -505,6 +512,13 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
         assert "torch 2.13.0+cpu" in said and "kept" in said.lower(), said[-6000:]
         assert "/include/cuda.h is missing), so no pycuda" in said, said[-6000:]
         assert "vision-0.29.1" not in said, said[-6000:]
+    # --check after it: nothing it would change, nothing changed.
+    touch_marker(host)
+    check = jetson_env("provision", "--bundle", bundle_dir, "-i", inventory, "--check", "--json")
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-6000:]
+    would = json.loads(check.stdout)["hosts"][HOST]
+    assert would["status"] == "ok" and would["stats"]["changed"] == 0, would
+    assert paths_changed_since(host, MARKER, LIVED_IN_USER) == set()
 
     assert recorded_files(host, "torch", "torchvision") == before
     proc = doctor(host, "--json", "--check", "termcolor", "--check", "torch", "--check",
