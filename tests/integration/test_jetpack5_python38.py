@@ -12,7 +12,8 @@ and newer run modules only on Python 3.9+ (the matrix's ansible_core table):
   why the others cannot run there), and a second run and --check change nothing;
 - `doctor -i` and `plan -i` from a controller as a user installs it on the newest Python (the
   newest ansible-core) name the host it cannot provision or fix, and `doctor -i --fix` leaves
-  it out, saying why, while it fixes the fleet's other host.
+  it out, saying why, while it fixes the fleet's other host; with Ansible's modules in the
+  stand-in's Debian 3.11 (`jetson_facts_python` the 3.8), the same `--fix` repairs it.
 """
 
 import json
@@ -184,5 +185,20 @@ def test_doctor_and_plan_name_the_host_the_controller_cannot_manage_and_fix_leav
         assert other.exec([f"{VENV}/bin/python", "-c", "import termcolor"]).returncode == 0
         gone = jetpack5_host.exec([PYTHON, "-c", "import termcolor"], check=False)
         assert gone.returncode != 0  # left as it was
+
+        # The same controller fixes it where Ansible's modules run in a Python it can drive
+        # (the stand-in's Debian 3.11; the roles still install into the device's 3.8).
+        write_inventory(
+            tmp_path / "split.yml",
+            {"xavier": {"ansible_host": jetpack5_host.container,
+                        "ansible_python_interpreter": "/usr/bin/python3"}},
+            {"jetson_facts_python": PYTHON},
+        )  # fmt: skip
+        split = run("doctor", "-i", "split.yml", "--quick", "--check", "termcolor", "--fix",
+                    "--yes")  # fmt: skip
+        said = " ".join(split.stdout.split())
+        assert split.returncode == 0, said + split.stderr[-3000:]
+        assert "xavier: termcolor: fail -> ok" in said, said + split.stderr[-3000:]
+        assert jetpack5_host.exec([PYTHON, "-c", "import termcolor"]).returncode == 0
     finally:
         remove_host(other)

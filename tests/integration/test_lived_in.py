@@ -558,8 +558,8 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
     torchvision paired with it, so nothing of theirs is needed: `provision --bundle B`
     (the roles the bundle was made for) must not refuse for them. python_base and cuda_env
     converge, pycuda is skipped and named (the host's CUDA root has no headers: no toolkit
-    to build against), the second run changes nothing, the doctor agrees, and the torch and
-    torchvision files are the same bytes as before."""
+    to build against), the second run and --check after it change nothing, the doctor agrees,
+    and the torch and torchvision files are the same bytes as before."""
     host, work = lived_in.host, lived_in.work
     break_termcolor(host)
     before = recorded_files(host, "torch", "torchvision")
@@ -591,6 +591,13 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
         assert "torch 2.13.0+cpu" in said and "kept" in said.lower(), said[-6000:]
         assert "/include/cuda.h is missing), so no pycuda" in said, said[-6000:]
         assert "vision-0.29.1" not in said, said[-6000:]
+    # --check after it: nothing it would change, nothing changed.
+    touch_marker(host)
+    check = jetson_env("provision", "--bundle", bundle_dir, "-i", inventory, "--check", "--json")
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-6000:]
+    would = json.loads(check.stdout)["hosts"][HOST]
+    assert would["status"] == "ok" and would["stats"]["changed"] == 0, would
+    assert paths_changed_since(host, MARKER, LIVED_IN_USER) == set()
 
     assert recorded_files(host, "torch", "torchvision") == before
     proc = doctor(host, "--json", "--check", "termcolor", "--check", "torch", "--check",

@@ -15,7 +15,8 @@
   supported ansible-core (2.16) provisions it (cuda_env, python_base, torch from a STAND-IN of
   NVIDIA's wheel, docker_runtime; JETPACK4_ROLES says why the others cannot run there), a
   second run and --check change nothing; the newest stops in the preflight, naming the way
-  out, before any change; the probes run in that 3.6.
+  out, before any change; the probes run in that 3.6; a break (termcolor removed) is repaired
+  by `jetson-env doctor -i --fix` from the controller.
 """
 
 import hashlib
@@ -25,6 +26,7 @@ import re
 import shlex
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -376,6 +378,24 @@ def test_jetpack4_python36_target_from_oldest_to_newest_ansible(jetpack4_host: H
     findings = {f["check"]: f for f in json.loads(doctor.stdout)["findings"]}
     assert findings["termcolor"]["status"] == "ok", findings
     assert "Traceback" not in doctor.stderr
+
+    # A break, then `doctor -i --fix` from the controller (jetson-env needs Python 3.10+, so
+    # it cannot run on a real JetPack 4 device): the installed command, from an unrelated
+    # folder, with the inventory whose modules run in the host's 3.11 (the newest ansible-core
+    # cannot run them in 3.6: the preflight above). The role installs into the 3.6.
+    jetpack4_host.exec([python36, "-m", "pip", "uninstall", "--yes", "--quiet", "termcolor"])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    fixed = subprocess.run(
+        [str(Path(sys.executable).parent / "jetson-env"), "--no-color", "doctor", "-i",
+         str(split), "--fix", "--yes", "--check", "termcolor", "--no-smoke"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    said = fixed.stdout + fixed.stderr
+    assert fixed.returncode == 0, said[-4000:]
+    assert "jp4: termcolor: fail -> ok" in said, said[-4000:]
+    assert jetpack4_host.exec([python36, "-c", "import termcolor"]).returncode == 0
+    assert list(elsewhere.iterdir()) == []
 
 
 # A host of its own that installs ansible-core and the 190 MB torch wheel: 7.7 minutes on 2

@@ -2,8 +2,10 @@
 `x86-python3.14` in tests/support/hosts.py), provisioned and checked as users do it: the working
 tree's wheel with its `provision` extra installed into a venv of the host's 3.14 (the controller
 on 3.14 too, with the newest ansible-core pip gives it), then from an unrelated folder
-`jetson-env provision` (no -i, no interpreter variable: Ansible discovers the Python), a second
-run, and `jetson-env doctor`.
+`jetson-env provision --check` on the host before any run (it changes nothing), `jetson-env
+provision` (no -i, no interpreter variable: Ansible discovers the Python), a second run, --check
+after it (nothing it would change), `jetson-env doctor`, then a break (termcolor removed, as a
+user would) that `jetson-env doctor --fix --yes` repairs.
 
 TensorRT: the matrix gives 3.14 tensorrt-cu13==11.1.0.106 (no 10.x bindings have cp314 wheels).
 pip installs it from the index as a user's pip does: NVIDIA's real tensorrt-cu13 sdist and the
@@ -27,7 +29,7 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from playbook_support import pip_version, remove_host, start_host
+from playbook_support import paths_changed_since, pip_version, remove_host, start_host
 from support.hosts import VENV, Host, project_wheel
 from support.standins import (
     build_cuda_toolkit_archive,
@@ -42,6 +44,7 @@ pytestmark = pytest.mark.hosts
 PIN = matrix.load().x86_tensorrt_for("3.14")
 CUDA_VERSION = "13.0.48"
 LIBS_ON_HOST = "/tmp/tensorrt-libs"
+MARKER = "/var/tmp/jetson-env-test-marker"
 # Off: torch's cp314 wheel is the 554.6 MB CUDA build (the module's docstring) and what needs it;
 # pycuda's build, which needs the toolkit's cuda.h and a compiler (cuda-python needs neither).
 ROLES_OFF = ("torch", "torchvision", "torch2trt")
@@ -89,6 +92,15 @@ def test_provision_then_doctor_on_python_314_as_a_user_runs_them(host: Host):
     host.exec([f"{VENV}/bin/pip", "install", "--quiet", f"/tmp/{wheel.name}[provision]"],
               timeout=900)  # fmt: skip
 
+    # --check first, on a host never provisioned: it says what it would change, changes nothing.
+    host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
+    check = user_runs(host, "provision", "--check", "--json", "-e", json.dumps(SETTINGS))
+    assert check.returncode == 0, (check.stdout + check.stderr)[-4000:]
+    would = json.loads(check.stdout)["hosts"]["localhost"]
+    assert would["status"] == "changed" and would["error"] is None, would
+    assert paths_changed_since(host, MARKER) == set()
+    assert pip_version(host, "termcolor") is None
+
     first = user_runs(host, "provision", "-e", json.dumps(SETTINGS))
     output = first.stdout + first.stderr
     assert first.returncode == 0, output[-4000:]
@@ -118,6 +130,13 @@ def test_provision_then_doctor_on_python_314_as_a_user_runs_them(host: Host):
     second = user_runs(host, "provision", "-e", json.dumps(SETTINGS))
     assert second.returncode == 0, (second.stdout + second.stderr)[-4000:]
     assert " changed=0 " in second.stdout, second.stdout[-3000:]
+    # --check after it: nothing it would change, nothing changed.
+    host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
+    check = user_runs(host, "provision", "--check", "--json", "-e", json.dumps(SETTINGS))
+    assert check.returncode == 0, (check.stdout + check.stderr)[-4000:]
+    nothing = json.loads(check.stdout)["hosts"]["localhost"]
+    assert nothing["status"] == "ok" and nothing["stats"]["changed"] == 0, nothing
+    assert paths_changed_since(host, MARKER) == set()
 
     report = json.loads(user_runs(host, "doctor", "--json", "--no-smoke").stdout)
     assert report["platform"]["python"]["executable"] == "/usr/bin/python3"
@@ -137,6 +156,19 @@ def test_provision_then_doctor_on_python_314_as_a_user_runs_them(host: Host):
     # cuda.bindings imports; no GPU in a container without NVIDIA's device nodes.
     assert found["cuda-python"]["status"] == "warn", found["cuda-python"]
     assert found["cuda-python"]["summary"].startswith("cuda.bindings 13.")
+
+    # A break, as a user would make it, then `doctor --fix`: the check is green again.
+    host.exec(["python3", "-m", "pip", "uninstall", "--yes", "--quiet",
+               "--break-system-packages", "termcolor"])  # fmt: skip
+    fixed = user_runs(host, "doctor", "--fix", "--yes", "--no-smoke", "--check", "termcolor")
+    said = fixed.stdout + fixed.stderr
+    assert fixed.returncode == 0, said[-4000:]
+    assert "termcolor: fail -> ok" in said, said[-4000:]
+    for forbidden in ("template error", "deprecat"):
+        assert forbidden not in said.lower(), said[-4000:]
+    again = json.loads(user_runs(host, "doctor", "--json", "--no-smoke", "--check",
+                                 "termcolor").stdout)  # fmt: skip
+    assert [f["status"] for f in again["findings"]] == ["ok"], again
 
 
 @pytest.mark.slow(keyed=True)
