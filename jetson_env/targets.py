@@ -187,12 +187,14 @@ def _cut(size: int) -> str:
     (`setsid`) that `k` ends without the two `head`s, which pass on what is left and exit
     with it; without `setsid`, `k` ends only the processes marked with LAUNCH_ENV (the
     `head`s are not). Past the cut the interpreter's writes fail, as the heartbeat's do
-    when the connection drops, which ends the run."""
+    when the connection drops, which ends the run. The subshell's own stderr is
+    /dev/null: the shell says "Killed" there when `k` ends the group, which is not the
+    interpreter's output."""
     return (
         "K='kill -KILL 0'; export K; S=setsid\n"
         "command -v setsid >/dev/null 2>&1 || { S=; K=:; }\n"
-        f'( $S sh -c "$0" jetson-env 2>&1 >&3 3>&- | head -c {size} >&2 3>&- ) 3>&1'
-        f" | head -c {size}\n"
+        f'( $S sh -c "$0" jetson-env 2>&1 >&3 3>&- 4>&- | head -c {size} >&4 3>&- 4>&- )'
+        f" 3>&1 4>&2 2>/dev/null | head -c {size}\n"
     )
 
 
