@@ -195,11 +195,33 @@ def judge(
 BEST_FIRST = (RUNS, JIT, PTX_TOO_NEW, NO_KERNEL)
 
 
+def kernel_sass(entry: dict) -> list[str]:
+    """The SASS of a file's .nv_fatbin that may hold kernels: not the architectures whose
+    cubins the probe read and found without one (`kernelless`: no .text section, as
+    libcufftw.so.12's only cubin, sm_75; nothing is launched from it, so it cannot fail with
+    "no kernel image")."""
+    empty = set(entry.get("kernelless") or [])
+    return [name for name in entry.get("sass") or [] if name not in empty]
+
+
 def carries_code(entry: dict) -> bool:
-    """Whether a file the kernels probe read carries device code: in its .nv_fatbin (what
-    the CUDA runtime registers at load, what cuobjdump lists) or in fatbins it loads itself."""
+    """Whether a file the kernels probe read carries device code that needs a kernel for
+    the GPU: in its .nv_fatbin (what the CUDA runtime registers at load, what cuobjdump
+    lists) or in fatbins it loads itself."""
     loaded = entry.get("loaded") or {}
-    return bool(entry.get("sass") or entry.get("ptx") or loaded.get("sass") or loaded.get("ptx"))
+    return bool(kernel_sass(entry) or entry.get("ptx") or loaded.get("sass") or loaded.get("ptx"))
+
+
+def without_kernels(entry: dict) -> str | None:
+    """Why a file whose .nv_fatbin holds only cubins without a kernel is not judged; None
+    for any other file."""
+    if carries_code(entry) or not entry.get("kernelless"):
+        return None
+    return (
+        f"its .nv_fatbin holds only {', '.join(entry['kernelless'])} cubins without a kernel "
+        "(no .text section): nothing is launched from them, so they cannot fail with "
+        '"no kernel image"'
+    )
 
 
 def judge_file(
@@ -214,14 +236,15 @@ def judge_file(
     libcufft.so.12's .nv_fatbin is one sm_75 cubin without a kernel, cuobjdump -elf; its
     kernels are ~24,000 fatbins in .ldata with sm_75..sm_120 SASS), theirs, saying so."""
     args = (capability, is_jetson, jetson_cuda, driver_cuda)
-    registered = judge(entry.get("sass") or [], entry.get("ptx") or [], *args)
+    registered = judge(kernel_sass(entry), entry.get("ptx") or [], *args)
     loaded = entry.get("loaded") or {}
     if registered.state == RUNS or not (loaded.get("sass") or loaded.get("ptx")):
         return registered
     own = judge(loaded.get("sass") or [], loaded.get("ptx") or [], *args)
     if BEST_FIRST.index(own.state) >= BEST_FIRST.index(registered.state):
         return registered
-    carried = ", ".join((entry.get("sass") or []) + [p["arch"] for p in entry.get("ptx") or []])
+    empty = [f"{name} (without a kernel)" for name in entry.get("kernelless") or []]
+    carried = ", ".join(kernel_sass(entry) + empty + [p["arch"] for p in entry.get("ptx") or []])
     where = ", ".join(loaded.get("sections") or [])
     return Verdict(
         own.state,

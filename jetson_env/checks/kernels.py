@@ -126,8 +126,12 @@ def run(facts: Facts) -> list[Finding]:
                 SKIP, "no GPU compute capability known here" + (f" ({why})" if why else "")
             )
         ]
-    findings, running = not_read(CHECK, facts), []
+    findings, running, empty = not_read(CHECK, facts), [], []
     for package in data.get("packages") or []:
+        for entry in package.get("files") or []:
+            why = device_code.without_kernels(entry)
+            if why:
+                empty.append(f"{entry['path']}: {why}")
         judged = judge_package(package, facts)
         if not judged:
             continue
@@ -162,6 +166,12 @@ def run(facts: Facts) -> list[Finding]:
                 f"{len(running)} package(s) carry kernels compute capability {capability} runs",
                 running,
             ),
+        )
+    if empty:
+        findings.append(
+            CHECK.finding(
+                OK, f"{len(empty)} file(s) carry only cubins without a kernel: not judged", empty
+            )
         )
     if not findings:
         findings.append(CHECK.finding(OK, f"no package of {facts.python} carries CUDA device code"))

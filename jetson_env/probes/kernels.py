@@ -16,7 +16,11 @@ never whole files: a torch CUDA venv's GBs in about a second):
   ...); checked against nvcc 13.0's output in tests/unit/test_device_code.py. Flags
   0x100000 and 0x200000 mark arch-specific (sm_90a) and family (sm_100f) code: read from
   nvcc's output for those targets. `__nv_relfatbin` (relocatable device code, -rdc) is not
-  what the runtime loads: only counted.
+  what the runtime loads: only counted. Each uncompressed SASS entry of .nv_fatbin is an ELF
+  cubin whose section names are read (bounded): one without a `.text.*` section holds no
+  kernel (libcufftw.so.12's only cubin, sm_75, as cuobjdump -elf shows; nothing is launched
+  from it); `kernelless` lists the architectures all of whose cubins are read and hold none.
+  A compressed entry (flags 0x2000 LZ4, 0x8000 zstd: libcufft.so.12's) is not read.
 - `loaded`: fatbin containers a library keeps in a data section (.ldata, .lrodata, .rodata,
   .data) and loads itself through the driver (cuModuleLoadData), which neither the runtime
   nor cuobjdump (even -all) sees: cuFFT's kernels (libcufft.so.12: ~24,000 containers in
@@ -57,6 +61,7 @@ EMBEDDED_SCAN = 32 << 20  # bytes between containers searched, per section
 SCAN_CHUNK = 1 << 20
 KIND_PTX, KIND_SASS, KIND_LTO_IR = 1, 2, 8
 ARCH_SPECIFIC, FAMILY_SPECIFIC = 0x100000, 0x200000
+COMPRESSED = 0x2000 | 0x8000  # LZ4, zstd (nvcc 13.0's and libcufft.so.12's flags)
 SECTION_LIMIT = 1 << 16  # section header tables, string tables, dynamic sections
 STRING_LIMIT = 4096  # one name of .dynstr (a library's, a run path)
 FILES_WITHOUT_CODE_LISTED = 200
@@ -73,7 +78,8 @@ def _pread(fd, size, offset):
 
 
 def read_elf(path):
-    """{"sass", "ptx", "relocatable", "loaded", "needed", "rpath", "runpath", "soname"} of a 64-bit
+    """{"sass", "kernelless", "ptx", "relocatable", "loaded", "needed", "rpath", "runpath",
+    "soname"} of a 64-bit
     little-endian ELF file, None for anything else (not ELF, 32-bit, big-endian)."""
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -94,6 +100,7 @@ def read_elf(path):
         names_at = sections[shstrndx]
         names = _pread(fd, min(names_at[3], SECTION_LIMIT), names_at[2])
         found = {"sass": [], "ptx": [], "relocatable": 0, "fatbin_unread": 0, "loaded": None}
+        found["kernelless"] = []
         found.update(needed=[], rpath=None, runpath=None, soname=None)
         for name, kind, offset, size, link in sections:
             label = _string(names, name)
@@ -149,8 +156,12 @@ def _fatbin(fd, offset, size, found):
     """The containers of a .nv_fatbin section, walked header by header: the linker lays
     them 8-byte aligned; padding beyond that is skipped (RESYNC_LIMIT bytes searched for the
     next magic); what cannot be walked is counted in `fatbin_unread`."""
-    sass, ptx, _containers, unread = _walk(fd, offset, offset + size, RESYNC_LIMIT)
+    kernels = {}
+    sass, ptx, _containers, unread = _walk(fd, offset, offset + size, RESYNC_LIMIT, kernels)
     found["fatbin_unread"] += unread
+    before, empty = set(found["sass"]), set(found["kernelless"])
+    here = set(arch for arch, count in kernels.items() if count == 0)
+    found["kernelless"] = _merge_sass(empty - sass, here - (before - empty))
     found["sass"] = _merge_sass(found["sass"], sass)
     found["ptx"] = _merge_ptx(found["ptx"], ptx)
 
@@ -195,9 +206,10 @@ def _next_container(chunk, at, base, end):
         at += 1
 
 
-def _walk(fd, position, end, scan):
+def _walk(fd, position, end, scan, kernels=None):
     """(sass, ptx, containers, unread bytes) of the containers from `position` to `end`;
-    at most `scan` bytes that are not containers searched for the next one."""
+    at most `scan` bytes that are not containers searched for the next one. `kernels`, a
+    dict, gets {arch: kernels its cubins hold, None where one was not read}."""
     sass, ptx, containers = set(), set(), 0
     while position + 16 <= end:
         head = _pread(fd, 80, position)  # the container's header and its first entry's
@@ -224,11 +236,43 @@ def _walk(fd, position, end, scan):
             suffix = "a" if flags & ARCH_SPECIFIC else ""
             if kind == KIND_SASS:
                 sass.add("sm_%d%s" % (arch, suffix))
+                if kernels is not None:
+                    name = "sm_%d%s" % (arch, suffix)
+                    count = (
+                        None if flags & COMPRESSED else _cubin_kernels(fd, entry + entry_size, body)
+                    )
+                    known = kernels.get(name, 0)
+                    kernels[name] = None if count is None or known is None else known + count
             elif kind == KIND_PTX:
                 ptx.add(("compute_%d%s" % (arch, suffix), "%d.%d" % (major, minor)))
             entry += entry_size + body
         position = (last + 7) // 8 * 8
     return sass, ptx, containers, 0
+
+
+def _cubin_kernels(fd, start, size):
+    """The `.text.*` sections (one per kernel or device function) of the ELF cubin at
+    `start`, None where it is not one or its headers lie past the bounds."""
+    head = _pread(fd, 64, start)
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+        return None
+    shoff = struct.unpack_from("<Q", head, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
+    table_size = shnum * shentsize
+    if shentsize < 64 or shstrndx >= shnum or table_size > SECTION_LIMIT:
+        return None
+    if shoff + table_size > size:
+        return None
+    table = _pread(fd, table_size, start + shoff)
+    names_offset, names_size = struct.unpack_from("<QQ", table, shstrndx * shentsize + 24)
+    if names_size > SECTION_LIMIT or names_offset + names_size > size:
+        return None
+    names = _pread(fd, names_size, start + names_offset)
+    labels = [
+        _string(names, struct.unpack_from("<I", table, index * shentsize)[0])
+        for index in range(shnum)
+    ]
+    return sum(1 for label in labels if label.startswith(".text."))
 
 
 def _resync(fd, position, end, scan):
@@ -447,6 +491,7 @@ def _package(path, files, loader, shipped, unread):
                 {
                     "path": name,
                     "sass": elf["sass"],
+                    "kernelless": elf["kernelless"],
                     "ptx": elf["ptx"],
                     "relocatable": elf["relocatable"],
                     "fatbin_unread": elf["fatbin_unread"],

@@ -106,8 +106,10 @@ def test_the_kernels_check_judges_the_kernels_it_loads(probed, capability, image
     verdict = rules.judge_file(probed["entry"], capability, False, None, "13.0")
     assert (verdict.state, verdict.image) == (rules.RUNS, image)
     assert "loads itself from its .ldata" in verdict.why and "carries sm_75" in verdict.why
-    registered = {**probed["entry"], "loaded": None}
-    assert rules.judge_file(registered, capability, False, None, "13.0").state == rules.NO_KERNEL
+    assert "carries sm_75 (without a kernel)" in verdict.why
+    # Its .nv_fatbin alone, a kernel-less sm_75 cubin: nothing to launch, nothing to judge.
+    assert probed["entry"]["kernelless"] == ["sm_75"]
+    assert not rules.carries_code({**probed["entry"], "loaded": None})
 
 
 def test_what_the_walk_does_not_reach_is_counted(built, monkeypatch):
