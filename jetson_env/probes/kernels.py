@@ -33,7 +33,10 @@ never whole files: a torch CUDA venv's GBs in about a second):
   the same distribution finds is counted as found (it is loaded first, by that one), and so
   is a need a distribution it requires ships (Requires-Dist without an extra): its import
   comes first and loads it, as torchvision's _C.so finds torch's libc10.so (the loader
-  matches an object already loaded by its name).
+  matches an object already loaded by its name). A distribution whose own top-level package
+  imports another's before any of its own modules counts as requiring it: torchaudio 2.11.0
+  declares no Requires-Dist at all, and its __init__.py's `import torch` loads libc10.so
+  before its extensions (torchaudio/lib/*.abi3.so) are loaded.
 
 Files with device code are listed with all their needs; other shared objects only with the
 needs the loader would not find, and for those which distribution ships a file of that name
@@ -44,6 +47,7 @@ objects that could not be read; an egg-info without a list (a Debian package's: 
 files) is not among them. collect() returns a dict.
 """
 
+import ast
 import errno
 import glob
 import os
@@ -425,6 +429,44 @@ def _requirements(path):
     return names
 
 
+def _top_packages(path, files):
+    """The __init__.py of each top-level package a distribution installs."""
+    site = os.path.dirname(path)
+    return [
+        name
+        for name in files
+        if os.path.basename(name) == "__init__.py"
+        and os.path.dirname(os.path.dirname(name)) == site
+    ]
+
+
+def _imported(inits, modules):
+    """The distributions (by `modules`, {top-level package: distribution}) whose packages
+    a distribution's own top-level packages (`inits`: their __init__.py) import at module
+    level before any module of their own: import them and these are imported first."""
+    names = set()
+    for name in inits:
+        folder = os.path.dirname(name)
+        try:
+            body = ast.parse(read_text(name, 1 << 20), name).body  # noqa: F821
+        except (OSError, ValueError, SyntaxError):
+            continue
+        own = os.path.basename(folder)
+        for node in body:
+            if isinstance(node, ast.ImportFrom):
+                if node.level:  # from . import x: a module of its own
+                    break
+                imported = [node.module.split(".")[0]]
+            elif isinstance(node, ast.Import):
+                imported = [alias.name.split(".")[0] for alias in node.names]
+            else:
+                continue
+            if own in imported:
+                break
+            names.update(modules[m] for m in imported if m in modules)
+    return names
+
+
 def _shared_object(name):
     base = os.path.basename(name)
     return base.endswith(".so") or ".so." in base
@@ -449,7 +491,7 @@ def driver_cuda():
     return "%d.%d" % (version.value // 1000, version.value % 1000 // 10), None
 
 
-def _package(path, files, loader, shipped, unread):
+def _package(path, files, inits, loader, shipped, modules, unread):
     elves = {}
     for name in sorted(set(files)):
         try:
@@ -479,7 +521,7 @@ def _package(path, files, loader, shipped, unread):
                 where = found_here[need]
             if where[0] is None and need in shipped:
                 if requires is None:
-                    requires = _requirements(path)
+                    requires = _requirements(path) | _imported(inits, modules)
                 if shipped[need]["package"] in requires:
                     where = (shipped[need]["path"], "loaded by " + shipped[need]["package"])
             if code or where[0] is None:
@@ -522,22 +564,26 @@ def collect():
     driver, why = driver_cuda()
     if why:
         unknown["driver"] = why
-    listed, shipped = [], {}
+    listed, shipped, modules = [], {}, {}
     for path in _distributions():
         try:
-            files = [f for f in installed_files(path) if _shared_object(f)]  # noqa: F821
+            all_files = installed_files(path)  # noqa: F821
+            files = [f for f in all_files if _shared_object(f)]
         except (OSError, ValueError) as exc:
             if getattr(exc, "errno", None) != errno.ENOENT:  # none: a Debian package's, dpkg's
                 unread.append("%s: %s" % (path, exc))
             continue
-        listed.append((path, files))
+        inits = _top_packages(path, all_files)
+        listed.append((path, files, inits))
+        for name in inits:
+            modules.setdefault(os.path.basename(os.path.dirname(name)), _name_version(path)[0])
         for name in files:
             shipped.setdefault(
                 os.path.basename(name), {"package": _name_version(path)[0], "path": name}
             )
     packages = []
-    for path, files in listed:
-        found = _package(path, files, loader, shipped, unread)
+    for path, files, inits in listed:
+        found = _package(path, files, inits, loader, shipped, modules, unread)
         if found is not None:
             packages.append(found)
     return {

@@ -87,3 +87,44 @@ def test_a_library_a_requirement_ships_is_found(tmp_path, requires):
         need = dependent["files"][0]["needs"]["libjetsonenv_provided.so"]
         assert need["path"] is None and need["shipped_by"]["package"] == "provider"
         assert about_it == ["dependent 1.0: libjetsonenv_provided.so is not found by the loader"]
+
+
+# A package that declares no requirement but imports one first: torchaudio 2.11.0's METADATA
+# has no Requires-Dist, and its __init__.py's `import torch` loads libc10.so before its
+# extensions. The check failed it on the H200's torch venv, where `import torchaudio` works:
+# "torchaudio 2.11.0: libc10.so is not found by the loader".
+LOADS = 'import ctypes, os\nctypes.CDLL(os.path.join(os.path.dirname(__file__), "{}"))\n'
+FIRST = {
+    "imports-it-first": '"""First."""\nimport sys\nimport provider\nfrom . import _load\n',
+    "imports-it-after": "from . import _load\nimport provider\n",
+    "imports-it-in-a-function": "def later():\n    import provider\n\n\nfrom . import _load\n",
+}
+
+
+@pytest.mark.parametrize("init", sorted(FIRST))
+def test_a_library_of_a_package_imported_first_is_found(tmp_path, init):
+    """dependent declares nothing; its __init__.py imports provider (whose __init__.py loads
+    its library) before its own module that loads libneeds_provided.so, or after it, or
+    only in a function. Python's import is the oracle; the check agrees with it."""
+    build(tmp_path, requires=False)
+    provider, dependent = tmp_path / "provider", tmp_path / "dependent"
+    (provider / "__init__.py").write_text(LOADS.format("libjetsonenv_provided.so"))
+    (dependent / "_load.py").write_text(LOADS.format("libneeds_provided.so"))
+    (dependent / "__init__.py").write_text(FIRST[init])
+    shipped = [provider / "libjetsonenv_provided.so", provider / "__init__.py"]
+    device_code.add_distribution(tmp_path, "provider", "1.0", shipped)
+    own = [dependent / "libneeds_provided.so", dependent / "__init__.py", dependent / "_load.py"]
+    device_code.add_distribution(tmp_path, "dependent", "1.0", own)
+    imported = subprocess.run(
+        [sys.executable, "-c", "import dependent"],
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "LD_LIBRARY_PATH": ""},
+        capture_output=True, text=True,
+    )  # fmt: skip
+    findings, _data = libraries_findings(tmp_path)
+    about_it = [f.summary for f in findings if "dependent" in f.summary]
+    if init == "imports-it-first":
+        assert imported.returncode == 0, imported.stderr
+        assert about_it == []
+    else:
+        assert "libjetsonenv_provided.so: cannot open shared object file" in imported.stderr
+        assert about_it == ["dependent 1.0: libjetsonenv_provided.so is not found by the loader"]
