@@ -36,6 +36,8 @@ from typing import IO
 
 import tomllib
 
+from support.image_store import LABEL
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "hosts"
 LOG_DIR = REPO_ROOT / ".cache" / "test-hosts"
@@ -403,10 +405,8 @@ class BuildContext:
                     symlinks=True,
                     ignore=shutil.ignore_patterns(".gitkeep"),
                 )
-            _run_logged(
-                ["docker", "build", "--force-rm", "--network", "host", "--tag", tag, context],
-                _log_for(tag),
-            )
+            build = ["docker", "build", "--force-rm", "--network", "host", "--label", f"{LABEL}=1"]
+            _run_logged([*build, "--tag", tag, context], _log_for(tag))
 
 
 def with_controller_pip_settings(base: str) -> tuple[list[str], dict[str, bytes]]:
