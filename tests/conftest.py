@@ -110,12 +110,14 @@ def _at_its_ends(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pyte
 def _mark_slow_tier(items: list[pytest.Item], run_all: bool) -> None:
     """Skip the `slow` tier (unless `run_all`), except a keyed slow test,
     `@pytest.mark.slow(keyed=True)`, that no entry of the record vouches for (support/slow_tier.py):
-    it runs, and with it every slow test of its group (they share hosts). A keyed test's report
+    it runs; an unkeyed slow test runs only in the slow tier (a test stands alone: none needs
+    another's host, and the r36 image's emulated build cost 28 minutes whenever the r32/r35
+    builds beside it ran). A keyed test's report
     carries its key and HEAD's commit (JUnit properties), what a complete run's entry keeps."""
     record = slow_tier.read()
     today = slow_tier.head_date()
     commit = slow_tier.git("rev-parse", "HEAD").strip()
-    stale_groups = set()
+    unvouched = set()
     vouched: dict[str, str] = {}
     for item in items:
         marker = item.get_closest_marker("slow")
@@ -139,11 +141,11 @@ def _mark_slow_tier(items: list[pytest.Item], run_all: bool) -> None:
             vouched[item.nodeid] = slow_tier.describe(entry)
         else:
             item.user_properties.append((slow_tier.WHY_PROPERTY, why))
-            stale_groups.add(group_of(item.nodeid) or item.nodeid)
+            unvouched.add(item.nodeid)
     for item in items:
         if run_all or "slow" not in item.keywords:
             continue
-        if (group_of(item.nodeid) or item.nodeid) in stale_groups:
+        if item.nodeid in unvouched:
             continue
         origin = vouched.get(item.nodeid)
         reason = f"slow tier, {origin} ({slow_tier.RECORD.name})" if origin else "slow tier"

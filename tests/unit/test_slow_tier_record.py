@@ -228,3 +228,14 @@ def test_a_hand_made_or_stale_entry_vouches_for_nothing(checkout, tmp_path: Path
     (stranger / "f").write_text("x")
     commit_all(stranger)
     assert slow_tier.why_not_trusted(NODEID, entry, found, head, stranger).startswith("its commit")
+
+
+def test_an_unkeyed_slow_test_beside_an_unvouched_keyed_one_stays_in_the_slow_tier(checkout):
+    """A keyed test runs for its own missing entry, not its module's unkeyed slow tests (the
+    r36 image's emulated build, 28 minutes, ran beside the r32/r35 builds that way)."""
+    module = checkout / "tests" / "integration" / "test_keyed_pair_stand_in.py"
+    module.write_text(KEYED_SOURCE + "\n\n@pytest.mark.slow\ndef test_unkeyed():\n    pass\n")
+    commit_all(checkout)
+    done = run_pytest(checkout, str(module.relative_to(checkout)), "-v")
+    assert "1 passed, 1 skipped" in done.stdout, done.stdout
+    assert "::test_keyed PASSED" in done.stdout and "::test_unkeyed SKIPPED" in done.stdout
