@@ -187,14 +187,19 @@ def _cut(size: int) -> str:
     (`setsid`) that `k` ends without the two `head`s, which pass on what is left and exit
     with it; without `setsid`, `k` ends only the processes marked with LAUNCH_ENV (the
     `head`s are not). Past the cut the interpreter's writes fail, as the heartbeat's do
-    when the connection drops, which ends the run. The subshell's own stderr is
-    /dev/null: the shell says "Killed" there when `k` ends the group, which is not the
-    interpreter's output."""
+    when the connection drops, which ends the run. The heartbeat only finds the dropped
+    connection if `head` writes each read at once (it dies of SIGPIPE, then the next beat
+    fails): GNU head holds a pipe's output in its stdio buffer until 4 KiB or its end, so
+    an interrupted doctor left the whole run on the host until the budget; `stdbuf -o0`
+    unbuffers it (where stdbuf is missing the cap still holds, the budget ends the run).
+    The subshell's own stderr is /dev/null: the shell says "Killed" there when `k` ends
+    the group, which is not the interpreter's output."""
     return (
-        "K='kill -KILL 0'; export K; S=setsid\n"
+        "K='kill -KILL 0'; export K; S=setsid; B='stdbuf -o0'\n"
         "command -v setsid >/dev/null 2>&1 || { S=; K=:; }\n"
-        f'( $S sh -c "$0" jetson-env 2>&1 >&3 3>&- 4>&- | head -c {size} >&4 3>&- 4>&- )'
-        f" 3>&1 4>&2 2>/dev/null | head -c {size}\n"
+        "command -v stdbuf >/dev/null 2>&1 || B=\n"
+        f'( $S sh -c "$0" jetson-env 2>&1 >&3 3>&- 4>&- | $B head -c {size} >&4 3>&- 4>&- )'
+        f" 3>&1 4>&2 2>/dev/null | $B head -c {size}\n"
     )
 
 

@@ -232,17 +232,26 @@ def test_a_remote_hang_times_out_and_leaves_nothing(known: Path, sshd: SSHHost, 
     assert remote_probe_processes() == []
 
 
-def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_torch):
-    remote_torch("import time\ntime.sleep(600)")
+@pytest.mark.parametrize("via", ["host", "inventory"])
+def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_torch, via: str):
+    """With `-i` the probes' end comes from the launcher's heartbeat on stdout, which
+    reaches the connection through the host's output cap (targets._cut): it left them
+    running while that cap held the heartbeat in its buffer."""
+    imported = "/tmp/torch-imported"  # the probe runs: the launcher and its heartbeat do
+    docker("exec", CONTAINER, "rm", "-f", imported)
+    remote_torch(f"import pathlib, time\npathlib.Path({imported!r}).touch()\ntime.sleep(600)")
+    if via == "host":
+        args = ["--host", sshd.address, "--python", REMOTE_PYTHON]
+    else:
+        args = ["-i", str(inventory_for(known, sshd, REMOTE_PYTHON))]
     run = subprocess.Popen(
-        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", "--host", sshd.address,
-         "--python", REMOTE_PYTHON, "--check", "torch"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", *args, "--check", "torch"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=known,
         env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
         preexec_fn=sigint_as_in_a_terminal,
     )  # fmt: skip
     deadline = time.monotonic() + 30
-    while not remote_probe_processes():
+    while docker("exec", CONTAINER, "sh", "-c", f"ls {imported} || true") == "":
         assert time.monotonic() < deadline, "the remote probe never started"
         time.sleep(0.2)
     run.send_signal(signal.SIGINT)
