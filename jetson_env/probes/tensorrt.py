@@ -163,15 +163,20 @@ def load_through_loader(majors):
     return None, errors
 
 
+def majors_of(cache, files):
+    """The libnvinfer majors the loader's cache and the files found name (any: 7 to 11 and on)."""
+    majors = {entry["major"] for entry in files} | {_major(entry["soname"]) for entry in cache}
+    return majors - {None}
+
+
 def collect():
     unknown = {}
     cache = parse_ldconfig(ldconfig_cache(unknown))
     cached_real = {os.path.realpath(entry["path"]) for entry in cache}
     files = find_files()
-    majors = {f["major"] for f in files} | {_major(e["soname"]) for e in cache}
     # Through the loader first: once a file is loaded by its path, dlopen of its soname
     # would succeed from the process's own list even when the loader cannot find it.
-    loaded, load_errors = load_through_loader(majors - {None})
+    loaded, load_errors = load_through_loader(majors_of(cache, files))
     for entry in files:
         entry["version"], entry["error"] = library_version(entry["path"])
         entry["in_ldconfig_cache"] = os.path.realpath(entry["path"]) in cached_real
