@@ -14,8 +14,10 @@ import ctypes
 import glob
 import os
 import re
-import subprocess
 import sys
+
+if "command_output" not in globals():  # imported, not sent after the prelude: the prelude's own
+    from jetson_env.probes._prelude import command_output
 
 SYSTEM_DIRS = (
     "/usr/lib/aarch64-linux-gnu",
@@ -49,25 +51,9 @@ def parse_ldconfig(text, name="libnvinfer.so"):
     return found
 
 
-def _run(argv, timeout=20):
-    try:
-        proc = subprocess.run(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=timeout,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, "%s: %s" % (argv[0], exc)
-    if proc.returncode != 0:
-        return None, "%s exited %d: %s" % (argv[0], proc.returncode, proc.stderr.strip()[:200])
-    return proc.stdout, None
-
-
 def ldconfig_cache(unknown):
     for ldconfig in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
-        out, reason = _run([ldconfig, "-p"])
+        out, reason = command_output([ldconfig, "-p"], 20)
         if out is not None:
             return out
     unknown["ldconfig"] = reason
