@@ -34,7 +34,7 @@ X86_PYTHONS = ("3.10", "3.12", "3.14")
 SECTIONS = (
     "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
     "unsupported", "x86", "images", "packages", "jetpack_apt", "converters", "ansible_core",
-    "jetson_tensorrt", "routes_not_offered", "container_bases",
+    "jetson_tensorrt", "routes_not_offered", "container_bases", "ubuntu",
 )  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
 FAMILY_FIELDS = (
@@ -218,6 +218,16 @@ class JetsonTensorRT:
 
 
 @dataclass(frozen=True)
+class Ubuntu:
+    """An Ubuntu release's apt suite name ("jammy") and glibc ("2.35": its pip's manylinux
+    tags)."""
+
+    codename: str
+    glibc: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Release:
     l4t: str
     jetpack: str
@@ -276,6 +286,7 @@ class Matrix:
     converters: Converters
     x86_tensorrt: TensorRTPip
     ansible_core: ansible_core.Support
+    ubuntu: dict[str, Ubuntu]  # Ubuntu release ("22.04") -> its apt suite and glibc
     x86_tensorrt_pins: tuple[TensorRTPip, ...] = ()
     jetson_tensorrt: tuple[JetsonTensorRT, ...] = ()
 
@@ -569,6 +580,7 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         source = TorchSource(version, url, index, torch.get("filename"), sha, cuda)
         return source, torchvision
 
+    ubuntu = _ubuntu(raw["ubuntu"], where, check_sources)
     releases: dict[str, Release] = {}
     for l4t, entry in raw["releases"].items():
         row = f"release R{l4t}"
@@ -582,6 +594,9 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
                 raise MatrixError(f"{where}: {row}: missing '{field}'")
         if entry["family"] not in raw["families"]:
             raise MatrixError(f"{where}: {row}: unknown family '{entry['family']}'")
+        if str(entry["ubuntu"]) not in ubuntu:
+            raise MatrixError(f"{where}: {row}: Ubuntu {entry['ubuntu']} has no entry in ubuntu"
+                              " (its apt suite and glibc)")  # fmt: skip
         torch, torchvision = parse_torch(row, entry)
         if _major(torch.cuda) != _major(str(entry["cuda"])):
             raise MatrixError(
@@ -674,7 +689,25 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         x86_tensorrt_pins=x86_tensorrt_pins,
         jetson_tensorrt=jetson_tensorrt,
         ansible_core=core,
+        ubuntu=ubuntu,
     )
+
+
+def _ubuntu(section, where, check_sources) -> dict[str, Ubuntu]:
+    """Ubuntu release -> its apt suite name and glibc, each cited."""
+    table = {}
+    for release, entry in section.items():
+        row = f"ubuntu {release}"
+        if not isinstance(entry, dict):
+            raise MatrixError(f"{where}: {row}: must be a mapping")
+        cited = check_sources(row, entry)
+        codename, glibc = str(entry.get("codename", "")), str(entry.get("glibc", ""))
+        if not re.fullmatch(r"[a-z]+", codename):
+            raise MatrixError(f"{where}: {row}: codename '{codename}' is not a suite like 'jammy'")
+        if not re.fullmatch(r"2\.\d{1,2}", glibc):
+            raise MatrixError(f"{where}: {row}: glibc '{glibc}' is not like '2.35'")
+        table[str(release)] = Ubuntu(codename, glibc, cited)
+    return table
 
 
 def _converters(section, where, check_sources) -> Converters:

@@ -111,6 +111,13 @@ def source(name: str) -> str:
     return (resources.files("jetson_env.probes") / f"{name}.py").read_text(encoding="utf-8")
 
 
+def functions(name: str) -> str:
+    """A probe's functions for a role's `python -c` script (the tensorrt role's read of the
+    host's TensorRT): the probes' prelude, then the probe, each as the launcher gets them;
+    the role's own lines follow."""
+    return f"{source('_prelude')}\n{source(name)}\n"
+
+
 def with_arguments(text: str, arguments: Any) -> str:
     """A probe's source with a line before it that binds `arguments` (JSON data) to
     ARGUMENTS: data, never code (json.dumps, read back with json.loads)."""

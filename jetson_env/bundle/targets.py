@@ -15,14 +15,6 @@ from jetson_env.bundle.errors import BundleError
 from jetson_env.checks.context import shell_word
 from jetson_env.matrix import Matrix, normalize_l4t
 
-# Ubuntu release of an L4T row -> (apt's suite name, its glibc: the manylinux tags its
-# pip accepts).
-UBUNTU = {
-    "18.04": ("bionic", "2.27"),
-    "20.04": ("focal", "2.31"),
-    "22.04": ("jammy", "2.35"),
-    "24.04": ("noble", "2.39"),
-}
 # A CUDA toolkit's version as the bundle records it: major.minor.
 CUDA = re.compile(r"\d{1,2}\.\d{1,2}")
 
@@ -96,8 +88,8 @@ def targets_from_args(
     cuda: str | None = None,
 ) -> list[Target]:
     """Targets from `--l4t R36.4.3 ... --x86 --python 3.12 --glibc 2.39`: a Jetson target
-    takes its row's Python, Ubuntu's glibc and Ubuntu release unless given; x86 the
-    controller's."""
+    takes its row's Python, and its Ubuntu's glibc and apt suite (the matrix's `ubuntu`),
+    unless given; x86 the controller's."""
     if python and not re.fullmatch(r"3\.\d{1,2}", python):
         raise BundleError(f"--python {python!r} is not a Python version like 3.12")
     if glibc and not re.fullmatch(r"2\.\d{1,2}", glibc):
@@ -112,14 +104,14 @@ def targets_from_args(
     targets = []
     for l4t in l4ts:
         release = matrix.release(l4t)  # UnknownRelease lists the supported ones
+        ubuntu = matrix.ubuntu[release.ubuntu]  # every row's Ubuntu has an entry (validated)
         targets.append(
             Target(
                 "aarch64",
                 python or release.python,
-                glibc or (UBUNTU[release.ubuntu][1] if release.ubuntu in UBUNTU else "2.17"),
+                glibc or ubuntu.glibc,
                 normalize_l4t(release.l4t),
-                distribution
-                or (f"ubuntu/{UBUNTU[release.ubuntu][0]}" if release.ubuntu in UBUNTU else ""),
+                distribution or f"ubuntu/{ubuntu.codename}",
                 cuda or "",
             )
         )

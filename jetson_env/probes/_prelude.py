@@ -60,6 +60,41 @@ def read_text(path, limit=READ_LIMIT):
     return read_bytes(path, limit).decode("utf-8")
 
 
+def run_command(argv, timeout, stdin=None, env=None):
+    """Run a read-only command, never raising: (done, None), done with its returncode and its
+    stdout and stderr as text (UTF-8, what does not decode replaced), or (None, why it did not
+    run: not found, failed to start, past `timeout` seconds). Its stdin is `stdin` (text) or
+    nothing: it never reads the probe's own."""
+    import subprocess
+
+    feed = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin.encode("utf-8")}
+    try:
+        done = subprocess.run(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, env=env, **feed
+        )
+    except FileNotFoundError:
+        return None, "%s not found" % argv[0]
+    except subprocess.TimeoutExpired:
+        return None, "%s timed out after %ss" % (argv[0], timeout)
+    except OSError as exc:
+        return None, "%s failed: %s" % (argv[0], exc)
+    done.stdout = done.stdout.decode("utf-8", "replace")
+    done.stderr = done.stderr.decode("utf-8", "replace")
+    return done, None
+
+
+def command_output(argv, timeout, stdin=None):
+    """A command's stdout, (text, None), or (None, why not): run_command()'s reason, or for a
+    non-zero exit "CMD exited N: " and the first line it printed (stderr's, else stdout's)."""
+    done, reason = run_command(argv, timeout, stdin)
+    if done is None:
+        return None, reason
+    if done.returncode != 0:
+        lines = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()
+        return None, "%s exited %d: %s" % (argv[0], done.returncode, lines[0][:200])
+    return done.stdout, None
+
+
 # A distribution's file list (RECORD, installed-files.txt) is over READ_LIMIT for the
 # largest: torch's is 1.3-1.5 MB (2.13.0+cpu installed: 1,468,285 bytes, 14,623 files; the
 # 2.14.1 CUDA wheel's 1,308,438), ansible's 4.7 MB (12.3.0: 36,750 files). Both bounds are
@@ -188,6 +223,8 @@ def run_probes(probes, gpu_work=False, cuda=False):
         "read_head": read_head,
         "read_bytes": read_bytes,
         "read_text": read_text,
+        "run_command": run_command,
+        "command_output": command_output,
         "installed_files": installed_files,
         "distribution_version": distribution_version,
         "find_spec": find_spec,

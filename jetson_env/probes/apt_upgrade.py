@@ -15,8 +15,10 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import tempfile
+
+if "run_command" not in globals():  # imported, not sent after the prelude: the prelude's own
+    from jetson_env.probes._prelude import run_command
 
 SOURCES = "/etc/apt/sources.list"
 SOURCE_PARTS = "/etc/apt/sources.list.d"
@@ -34,16 +36,9 @@ def _arguments():
     return arguments if isinstance(arguments, dict) else {}
 
 
-def _run(argv, timeout):
-    try:
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, timeout=timeout,
-                              env=dict(os.environ, LC_ALL="C"))  # fmt: skip
-    except OSError as exc:
-        return None, "%s: %s" % (argv[0], describe(exc))
-    except subprocess.TimeoutExpired:
-        return None, "%s timed out after %ss" % (" ".join(argv[:2]), timeout)
-    return done, None
+def _apt(argv, timeout):
+    """apt in the C locale: its messages are matched in English."""
+    return run_command(argv, timeout, env=dict(os.environ, LC_ALL="C"))
 
 
 def _one_line_entries(path, text):
@@ -109,13 +104,13 @@ def sources():
 
 def holds():
     no_cache = ["-o", "Dir::Cache::pkgcache=", "-o", "Dir::Cache::srcpkgcache="]
-    done, error = _run(["apt-mark", "showhold", *no_cache], 30)
+    done, error = _apt(["apt-mark", "showhold", *no_cache], 30)
     if done is None:
         return None, error
     if done.returncode != 0:
         return None, "apt-mark showhold exited %d: %s" % (
-            done.returncode, done.stderr.decode("utf-8", "replace").strip()[-300:])  # fmt: skip
-    return sorted(done.stdout.decode("utf-8", "replace").split()), None
+            done.returncode, done.stderr.strip()[-300:])  # fmt: skip
+    return sorted(done.stdout.split()), None
 
 
 def parse_simulation(text):
@@ -170,10 +165,10 @@ def simulate(suite, entries, rest):
         only_target = os.path.join(folder, "only-target")
         os.makedirs(only_target)
         options = _apt_options(target, only_target, new, folder)
-        done, error = _run(["apt-get", "update", "-q", *options], UPDATE_SECONDS)
+        done, error = _apt(["apt-get", "update", "-q", *options], UPDATE_SECONDS)
         if done is None:
-            return {"ok": False, "error": error}
-        said = (done.stdout + done.stderr).decode("utf-8", "replace")
+            return {"ok": False, "error": "apt-get update of %s: %s" % (suite, error)}
+        said = done.stdout + done.stderr
         failed = [line for line in said.splitlines() if line.startswith(("E:", "W:", "Err:"))]
         if done.returncode != 0 or any(line.startswith(("E:", "Err:")) for line in failed):
             return {"ok": False, "error": "apt-get update of %s: %s" % (
@@ -189,12 +184,11 @@ def simulate(suite, entries, rest):
             if name not in ("lock", "partial"):
                 os.symlink(os.path.join(new, name), os.path.join(merged, name))
         options = _apt_options(empty, parts, merged, folder)
-        done, error = _run(["apt-get", "-s", "-q", "dist-upgrade", *options], SIMULATE_SECONDS)
+        done, error = _apt(["apt-get", "-s", "-q", "dist-upgrade", *options], SIMULATE_SECONDS)
         if done is None:
-            return {"ok": False, "error": error}
-        out = done.stdout.decode("utf-8", "replace")
-        changes, kept = parse_simulation(out)
-        errors = [line[3:].strip() for line in done.stderr.decode("utf-8", "replace").splitlines()
+            return {"ok": False, "error": "apt-get -s dist-upgrade: %s" % error}
+        changes, kept = parse_simulation(done.stdout)
+        errors = [line[3:].strip() for line in done.stderr.splitlines()
                   if line.startswith("E:")]  # fmt: skip
         error = None
         if done.returncode != 0:

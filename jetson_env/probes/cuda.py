@@ -12,15 +12,15 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 if "read_text" not in globals():  # imported, not sent after the prelude: the prelude's own
     try:  # as an Ansible module_utils (the collection's module_utils link to the prelude too)
         from ansible_collections.jetson_env.jetson.plugins.module_utils.jetson_env_prelude import (
+            command_output,
             read_text,
         )
     except ImportError:  # by the doctor's tests
-        from jetson_env.probes._prelude import read_text
+        from jetson_env.probes._prelude import command_output, read_text
 
 DEFAULT_ROOT = "/usr/local/cuda"
 
@@ -51,28 +51,6 @@ def parse_nvcc_version(text):
     if not match:
         raise ValueError("no 'release x.y, Vx.y.z' in nvcc --version output")
     return match.group(2)
-
-
-def _run(argv, stdin=None, timeout=20):
-    try:
-        proc = subprocess.run(
-            argv,
-            input=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=timeout,
-        )
-    except FileNotFoundError:
-        return None, "%s not found" % argv[0]
-    except subprocess.TimeoutExpired:
-        return None, "%s timed out after %ss" % (argv[0], timeout)
-    except OSError as exc:
-        return None, "%s failed: %s" % (argv[0], exc)
-    if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines()
-        return None, lines[0][:200] if lines else "%s exited %d" % (argv[0], proc.returncode)
-    return proc.stdout, None
 
 
 def cuda_root(nvcc):
@@ -106,7 +84,7 @@ def toolkit_version(root, nvcc, unknown):
                 reasons.append("%s: %s" % (path, exc))
     compiler = nvcc or (os.path.join(root, "bin", "nvcc") if root else None)
     if compiler and os.path.exists(compiler):
-        out, reason = _run([compiler, "--version"])
+        out, reason = command_output([compiler, "--version"], 20)
         if out is not None:
             try:
                 return parse_nvcc_version(out), "nvcc"
@@ -125,7 +103,7 @@ def cuda_h_reachable(unknown):
     if not compiler:
         unknown["cuda_h_reachable"] = "no C compiler (cc/gcc) on PATH"
         return None
-    out, reason = _run([compiler, "-E", "-x", "c", "-"], stdin="#include <cuda.h>\n")
+    out, reason = command_output([compiler, "-E", "-x", "c", "-"], 20, stdin="#include <cuda.h>\n")
     if out is None:
         unknown["cuda_h_reachable"] = reason
         return False

@@ -13,16 +13,16 @@ import glob
 import os
 import platform as _platform
 import re
-import subprocess
 import sys
 
 if "read_bytes" not in globals():  # imported, not sent after the prelude: the prelude's own
     try:  # as an Ansible module_utils (the collection's module_utils link to the prelude too)
         from ansible_collections.jetson_env.jetson.plugins.module_utils.jetson_env_prelude import (
+            command_output,
             read_bytes,
         )
     except ImportError:  # by the doctor's tests
-        from jetson_env.probes._prelude import read_bytes
+        from jetson_env.probes._prelude import command_output, read_bytes
 
 NV_TEGRA_RELEASE = "/etc/nv_tegra_release"
 OS_RELEASE = "/etc/os-release"
@@ -126,27 +126,6 @@ def _read(path, binary=False):
     return data if binary else data.decode("utf-8", "replace")
 
 
-def _run(argv, timeout=10):
-    """Run a command; returns (stdout, None) or (None, reason). Never raises."""
-    try:
-        proc = subprocess.run(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=timeout,
-        )
-    except FileNotFoundError:
-        return None, "%s not found" % argv[0]
-    except subprocess.TimeoutExpired:
-        return None, "%s timed out after %ss" % (argv[0], timeout)
-    except OSError as exc:
-        return None, "%s failed: %s" % (argv[0], exc)
-    if proc.returncode != 0:
-        return None, "%s exited %d: %s" % (argv[0], proc.returncode, proc.stderr.strip()[:200])
-    return proc.stdout, None
-
-
 def detect_l4t(unknown):
     """L4T from /etc/nv_tegra_release, falling back to the nvidia-l4t-core package."""
     try:
@@ -156,7 +135,7 @@ def detect_l4t(unknown):
         file_reason = "%s: %s" % (NV_TEGRA_RELEASE, exc.strerror or exc)
     except ValueError as exc:
         file_reason = "%s is malformed: %s" % (NV_TEGRA_RELEASE, exc)
-    out, reason = _run(["dpkg-query", "-W", "-f", "${Version}", "nvidia-l4t-core"])
+    out, reason = command_output(["dpkg-query", "-W", "-f", "${Version}", "nvidia-l4t-core"], 10)
     if out is not None:
         try:
             return parse_dpkg_version(out), "dpkg", None
@@ -199,7 +178,9 @@ def detect_device_tree(unknown):
 
 
 def detect_gpus(unknown):
-    out, reason = _run(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"])
+    out, reason = command_output(
+        ["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"], 10
+    )
     if out is None:
         unknown["gpus"] = reason
         return []

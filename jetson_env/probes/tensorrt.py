@@ -14,8 +14,10 @@ import ctypes
 import glob
 import os
 import re
-import subprocess
 import sys
+
+if "command_output" not in globals():  # imported, not sent after the prelude: the prelude's own
+    from jetson_env.probes._prelude import command_output
 
 SYSTEM_DIRS = (
     "/usr/lib/aarch64-linux-gnu",
@@ -49,25 +51,9 @@ def parse_ldconfig(text, name="libnvinfer.so"):
     return found
 
 
-def _run(argv, timeout=20):
-    try:
-        proc = subprocess.run(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            universal_newlines=True,
-            timeout=timeout,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, "%s: %s" % (argv[0], exc)
-    if proc.returncode != 0:
-        return None, "%s exited %d: %s" % (argv[0], proc.returncode, proc.stderr.strip()[:200])
-    return proc.stdout, None
-
-
 def ldconfig_cache(unknown):
     for ldconfig in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
-        out, reason = _run([ldconfig, "-p"])
+        out, reason = command_output([ldconfig, "-p"], 20)
         if out is not None:
             return out
     unknown["ldconfig"] = reason
@@ -163,15 +149,20 @@ def load_through_loader(majors):
     return None, errors
 
 
+def majors_of(cache, files):
+    """The libnvinfer majors the loader's cache and the files found name (any: 7 to 11 and on)."""
+    majors = {entry["major"] for entry in files} | {_major(entry["soname"]) for entry in cache}
+    return majors - {None}
+
+
 def collect():
     unknown = {}
     cache = parse_ldconfig(ldconfig_cache(unknown))
     cached_real = {os.path.realpath(entry["path"]) for entry in cache}
     files = find_files()
-    majors = {f["major"] for f in files} | {_major(e["soname"]) for e in cache}
     # Through the loader first: once a file is loaded by its path, dlopen of its soname
     # would succeed from the process's own list even when the loader cannot find it.
-    loaded, load_errors = load_through_loader(majors - {None})
+    loaded, load_errors = load_through_loader(majors_of(cache, files))
     for entry in files:
         entry["version"], entry["error"] = library_version(entry["path"])
         entry["in_ldconfig_cache"] = os.path.realpath(entry["path"]) in cached_real

@@ -1,14 +1,8 @@
 """cuda-python as a checked and provisioned part: the check's findings from captured probe facts,
 the matrix's rule for which cuda-python a host gets, and what a bundle carries for it."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-import yaml
+from support.local_play import COLLECTION, run_on_localhost
 
 from jetson_env.bundle import needs, targets
 from jetson_env.checks import BY_NAME
@@ -178,11 +172,6 @@ def test_what_hides_the_gpu_is_named_before_the_driver_is_blamed():
     assert finding.remedy.role is None
 
 
-PYCUDA_ROLE = (
-    Path(__file__).parents[2] / "ansible_collections" / "jetson_env" / "jetson" / "roles" / "pycuda"
-)
-
-
 @pytest.mark.parametrize(
     ("python", "cuda", "wanted"),
     [("3.10.12", "13.0", "cuda-python==13.4.*"), ("3.12.3", "13.0", "cuda-python==13.*")],
@@ -191,24 +180,12 @@ def test_the_pycuda_role_installs_the_cuda_python_of_the_target_python(tmp_path,
                                                                        wanted):  # fmt: skip
     """The role's `_pycuda_cuda_python`, rendered by this venv's ansible-core through the
     collection's filter: the same pin as the doctor's fix and the bundle."""
-    playbook = tmp_path / "render.yml"
-    playbook.write_text(yaml.safe_dump([{
-        "hosts": "localhost", "gather_facts": False,
-        "vars_files": [str(PYCUDA_ROLE / "vars" / "main.yml")],
-        "tasks": [{"ansible.builtin.debug": {"msg": "{{ _pycuda_cuda_python }}"}}],
-    }]))  # fmt: skip
+    play = {"vars_files": [str(COLLECTION / "roles" / "pycuda" / "vars" / "main.yml")],
+            "tasks": [{"ansible.builtin.debug": {"msg": "{{ _pycuda_cuda_python }}"}}]}  # fmt: skip
     variables = {
         "ansible_facts": {"jetson_env_python": {"version": python},
                           "jetson_env_cuda": {"version": cuda}},
         "jetson_facts_matrix_file": "",
     }  # fmt: skip
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-         str(playbook), "-e", json.dumps(variables)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(PYCUDA_ROLE.parents[3]),
-             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    rendered = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    rendered = run_on_localhost(tmp_path, play, variables)[0]["msg"]
     assert rendered.strip() == wanted

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from jetson_env import matrix as matrix_mod
+from jetson_env.bundle import targets
 from jetson_env.matrix import MatrixError, UnknownRelease
 
 
@@ -422,3 +423,32 @@ def test_the_r39_rows_orin_kernels_cite_the_tegra_exception_not_the_generic_page
         assert "https://github.com/pytorch/pytorch/pull/186285" in cited
         assert "https://github.com/jax-ml/jax/pull/40492" in cited
         assert not any("binary-compatibility" in url for url in cited)
+
+
+def test_a_release_on_an_ubuntu_the_matrix_does_not_describe(broken):
+    """Its apt suite and glibc (a bundle's distribution and manylinux tags) would be unknown."""
+    broken["releases"]["36.4.3"]["ubuntu"] = "30.04"
+    expect_error(broken, "release R36.4.3", "Ubuntu 30.04 has no entry in ubuntu")
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [({"codename": "Resolute Raccoon", "glibc": "2.43", "source": ["jetpack-7"]}, "codename"),
+     ({"codename": "resolute", "glibc": "2.43.1", "source": ["jetpack-7"]}, "glibc '2.43.1'"),
+     ({"codename": "resolute", "glibc": "2.43"}, "no source cited")],
+    ids=["codename", "glibc", "source"],
+)  # fmt: skip
+def test_an_ubuntu_entry_is_checked(broken, entry, message):
+    broken["ubuntu"]["26.04"] = entry
+    expect_error(broken, "ubuntu 26.04", message)
+
+
+def test_a_jetson_target_takes_its_ubuntus_suite_and_glibc_from_the_matrix(broken):
+    """A row on Ubuntu 26.04 (none is yet): a bundle for it gets resolute's apt suite and glibc
+    2.43 (its pip's manylinux tags), not no suite and glibc 2.17."""
+    broken["releases"]["39.2.2"]["ubuntu"] = "26.04"
+    m = matrix_mod.validate(broken)
+    (target,) = targets.targets_from_args(m, ["39.2.2"], False, None, None)
+    assert (target.distribution, target.glibc) == ("ubuntu/resolute", "2.43")
+    (jammy,) = targets.targets_from_args(m, ["36.4.3"], False, None, None)
+    assert (jammy.distribution, jammy.glibc) == ("ubuntu/jammy", "2.35")

@@ -1,15 +1,10 @@
 """The one torch -> torchvision pairing rule (jetson_env.pairing) as tables, and the
 torchvision role's variables rendered by the venv's ansible-core through its filters."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import yaml
 from packaging.version import Version
+from support.local_play import COLLECTION, run_on_localhost
 
 from jetson_env import matrix
 from jetson_env.bundle import BundleError
@@ -134,8 +129,7 @@ def test_an_installed_torchvision_is_kept_when_it_pairs(installed, torch, wanted
     assert torchvision_kept(M, installed, torch, wanted) is kept
 
 
-COLLECTIONS = Path(__file__).parents[2]  # holds ansible_collections/jetson_env/jetson
-ROLE = COLLECTIONS / "ansible_collections" / "jetson_env" / "jetson" / "roles" / "torchvision"
+ROLE = COLLECTION / "roles" / "torchvision"
 
 
 def needed_template() -> str:
@@ -165,17 +159,13 @@ def test_the_torchvision_role_keeps_what_pairs(tmp_path, torch, torchvision, ext
                                                needed):  # fmt: skip
     """The role's variables and its install decision, rendered by the ansible-core in this
     venv with the installed torch kept (torch_kept.keep)."""
-    playbook = tmp_path / "render.yml"
     needed_expression = needed_template().strip().removeprefix("{{").removesuffix("}}")
     msg = (
         "{{ {'version': (_torchvision_version if torchvision_enabled else ''),"
         f" 'needed': ({needed_expression}) | bool}} }}}}"
     )
-    playbook.write_text(yaml.safe_dump([{
-        "hosts": "localhost", "gather_facts": False,
-        "vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")],
-        "tasks": [{"ansible.builtin.debug": {"msg": msg}}],
-    }]))  # fmt: skip
+    play = {"vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")],
+            "tasks": [{"ansible.builtin.debug": {"msg": msg}}]}  # fmt: skip
     variables = {
         "ansible_facts": {"jetson_env_python": {"packages": {"torch": torch,
                                                              "torchvision": torchvision}}},
@@ -183,15 +173,7 @@ def test_the_torchvision_role_keeps_what_pairs(tmp_path, torch, torchvision, ext
                              "torchvision": M.x86.torchvision},
         "jetson_facts_matrix_file": "", "torch_kept": {"keep": True}, **extra,
     }  # fmt: skip
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-         str(playbook), "-e", json.dumps(variables)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
-             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    rendered = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    rendered = run_on_localhost(tmp_path, play, variables)[0]["msg"]
     assert rendered == {"version": version, "needed": needed}
 
 

@@ -220,3 +220,29 @@ def test_the_platform_probe_reports_what_hides_a_gpu_from_the_targets_environmen
     assert seen["cuda_visible_devices"] == "" and seen["nvidia_visible_devices"] == "void"
     assert seen["device_nodes"] == sorted(str(p) for p in Path("/dev").glob("nvidia*"))
     assert seen["container"] == any(Path(p).exists() for p in ("/.dockerenv", "/run/.containerenv"))
+
+
+@pytest.mark.parametrize("failing", [False, True], ids=["prints", "fails"])
+def test_a_command_printing_utf8_to_python_3_6_in_the_c_locale_is_read(tmp_path, failing):
+    """JetPack 4's Python 3.6 in the C locale (an SSH session without LANG) decodes a
+    command's output as ASCII: a STAND-IN nvidia-smi that names its GPU, or its failure, with
+    a "™" crashed the platform probe (UnicodeDecodeError); the probes' one way to run a
+    command reads it as UTF-8."""
+    required("3.6.15")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    said = "NVIDIA GeForce RTX\u2122 4090, 8.9" if not failing else "RTX\u2122: no driver"
+    stand_in(bin_dir, f"printf '%s\\n' '{said}' >&{2 if failing else 1}\nexit {int(failing)}",
+             name="nvidia-smi")  # fmt: skip
+    python = stand_in(tmp_path, f'exec {PYTHON36} -S -I "$@"')
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LC_ALL": "C", "LANG": "C"}
+    result = run_probe(LocalTarget(python, env=env), "platform", timeout=60)
+
+    assert result.ok, (result.error, result.stderr)
+    if failing:
+        assert result.data["gpus"] == []
+        assert result.data["unknown"]["gpus"] == "nvidia-smi exited 1: RTX\u2122: no driver"
+    else:
+        assert result.data["gpus"] == [
+            {"name": "NVIDIA GeForce RTX\u2122 4090", "compute_capability": "8.9"}
+        ]

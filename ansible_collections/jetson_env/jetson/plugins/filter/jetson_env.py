@@ -26,6 +26,7 @@ try:
         matrix,
         pins,
         pip_satisfied,
+        probing,
         provisioning,
         target_python,
         tensorrt_tarballs,
@@ -33,7 +34,7 @@ try:
     )
 except ImportError as exc:  # the collection without its Python package
     apt_repository = bundle = keeping = matrix = pins = pip_satisfied = provisioning = None
-    target_python = None
+    probing = target_python = None
     tensorrt_tarballs = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
@@ -117,6 +118,13 @@ def torch_probe(_name="torch"):
     """The doctor's torch probe as one script for `python -c` (jetson_env.keeping)."""
     _require_package()
     return keeping.probe_script()
+
+
+def probe_source(name):
+    """A probe's functions (and the probes' prelude) for a role's `python -c` script, the
+    role's own lines after it (jetson_env.probing.functions): the doctor's code, not a copy."""
+    _require_package()
+    return probing.functions(str(name))
 
 
 def torch_keeping(probe_stdout, matrix_file, platform, cuda, wanted_version, replace_working=False,
@@ -282,6 +290,7 @@ class FilterModule:
             "pip_platforms": pip_platforms,
             "pip_requirement": pip_requirement,
             "plan": plan,
+            "probe_source": probe_source,
             "role_installs": role_installs,
             "tensorrt_tarball_folder": tensorrt_tarball_folder,
             "x86_tensorrt_requirement": x86_tensorrt_requirement,

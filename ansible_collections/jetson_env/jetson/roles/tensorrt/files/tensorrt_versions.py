@@ -1,5 +1,7 @@
-# The TensorRT bindings' version and libnvinfer's, as JSON. Runs in the target's Python (3.6+).
-import ctypes
+# The TensorRT bindings' version and the libnvinfer the loader gives, as JSON. Runs in the
+# target's Python (3.6+) after the probes' prelude and the doctor's tensorrt probe (the filter
+# jetson_env.jetson.probe_source), whose functions find libnvinfer and decode its version: the
+# bindings' major, or where none import, every major the host has (libnvinfer.so.11 too).
 import json
 
 result = {"bindings": None, "library": None, "library_file": None, "error": None}
@@ -9,16 +11,11 @@ try:
     result["bindings"] = tensorrt.__version__
 except Exception as exc:  # any import failure is reported, not raised
     result["error"] = "%s: %s" % (type(exc).__name__, exc)
-majors = [result["bindings"].split(".")[0]] if result["bindings"] else ["10", "8", "7"]
-for major in majors:
-    name = "libnvinfer.so.%s" % major
-    try:
-        value = ctypes.CDLL(name).getInferLibVersion()
-    except (OSError, AttributeError):
-        continue
-    # TensorRT < 10: MAJOR*1000 + MINOR*100 + PATCH; from 10: MAJOR*10000 + MINOR*100 + PATCH.
-    base = 10000 if value >= 100000 else 1000
-    result["library"] = "%d.%d.%d" % (value // base, (value % base) // 100, value % 100)
-    result["library_file"] = name
-    break
+if result["bindings"]:
+    majors = {int(result["bindings"].split(".")[0])}
+else:
+    majors = majors_of(parse_ldconfig(ldconfig_cache({})), find_files())
+loaded, _errors = load_through_loader(majors)
+if loaded:
+    result["library"], result["library_file"] = loaded["version"], loaded["name"]
 print(json.dumps(result))

@@ -1,0 +1,29 @@
+"""A play run on localhost by this venv's ansible-playbook, with the checkout's collection:
+how the unit tests render a role's variables, or run a role's read-only task, for real."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+CHECKOUT = Path(__file__).resolve().parents[2]  # holds ansible_collections/jetson_env/jetson
+COLLECTION = CHECKOUT / "ansible_collections" / "jetson_env" / "jetson"
+
+
+def run_on_localhost(tmp_path: Path, play: dict, variables: dict) -> list[dict]:
+    """Run `play` (on localhost, no facts gathered) with `variables` as extra vars; returns
+    each task's result there, in order. A failed play fails the test with Ansible's words."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, **play}]))
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+         str(playbook), "-e", json.dumps(variables)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(CHECKOUT),
+             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    return [task["hosts"]["localhost"] for task in json.loads(proc.stdout)["plays"][0]["tasks"]]
