@@ -27,7 +27,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from jetson_env import apt_repository
-from jetson_env.bundle import controller, signing
+from jetson_env.bundle import controller, judging, signing
 from jetson_env.bundle.fetching import (
     CACHE,
     FETCH_WORKERS,
@@ -69,6 +69,7 @@ class Result:
     sizes: dict[str, int]
     total: int
     seconds: float
+    kernels: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +87,7 @@ class Result:
             "controller": controller.install_line(self.directory)
             if any(p.startswith(f"{controller.FOLDER}/") for p in self.manifest["artifacts"])
             else None,
+            "kernels": self.kernels,
             "seconds": round(self.seconds, 1),
         }
 
@@ -100,10 +102,14 @@ def make(
     workers: int = FETCH_WORKERS,
     sign_key: Path | None = None,
     controller_python: str | None = None,
+    capabilities: dict[str, set[str]] | None = None,
+    allow_no_kernel: bool = False,
 ) -> Result:
     """Add what `targets` need for `roles` to the bundle in `directory`, and with
     `controller_python` the wheels that install jetson-env[provision] for it (then sign its
-    manifest with `sign_key`, an OpenSSH private key)."""
+    manifest with `sign_key`, an OpenSSH private key). Its wheels are judged for the
+    targets' GPUs (jetson_env.bundle.judging; `capabilities`: those `-i` read, by target
+    key); one without a kernel for a target's is refused unless `allow_no_kernel`."""
     start = time.monotonic()
     roles = [r for r in ROLES if r in set(roles)]
     files = files or {}
@@ -121,7 +127,10 @@ def make(
             raise BundleError(why, hint="nothing was fetched or written")
     say = report or (lambda _msg: None)
     with folder_lock(directory, say):
-        result = _make(directory, matrix, targets, roles, files, report, workers, controller_python)
+        judge = (capabilities or {}, allow_no_kernel)
+        result = _make(
+            directory, matrix, targets, roles, files, report, workers, controller_python, judge
+        )
         if sign_key is not None:
             signing.sign(directory, sign_key)
     result.seconds = time.monotonic() - start
@@ -148,6 +157,7 @@ def _make(
     report: Callable[[str], None] | None,
     workers: int,
     controller_python: str | None,
+    judge: tuple[dict[str, set[str]], bool],
 ) -> Result:
     say = report or (lambda _msg: None)
     manifest = load_manifest(directory)
@@ -214,6 +224,14 @@ def _make(
     # known from its metadata).
     dep_fetches = _torch_dependency_fetches(directory, manifest, targets, say)
     run(dep_fetches)
+    kernels = judging.judge_bundle(directory, manifest, matrix, targets, *judge, say)
+    refused = judging.refusal(kernels)
+    if refused is not None:  # not shipped: the wheels no target keeps leave the bundle
+        for path in [p for p, e in manifest["artifacts"].items() if not e["targets"]]:
+            remove_inside(directory, path)
+            del manifest["artifacts"][path]
+        write_manifest(directory, manifest)
+        raise refused
 
     for failure in failed:
         fetch = failure.fetch
@@ -242,7 +260,7 @@ def _make(
         for t in targets
     }
     total = sum(e["size"] for e in manifest["artifacts"].values())
-    return Result(directory, manifest, sorted(added), sizes, total, 0.0)
+    return Result(directory, manifest, sorted(added), sizes, total, 0.0, kernels)
 
 
 def _resolved(item: dict, role: str, suffix: str, target: str, folder: str = "pip") -> Fetch:

@@ -84,8 +84,9 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             if (args.l4t or args.x86 or not args.inventory)
             else []
         )
+        capabilities: dict[str, set[str]] = {}
         if args.inventory:
-            targets += _inventory_targets(args, term, bundle)
+            targets += _inventory_targets(args, term, bundle, matrix, capabilities)
         with term.progress() as progress:
             result = bundle.make(
                 directory,
@@ -97,6 +98,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 workers=args.jobs,
                 sign_key=sign_key,
                 controller_python=None if args.no_controller else args.controller_python,
+                capabilities=capabilities,
+                allow_no_kernel=args.allow_no_kernel,
             )
     except bundle.BundleError as exc:
         term.error(str(exc), hint=exc.hint)
@@ -130,6 +133,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             f"{bundle.manual_line(directory, result.manifest, item)}",
             style="yellow",
         )
+    for finding in result.kernels:
+        term.line(_kernel_line(finding), style="yellow")
     for key, apt in result.manifest["apt"].items():
         if apt["repo"]:
             term.line(f"apt for {key}: repository {directory}/{apt['repo']}")
@@ -142,6 +147,18 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 style="dim",
             )
     return EXIT_OK
+
+
+def _kernel_line(finding: dict) -> str:
+    """A wheel's verdict for a target that is not "runs": PTX only (compiled by the driver at
+    the first load), not judged, or shipped without a kernel (--allow-no-kernel)."""
+    where = f"{finding['path']} for {finding['target']}"
+    if finding["capability"]:
+        where += f" (compute capability {finding['capability']})"
+    if finding["verdict"] == "not-judged":
+        return f"kernels: {where}: {finding['why']}"
+    said = "runs only after a JIT" if finding["verdict"] == "jit" else "shipped anyway"
+    return f"kernels: {where}: {said} ({finding['verdict']}): {finding['why']}"
 
 
 def _mib(size: int) -> str:
@@ -194,8 +211,12 @@ def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bu
     return EXIT_FAILED if problems else EXIT_OK
 
 
-def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list:
-    """The targets an inventory's hosts are, from their facts (read-only, through Ansible)."""
+def _inventory_targets(
+    args: argparse.Namespace, term: Terminal, bundle, matrix: Matrix, gpus: dict[str, set[str]]
+) -> list:
+    """The targets an inventory's hosts are, from their facts (read-only, through Ansible);
+    `gpus` gets each target's compute capabilities (a Jetson's SoC's, another host's first
+    GPU's: Matrix.device_capability), by target key."""
     import subprocess
     import tempfile
 
@@ -237,17 +258,20 @@ def _inventory_targets(args: argparse.Namespace, term: Terminal, bundle) -> list
             )
         targets = []
         for path in facts:
-            target = _host_target(path, bundle)
+            target, capability = _host_target(path, bundle, matrix)
             term.note(f"{path.stem}: {target.key}")
             targets.append(target)
+            if capability:
+                gpus.setdefault(target.key, set()).add(capability)
     return targets
 
 
 FACTS_LIMIT = 1 << 20  # bytes of one host's facts file: platform, Python and CUDA facts
 
 
-def _host_target(path: Path, bundle):
-    """The target a host's facts file (the bundle_facts playbook's) says it is; BundleError,
+def _host_target(path: Path, bundle, matrix: Matrix):
+    """The target a host's facts file (the bundle_facts playbook's) says it is, and its
+    compute capability (None where not known); BundleError,
     naming the host, for facts of another shape than the facts module's: what a host reports
     is data, and a bundle for part of the fleet would be half done."""
     from jetson_env import user_files
@@ -258,7 +282,8 @@ def _host_target(path: Path, bundle):
         platform, python, cuda = data["platform"], data["python"], data.get("cuda")
         if not isinstance(platform, dict) or not isinstance(python, dict):
             raise TypeError("its platform and python facts are not objects")
-        return bundle.target_from_facts(platform, python, cuda if isinstance(cuda, dict) else {})
+        target = bundle.target_from_facts(platform, python, cuda if isinstance(cuda, dict) else {})
+        return target, matrix.device_capability(platform)[0]
     except (user_files.NotAFile, RecursionError, *WRONG_SHAPE) as exc:
         said = terminal_clean(f"{type(exc).__name__}: {exc}")[:300]
         raise bundle.BundleError(
@@ -335,6 +360,12 @@ def register(sub) -> None:
         default=f"{sys.version_info.major}.{sys.version_info.minor}",
         help="the Python of the offline controller, for jetson-env[provision]'s wheels in "
         "DIR/controller (default: this one's)",
+    )
+    bundle.add_argument(
+        "--allow-no-kernel",
+        action="store_true",
+        help="ship a wheel even where it has no kernel for a target's GPU (by default it is "
+        "refused for that target, with the verdict); the manifest records the verdict",
     )
     bundle.add_argument(
         "--no-controller",

@@ -467,7 +467,7 @@ def _imported(inits, modules):
     return names
 
 
-def _shared_object(name):
+def shared_object(name):
     base = os.path.basename(name)
     return base.endswith(".so") or ".so." in base
 
@@ -568,7 +568,7 @@ def collect():
     for path in _distributions():
         try:
             all_files = installed_files(path)  # noqa: F821
-            files = [f for f in all_files if _shared_object(f)]
+            files = [f for f in all_files if shared_object(f)]
         except (OSError, ValueError) as exc:
             if getattr(exc, "errno", None) != errno.ENOENT:  # none: a Debian package's, dpkg's
                 unread.append("%s: %s" % (path, exc))
