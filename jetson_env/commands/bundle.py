@@ -133,8 +133,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             f"{bundle.manual_line(directory, result.manifest, item)}",
             style="yellow",
         )
-    for finding in result.kernels:
-        term.line(_kernel_line(finding), style="yellow")
+    for line in _kernel_lines(result.kernels):
+        term.line(line, style="yellow")
     for key, apt in result.manifest["apt"].items():
         if apt["repo"]:
             term.line(f"apt for {key}: repository {directory}/{apt['repo']}")
@@ -149,16 +149,23 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     return EXIT_OK
 
 
-def _kernel_line(finding: dict) -> str:
-    """A wheel's verdict for a target that is not "runs": PTX only (compiled by the driver at
-    the first load), not judged, or shipped without a kernel (--allow-no-kernel)."""
-    where = f"{finding['path']} for {finding['target']}"
-    if finding["capability"]:
-        where += f" (compute capability {finding['capability']})"
-    if finding["verdict"] == "not-judged":
-        return f"kernels: {where}: {finding['why']}"
-    said = "runs only after a JIT" if finding["verdict"] == "jit" else "shipped anyway"
-    return f"kernels: {where}: {said} ({finding['verdict']}): {finding['why']}"
+def _kernel_lines(findings: list[dict]) -> list[str]:
+    """The wheels' verdicts that are not "runs", a line each: PTX only (compiled by the driver
+    at the first load), shipped without a kernel (--allow-no-kernel); those not judged, one
+    line per target and reason, naming the wheels."""
+    lines, unjudged = [], {}
+    for finding in findings:
+        if finding["verdict"] == "not-judged":
+            unjudged.setdefault((finding["target"], finding["why"]), []).append(finding["path"])
+            continue
+        said = "runs only after a JIT" if finding["verdict"] == "jit" else "shipped anyway"
+        lines.append(
+            f"kernels: {finding['path']} for {finding['target']} (compute capability "
+            f"{finding['capability']}): {said} ({finding['verdict']}): {finding['why']}"
+        )
+    for (target, why), paths in unjudged.items():
+        lines.append(f"kernels: {target}: {why}: {', '.join(paths)}")
+    return lines
 
 
 def _mib(size: int) -> str:

@@ -8,14 +8,16 @@ The wheels are built here: a torch wheel (the name `--file torch=` takes) holdin
 object that nvcc compiled from tests/fixtures/device_code/kernel.cu with one -gencode choice
 (tests/support/device_code.py: sm_80 only, compute_80 PTX only, sm_110). The objects' host
 code is this machine's x86-64; their device code, what the bundle reads, is real. The bundle
-is made by the installed `jetson-env` console script from another folder, for JetPack 7.0
-(R38.2.0: a Thor, compute capability 11.0, CUDA 13.0), whose torch role fetches nothing but
-the wheel: no network is asked.
+is made by the installed `jetson-env` console script from another folder, for JetPack 6.2
+(R36.4.3: an Orin, 8.7, CUDA 12.6), 7.0 (R38.2.0: a Thor, 11.0, CUDA 13.0) and 7.2 (R39.2.0:
+an Orin and a Thor, CUDA 13.2), with https through a closed port: nothing is downloaded
+(R36.4.3's cuSPARSELt archive comes from the cache or is listed to supply by hand).
 """
 
 import base64
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -29,8 +31,10 @@ from jetson_env import matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 JETSON_ENV = Path(sys.executable).parent / "jetson-env"
-THOR = "aarch64-l4t38.2.0-cp312"
-WHEEL = "torch-2.9.0-cp312-cp312-manylinux_2_28_aarch64.whl"
+ORIN6 = ("R36.4.3", "aarch64-l4t36.4.3-cp310", "310")
+THOR = ("R38.2.0", "aarch64-l4t38.2.0-cp312", "312")
+ORIN_THOR = ("R39.2.0", "aarch64-l4t39.2.0-cp312", "312")
+OFFLINE = {"https_proxy": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
 MANIFEST_SCHEMA = json.loads((ROOT / "docs" / "bundle-manifest.schema.json").read_text())
 
 
@@ -39,15 +43,18 @@ def objects(tmp_path_factory) -> dict[str, Path]:
     return device_code.build_kernels(tmp_path_factory.mktemp("kernels"))
 
 
-def torch_wheel(folder: Path, so: Path, machine: str = "aarch64") -> Path:
-    """A wheel named as torch 2.9.0 for `machine`, its library `torch/lib/libtorch_cuda.so`."""
+def torch_wheel(folder: Path, so: Path, python: str, machine: str = "aarch64") -> Path:
+    """A wheel named as torch 2.9.0 for CPython `python` ("312") on `machine`, its library
+    `torch/lib/libtorch_cuda.so`."""
     folder.mkdir(parents=True, exist_ok=True)
+    tag = f"cp{python}-cp{python}-manylinux_2_28_{machine}"
     members = {
         "torch/__init__.py": b"",
         "torch/lib/libtorch_cuda.so": so.read_bytes(),
         "torch-2.9.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\n",
-        "torch-2.9.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: "
-        b"false\nTag: cp312-cp312-manylinux_2_28_" + machine.encode() + b"\n",
+        "torch-2.9.0.dist-info/WHEEL": (
+            f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {tag}\n"
+        ).encode(),
     }
     record = []
     for name, data in members.items():
@@ -55,7 +62,7 @@ def torch_wheel(folder: Path, so: Path, machine: str = "aarch64") -> Path:
         record.append(f"{name},sha256={digest},{len(data)}")
     record.append("torch-2.9.0.dist-info/RECORD,,")
     members["torch-2.9.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
-    path = folder / WHEEL.replace("aarch64", machine)
+    path = folder / f"torch-2.9.0-{tag}.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
         for name, data in members.items():
             wheel.writestr(name, data)
@@ -70,6 +77,7 @@ def bundle(directory: Path, *args) -> subprocess.CompletedProcess:
         timeout=600,
         check=False,
         cwd=directory.parent,
+        env={**os.environ, **OFFLINE},
     )
 
 
@@ -79,75 +87,102 @@ def manifest_of(directory: Path) -> dict:
     return manifest
 
 
-def test_a_wheel_without_a_kernel_for_the_targets_gpu_is_refused(objects, tmp_path: Path):
-    """sm_80 only, for a Thor (11.0): refused with the verdict (what CUDA will say) and the
-    matrix's torch for R38.2.0; the wheel leaves the bundle and the target is not recorded."""
-    wheel = torch_wheel(tmp_path / "wheels", objects["sm80"])
+@pytest.mark.parametrize(
+    "release, key, python, capability, rule",
+    [
+        # The issue's case: sm_80 on a JetPack 6 Orin, where Tegra has no binary compatibility.
+        (*ORIN6, "8.7", " (a Jetson runs only SASS of its exact compute capability before "
+         "JetPack 7.2's CUDA 13.2)"),
+        (*THOR, "11.0", ""),
+    ],
+    ids=["jetpack6-orin", "jetpack7-thor"],
+)  # fmt: skip
+def test_a_wheel_without_a_kernel_for_the_targets_gpu_is_refused(
+    objects, tmp_path: Path, release, key, python, capability, rule
+):
+    """sm_80 only: refused with the verdict (what CUDA will say) and the matrix's torch for
+    the release; the wheel leaves the bundle and the target is not recorded."""
+    wheel = torch_wheel(tmp_path / "wheels", objects["sm80"], python)
     directory = tmp_path / "b"
-    proc = bundle(directory, "--l4t", "R38.2.0", "--file", f"torch={wheel}")
+    proc = bundle(directory, "--l4t", release, "--file", f"torch={wheel}")
     said = " ".join(proc.stderr.split())
     assert proc.returncode == 2, proc.stderr
-    assert f"pip/{WHEEL} is refused for {THOR} (compute capability 11.0)" in said
+    assert f"pip/{wheel.name} is refused for {key} (compute capability {capability})" in said
     assert (
-        "torch/lib/libtorch_cuda.so: no kernel for compute capability 11.0 (carries sm_80)" in said
-    )
-    assert "CUDA error 209: no kernel image is available for execution on the device" in said
-    row = matrix.load().release("38.2.0")
-    assert f"torch {row.torch.version} from {row.torch.index}" in said
+        f"torch/lib/libtorch_cuda.so: no kernel for compute capability {capability} (carries "
+        f"sm_80){rule}: CUDA error 209: no kernel image is available for execution on the device"
+    ) in said
+    row = matrix.load().release(release)
+    assert f"torch {row.torch.version} from {row.torch.url or row.torch.index}" in said
     assert "--allow-no-kernel" in said
     manifest = manifest_of(directory)
-    assert THOR not in manifest["targets"]
-    assert f"pip/{WHEEL}" not in manifest["artifacts"]
-    assert not (directory / "pip" / WHEEL).exists()
+    assert key not in manifest["targets"]
+    assert f"pip/{wheel.name}" not in manifest["artifacts"]
+    assert not (directory / "pip" / wheel.name).exists()
 
 
-def test_allow_no_kernel_ships_it_with_the_verdict_recorded(objects, tmp_path: Path):
-    wheel = torch_wheel(tmp_path / "wheels", objects["sm80"])
+def test_allow_no_kernel_ships_it_with_the_verdicts_recorded(objects, tmp_path: Path):
+    """sm_80 for JetPack 7.2, whose release runs on an Orin and a Thor: the Orin runs it
+    (CUDA 13.2 lets a Jetson use a cubin of a lower minor), the Thor has no kernel; shipped
+    with --allow-no-kernel, both verdicts recorded, the Thor's said."""
+    release, key, python = ORIN_THOR
+    wheel = torch_wheel(tmp_path / "wheels", objects["sm80"], python)
     directory = tmp_path / "b"
-    proc = bundle(directory, "--l4t", "R38.2.0", "--file", f"torch={wheel}", "--allow-no-kernel",
+    proc = bundle(directory, "--l4t", release, "--file", f"torch={wheel}", "--allow-no-kernel",
                   "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     (finding,) = json.loads(proc.stdout)["kernels"]
     assert finding["verdict"] == "no-kernel" and finding["refused"] is False
-    assert finding["target"] == THOR and finding["capability"] == "11.0"
+    assert finding["target"] == key and finding["capability"] == "11.0"
     manifest = manifest_of(directory)
-    entry = manifest["artifacts"][f"pip/{WHEEL}"]
-    assert entry["targets"] == [THOR] and THOR in manifest["targets"]
+    entry = manifest["artifacts"][f"pip/{wheel.name}"]
+    assert entry["targets"] == [key] and key in manifest["targets"]
     files = entry["device_code"]["reading"]["files"]
     assert files["torch/lib/libtorch_cuda.so"]["sass"] == ["sm_80"]
-    (verdict,) = entry["device_code"]["targets"][THOR]
-    assert verdict["verdict"] == "no-kernel" and "carries sm_80" in verdict["why"]
+    thor, orin = entry["device_code"]["targets"][key]
+    assert thor["capability"] == "11.0" and thor["verdict"] == "no-kernel"
+    assert "carries sm_80" in thor["why"]
+    assert orin["capability"] == "8.7" and orin["verdict"] == "runs"
+    assert "SASS sm_80 for compute capability 8.7 (a cubin of the same major" in orin["why"]
 
 
 def test_ptx_only_is_said_and_recorded_and_sass_for_the_gpu_is_quiet(objects, tmp_path: Path):
     """compute_80 PTX (ISA 9.0, CUDA 13.0's: R38.2.0's driver compiles it) on a Thor: shipped,
-    with a warning in the output and the verdict in the manifest; then sm_110 for another
-    Python of the same release: runs, nothing said."""
+    with a warning in the output and the verdict in the manifest; sm_110 in another bundle:
+    runs, nothing said."""
+    release, key, python = THOR
     directory = tmp_path / "b"
-    ptx = torch_wheel(tmp_path / "ptx", objects["ptx80"])
-    proc = bundle(directory, "--l4t", "R38.2.0", "--file", f"torch={ptx}")
+    ptx = torch_wheel(tmp_path / "ptx", objects["ptx80"], python)
+    proc = bundle(directory, "--l4t", release, "--file", f"torch={ptx}")
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("kernels:")]
     assert len(lines) == 1, proc.stdout
-    assert f"pip/{WHEEL} for {THOR} (compute capability 11.0): runs only after a JIT" in lines[0]
+    assert f"pip/{ptx.name} for {key} (compute capability 11.0): runs only after a JIT" in lines[0]
     assert "PTX compute_80 (ISA 9.0) only" in lines[0]
-    (verdict,) = manifest_of(directory)["artifacts"][f"pip/{WHEEL}"]["device_code"]["targets"][THOR]
+    code = manifest_of(directory)["artifacts"][f"pip/{ptx.name}"]["device_code"]
+    (verdict,) = code["targets"][key]
     assert verdict["verdict"] == "jit" and verdict["capability"] == "11.0"
-    sm110 = torch_wheel(tmp_path / "sm110", objects["sm110"])
+    sm110 = torch_wheel(tmp_path / "sm110", objects["sm110"], python)
     other = tmp_path / "c"
-    proc = bundle(other, "--l4t", "R38.2.0", "--file", f"torch={sm110}", "--json")
+    proc = bundle(other, "--l4t", release, "--file", f"torch={sm110}", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["kernels"] == []
-    (verdict,) = manifest_of(other)["artifacts"][f"pip/{WHEEL}"]["device_code"]["targets"][THOR]
+    (verdict,) = manifest_of(other)["artifacts"][f"pip/{sm110.name}"]["device_code"]["targets"][key]
     assert verdict["verdict"] == "runs" and "SASS sm_110" in verdict["why"]
 
 
 def test_a_target_without_a_known_compute_capability_is_not_judged(objects, tmp_path: Path):
     """--x86 names no GPU: the wheel is shipped and said to be not judged."""
-    wheel = torch_wheel(tmp_path / "wheels", objects["sm80"], "x86_64")
+    wheel = torch_wheel(tmp_path / "wheels", objects["sm80"], "312", "x86_64")
     directory = tmp_path / "b"
     proc = bundle(directory, "--x86", "--python", "3.12", "--file", f"torch={wheel}")
     assert proc.returncode == 0, proc.stderr
-    assert "not judged: no compute capability known (give -i facts from the host)" in " ".join(
-        proc.stdout.split()
-    )
+    key = "x86_64-x86-cp312"
+    assert (
+        f"kernels: {key}: not judged: no compute capability known (give -i facts from the "
+        f"host): pip/{wheel.name}"
+    ) in " ".join(proc.stdout.split())
+    entry = manifest_of(directory)["artifacts"][f"pip/{wheel.name}"]
+    assert entry["targets"] == [key]
+    (verdict,) = entry["device_code"]["targets"][key]
+    assert verdict["verdict"] == "not-judged" and verdict["capability"] == ""
