@@ -131,6 +131,7 @@ def test_allow_no_kernel_ships_it_with_the_verdicts_recorded(objects, tmp_path: 
     proc = bundle(directory, "--l4t", release, "--file", f"torch={wheel}", "--allow-no-kernel",
                   "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    assert f"reading the device code of pip/{wheel.name}" in proc.stderr
     (finding,) = json.loads(proc.stdout)["kernels"]
     assert finding["verdict"] == "no-kernel" and finding["refused"] is False
     assert finding["target"] == key and finding["capability"] == "11.0"
@@ -144,6 +145,14 @@ def test_allow_no_kernel_ships_it_with_the_verdicts_recorded(objects, tmp_path: 
     assert "carries sm_80" in thor["why"]
     assert orin["capability"] == "8.7" and orin["verdict"] == "runs"
     assert "SASS sm_80 for compute capability 8.7 (a cubin of the same major" in orin["why"]
+    # The manifest, read back as every reader does (its schema, fastjsonschema): --verify
+    # passes, and running the command again judges the wheel from its recorded reading.
+    verified = subprocess.run([str(JETSON_ENV), "bundle", "--verify", str(directory)],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+    assert verified.returncode == 0, verified.stderr
+    again = bundle(directory, "--l4t", release, "--file", f"torch={wheel}", "--allow-no-kernel")
+    assert again.returncode == 0, again.stderr
+    assert "reading the device code" not in again.stderr and "shipped anyway" in again.stdout
 
 
 def test_ptx_only_is_said_and_recorded_and_sass_for_the_gpu_is_quiet(objects, tmp_path: Path):
