@@ -93,7 +93,7 @@ def verdicts(
     for capability in gpus:
         judged = [
             (member, device_code.judge_file(entry, capability, bool(target.l4t), cuda, cuda))
-            for member, entry in sorted(reading["files"].items())
+            for member, entry in sorted((reading.get("files") or {}).items())
             if device_code.carries_code(entry)
         ]
         member, worst = min(judged, key=lambda item: WORST.index(item[1].state))
@@ -102,21 +102,21 @@ def verdicts(
     return found
 
 
-def fix(matrix: Matrix, target: Target, wheel: str) -> str:
-    """What to bundle instead: the matrix's torch for the release, else a build of the
-    package for the target's GPU and CUDA."""
+def fix(matrix: Matrix, target: Target, wheel: str, capability: str) -> str:
+    """What to bundle instead: the matrix's torch for the release (x86: its x86 row's), else
+    a build of the package that carries the GPU's SASS or PTX."""
     name = wheel.split("-")[0].lower().replace("_", "-")
-    if name == "torch" and target.l4t:
-        release = matrix.release(target.l4t)
+    release = matrix.release(target.l4t) if target.l4t else matrix.x86
+    row = f"R{release.l4t} (JetPack {release.jetpack})" if target.l4t else "x86"
+    if name == "torch":
         source = provisioning.torch_source(dataclasses.asdict(release.torch))
         where = source["url"] or (source["index"] or "pip's configured index")
         return (
-            f"bundle the matrix's torch for R{release.l4t} (JetPack {release.jetpack}): torch "
-            f"{release.torch.version} from {where}, which `jetson-env bundle` fetches without "
-            "--file torch"
+            f"bundle the matrix's torch for {row}: torch {release.torch.version} from {where}, "
+            "which `jetson-env bundle` fetches without --file torch"
         )
-    cuda = matrix.release(target.l4t).cuda if target.l4t else "the host's CUDA"
-    return f"bring a build of {name} for the target's GPU and CUDA {cuda}"
+    sm = capability.replace(".", "")
+    return f"bring a build of {name} that carries sm_{sm} (or compute_{sm} PTX) for {row}"
 
 
 def judge_bundle(
@@ -141,12 +141,12 @@ def judge_bundle(
         if not path.endswith(".whl") or not users:
             continue
         code = entry.get("device_code")
-        if code is None or "reading" not in code:
+        if code is None:
             say(f"reading the device code of {path}")
             code = {"reading": read_wheel(directory / path), "targets": {}}
         reading = code["reading"]
         if not reading.get("unread") and not any(
-            device_code.carries_code(e) for e in reading["files"].values()
+            device_code.carries_code(e) for e in (reading.get("files") or {}).values()
         ):
             entry["device_code"] = code
             continue
@@ -154,10 +154,12 @@ def judge_bundle(
             judged = verdicts(matrix, target, reading, capabilities(matrix, target, known))
             refused = [v for v in judged if v["verdict"] in REFUSED] if not allow else []
             for verdict in judged:
-                if verdict["verdict"] != device_code.RUNS:
-                    findings.append({"path": path, "target": target.key, **verdict,
-                                     "refused": verdict in refused,
-                                     "fix": fix(matrix, target, Path(path).name)})  # fmt: skip
+                if verdict["verdict"] == device_code.RUNS:
+                    continue
+                capability = verdict["capability"]
+                instead = fix(matrix, target, Path(path).name, capability) if capability else ""
+                findings.append({"path": path, "target": target.key, **verdict,
+                                 "refused": verdict in refused, "fix": instead})  # fmt: skip
             if refused:
                 entry["targets"].remove(target.key)
             else:

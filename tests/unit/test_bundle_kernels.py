@@ -18,6 +18,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -69,16 +70,17 @@ def torch_wheel(folder: Path, so: Path, python: str, machine: str = "aarch64") -
     return path
 
 
-def bundle(directory: Path, *args) -> subprocess.CompletedProcess:
+def bundle(directory: Path, *args, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(JETSON_ENV), "bundle", str(directory), "--roles", "torch", "--no-controller", *args],
+        [str(JETSON_ENV), "bundle", str(directory), "--roles", "torch", "--no-controller",
+         *map(str, args)],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
         cwd=directory.parent,
-        env={**os.environ, **OFFLINE},
-    )
+        env={**os.environ, **OFFLINE, **(env or {})},
+    )  # fmt: skip
 
 
 def manifest_of(directory: Path) -> dict:
@@ -195,3 +197,43 @@ def test_a_target_without_a_known_compute_capability_is_not_judged(objects, tmp_
     assert entry["targets"] == [key]
     (verdict,) = entry["device_code"]["targets"][key]
     assert verdict["verdict"] == "not-judged" and verdict["capability"] == ""
+
+
+def test_an_inventory_hosts_own_gpu_is_judged(objects, tmp_path: Path):
+    """`bundle -i`: this machine as a host of the inventory (Ansible's local connection), its
+    GPU an H200 (9.0) as nvidia-smi's stand-in (tests/fixtures/cuda) says: sm_80 has no
+    kernel for it (a desktop GPU runs a lower minor of its own major only), refused with the
+    matrix's x86 torch; sm_80 + sm_90 runs."""
+    python = "/usr/bin/python3"
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d%d' % sys.version_info[:2])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    key = f"x86_64-x86-cp{version}"
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "cuda" / "nvidia-smi.standin", folder / "nvidia-smi")
+    inventory = tmp_path / "fleet.yml"
+    inventory.write_text(
+        json.dumps({"all": {"hosts": {"here": {"ansible_connection": "local",
+                                               "ansible_python_interpreter": python}}}})
+    )  # fmt: skip
+    path = {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    sm80 = torch_wheel(tmp_path / "sm80", objects["sm80"], version, "x86_64")
+    directory = tmp_path / "b"
+    proc = bundle(directory, "-i", inventory, "--file", f"torch={sm80}", env=path)
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 2, proc.stderr
+    assert f"pip/{sm80.name} is refused for {key} (compute capability 9.0)" in said
+    assert "no kernel for compute capability 9.0 (carries sm_80): CUDA error 209" in said
+    x86 = matrix.load().x86.torch
+    assert f"bundle the matrix's torch for x86: torch {x86.version} from" in said
+    both = torch_wheel(tmp_path / "both", objects["sm80_sm90"], version, "x86_64")
+    proc = bundle(directory, "-i", inventory, "--file", f"torch={both}", "--json", env=path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["kernels"] == []
+    code = manifest_of(directory)["artifacts"][f"pip/{both.name}"]["device_code"]
+    assert code["targets"][key] == [
+        {"capability": "9.0", "verdict": "runs",
+         "why": "torch/lib/libtorch_cuda.so: SASS sm_90 for compute capability 9.0"}
+    ]  # fmt: skip
