@@ -155,6 +155,15 @@ def test_allow_no_kernel_ships_it_with_the_verdicts_recorded(objects, tmp_path: 
     again = bundle(directory, "--l4t", release, "--file", f"torch={wheel}", "--allow-no-kernel")
     assert again.returncode == 0, again.stderr
     assert "reading the device code" not in again.stderr and "shipped anyway" in again.stdout
+    # A reading of another shape than the schema's (a manifest is untrusted input) is refused
+    # before anything is read through it.
+    manifest = json.loads((directory / "manifest.json").read_text())
+    code = manifest["artifacts"][f"pip/{wheel.name}"]["device_code"]
+    code["reading"]["files"]["torch/lib/libtorch_cuda.so"]["sass"] = ["sm_87; touch x"]
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    tampered = subprocess.run([str(JETSON_ENV), "bundle", "--verify", str(directory)],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+    assert tampered.returncode == 2 and "not of the documented form" in tampered.stderr
 
 
 def test_ptx_only_is_said_and_recorded_and_sass_for_the_gpu_is_quiet(objects, tmp_path: Path):
