@@ -15,7 +15,8 @@ A bundle folder holds:
   the `apt-get download` line to run on a connected machine of that distribution.
 
 The modules, one concern each: targets (which hosts), needs (what their roles fetch),
-pip_resolution, fetching, manifest (and --verify), making (all of it into a folder),
+pip_resolution, fetching, judging (its wheels' kernels for each target's GPU), manifest (and
+--verify), making (all of it into a folder),
 preflight (what a host gets, checked before any change), doctor_advice, and the
 rules every reader of a bundle follows (untrusted) and its signature (signing). This package
 names the API the CLI and the collection's filters use.

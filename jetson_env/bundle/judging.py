@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import struct
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -41,8 +42,10 @@ ALLOW = "--allow-no-kernel"
 
 def read_wheel(path: Path) -> dict[str, Any]:
     """{"files": {member: its device code}} for the wheel's shared objects that carry any,
-    or {"unread": why} where the wheel or a member cannot be read."""
+    with "unread" saying which members could not be read (the probe's reader refuses an object
+    stripped of its section headers); {"unread": why} alone where the wheel cannot be read."""
     files: dict[str, Any] = {}
+    unread: list[str] = []
     try:
         with (
             zipfile.ZipFile(path) as wheel,
@@ -56,14 +59,19 @@ def read_wheel(path: Path) -> dict[str, Any]:
                 copy = Path(tmp) / "member"
                 with wheel.open(info) as member, open(copy, "wb") as out:
                     shutil.copyfileobj(member, out, 1 << 20)
-                elf = probe.read_elf(str(copy))
-                copy.unlink()
+                try:
+                    elf = probe.read_elf(str(copy))
+                except (ValueError, struct.error) as exc:
+                    unread.append(f"{info.filename}: {exc}")
+                    continue
+                finally:
+                    copy.unlink()
                 if elf and (elf["sass"] or elf["ptx"] or elf["loaded"] or elf["kernelless"]):
                     files[info.filename] = {key: elf[key] for key in
                                             ("sass", "kernelless", "ptx", "loaded")}  # fmt: skip
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        return {"unread": f"{path.name}: {exc}"}
-    return {"files": files}
+        return {"unread": f"{path.name}: {exc}"[:4000]}
+    return {"files": files, **({"unread": "; ".join(unread)[:4000]} if unread else {})}
 
 
 def capabilities(matrix: Matrix, target: Target, known: dict[str, set[str]]) -> list[str]:
@@ -82,7 +90,7 @@ def verdicts(
 ) -> list[dict[str, str]]:
     """One verdict per compute capability: the worst of the wheel's files (device_code's
     rules; a Jetson's driver is its release's CUDA)."""
-    if "unread" in reading:
+    if not any(device_code.carries_code(e) for e in (reading.get("files") or {}).values()):
         return [
             {"capability": "", "verdict": NOT_JUDGED, "why": f"not judged: {reading['unread']}"}
         ]

@@ -44,14 +44,17 @@ def objects(tmp_path_factory) -> dict[str, Path]:
     return device_code.build_kernels(tmp_path_factory.mktemp("kernels"))
 
 
-def torch_wheel(folder: Path, so: Path, python: str, machine: str = "aarch64") -> Path:
+def torch_wheel(
+    folder: Path, so: Path, python: str, machine: str = "aarch64", more: dict | None = None
+) -> Path:
     """A wheel named as torch 2.9.0 for CPython `python` ("312") on `machine`, its library
-    `torch/lib/libtorch_cuda.so`."""
+    `torch/lib/libtorch_cuda.so` (and `more`: {path in the wheel: bytes})."""
     folder.mkdir(parents=True, exist_ok=True)
     tag = f"cp{python}-cp{python}-manylinux_2_28_{machine}"
     members = {
         "torch/__init__.py": b"",
         "torch/lib/libtorch_cuda.so": so.read_bytes(),
+        **(more or {}),
         "torch-2.9.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\n",
         "torch-2.9.0.dist-info/WHEEL": (
             f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {tag}\n"
@@ -246,3 +249,22 @@ def test_an_inventory_hosts_own_gpu_is_judged(objects, tmp_path: Path):
         {"capability": "9.0", "verdict": "runs",
          "why": "torch/lib/libtorch_cuda.so: SASS sm_90 for compute capability 9.0"}
     ]  # fmt: skip
+
+
+def test_a_member_the_reader_refuses_leaves_the_others_judged(objects, tmp_path: Path):
+    """A shared object stripped of its section headers (the sm_80 object with e_shnum 0) is
+    named as not read; the wheel is judged on the rest: sm_110, which a Thor runs."""
+    release, key, python = THOR
+    stripped = bytearray(objects["sm80"].read_bytes())
+    stripped[0x3C:0x3E] = b"\0\0"  # e_shnum: no section headers
+    wheel = torch_wheel(tmp_path / "w", objects["sm110"], python,
+                        more={"torch/lib/libstripped.so": bytes(stripped)})  # fmt: skip
+    directory = tmp_path / "b"
+    proc = bundle(directory, "--l4t", release, "--file", f"torch={wheel}", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["kernels"] == []
+    code = manifest_of(directory)["artifacts"][f"pip/{wheel.name}"]["device_code"]
+    assert code["reading"]["unread"].startswith("torch/lib/libstripped.so: no section headers")
+    assert list(code["reading"]["files"]) == ["torch/lib/libtorch_cuda.so"]
+    (verdict,) = code["targets"][key]
+    assert verdict["verdict"] == "runs" and "SASS sm_110" in verdict["why"]
