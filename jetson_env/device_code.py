@@ -234,14 +234,17 @@ def judge_file(
     """A file's verdict: its .nv_fatbin's; where that holds no image for this GPU and the
     library keeps fatbins in its data it loads itself through the driver (cuModuleLoadData:
     libcufft.so.12's .nv_fatbin is one sm_75 cubin without a kernel, cuobjdump -elf; its
-    kernels are ~24,000 fatbins in .ldata with sm_75..sm_120 SASS), theirs, saying so."""
+    kernels are ~24,000 fatbins in .ldata with sm_75..sm_120 SASS), theirs, saying so; also
+    where neither has one, so the verdict names what the library does carry (triton 3.8.0's
+    cupti/libcheckpoint.so: nothing in its .nv_fatbin; sm_50..sm_120 SASS in its .rodata,
+    CUDA 12's, whose sm_101 is Thor's name before CUDA 13 renamed it sm_110)."""
     args = (capability, is_jetson, jetson_cuda, driver_cuda)
     registered = judge(kernel_sass(entry), entry.get("ptx") or [], *args)
     loaded = entry.get("loaded") or {}
     if registered.state == RUNS or not (loaded.get("sass") or loaded.get("ptx")):
         return registered
     own = judge(loaded.get("sass") or [], loaded.get("ptx") or [], *args)
-    if BEST_FIRST.index(own.state) >= BEST_FIRST.index(registered.state):
+    if BEST_FIRST.index(own.state) > BEST_FIRST.index(registered.state):
         return registered
     empty = [f"{name} (without a kernel)" for name in entry.get("kernelless") or []]
     carried = ", ".join(kernel_sass(entry) + empty + [p["arch"] for p in entry.get("ptx") or []])

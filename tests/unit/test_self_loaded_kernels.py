@@ -127,3 +127,36 @@ def test_what_the_walk_does_not_reach_is_counted(built, monkeypatch):
     entry = {"sass": ["sm_75"], "ptx": [], "loaded": loaded}
     verdict = rules.judge_file(entry, "9.0", False, None, "13.0")
     assert (verdict.state, verdict.image) == (rules.JIT, "compute_75 (PTX 9.0)")
+
+
+# triton 3.8.0's (aarch64) triton/backends/nvidia/lib/cupti/libcheckpoint.so as `jetson-env
+# bundle --l4t R39.2.0` read it: no image in its .nv_fatbin, three fatbins in its .rodata.
+CHECKPOINT = {
+    "sass": [],
+    "kernelless": [],
+    "ptx": [],
+    "loaded": {
+        "containers": 3,
+        "sass": ["sm_50", "sm_60", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86",
+                 "sm_87", "sm_89", "sm_90", "sm_100", "sm_101", "sm_120"],
+        "ptx": [],
+        "sections": [".rodata"],
+    },
+}  # fmt: skip
+
+
+def test_no_kernel_in_either_names_what_the_library_loads_itself():
+    """A Thor (11.0, CUDA 13.2) has no image in it: the verdict names the SASS of the fatbins
+    it loads itself, not "carries none" (its .nv_fatbin's alone), which read as an empty
+    library."""
+    verdict = rules.judge_file(CHECKPOINT, "11.0", True, "13.2", "13.2")
+    assert verdict.state == rules.NO_KERNEL
+    assert verdict.why.startswith(
+        "no kernel for compute capability 11.0 (carries sm_50, sm_60, sm_62, sm_70, sm_72, "
+        "sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_101, sm_120): CUDA error 209"
+    ), verdict.why
+    assert "in the 3 fatbins the library loads itself from its .rodata" in verdict.why
+    assert verdict.why.endswith("the .nv_fatbin the runtime registers at load carries none")
+    # An Orin on the same release runs its sm_80..sm_87 (SBSA rule): still its own fatbins'.
+    orin = rules.judge_file(CHECKPOINT, "8.7", True, "13.2", "13.2")
+    assert (orin.state, orin.image) == (rules.RUNS, "sm_87")
