@@ -134,14 +134,21 @@ def judge_bundle(
     targets: list[Target],
     known: dict[str, set[str]],
     allow: bool,
+    required: set[tuple[str, str]],
     say: Callable[[str], None],
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """Every wheel of the bundle that `targets` use, read (once: kept in its manifest entry
     as `device_code`) and judged for each of them; its verdicts recorded per target. The
     refusals (no kernel, or PTX the driver cannot compile, and not `allow`), each
     {"path", "target", "capability", "verdict", "why", "fix"}, are returned and not shipped:
     the target is taken off the wheel's entry, and a wheel no target keeps leaves the
-    bundle. Returns every finding that is not "runs" ("refused" true for a refusal)."""
+    bundle. Returns every finding that is not "runs" ("refused" true for a refusal).
+
+    A wheel in the bundle because torch requires it (`required`: (path, target key)) is
+    never refused, its finding's "required_by" saying so: refused alone it would leave torch
+    uninstallable with no index, while torch's own kernels, judged on their own, run (PyPI's
+    aarch64 torch 2.14.1 on a Thor: sm_110, but nvidia-nvshmem-cu13 3.4.5 carries sm_100 and
+    sm_120 only; what launches its kernels fails there, nothing else)."""
     by_key = {t.key: t for t in targets}
     findings: list[dict[str, str]] = []
     for path, entry in sorted(manifest["artifacts"].items()):
@@ -160,14 +167,16 @@ def judge_bundle(
             continue
         for target in users:
             judged = verdicts(matrix, target, reading, capabilities(matrix, target, known))
-            refused = [v for v in judged if v["verdict"] in REFUSED] if not allow else []
+            dependency = (path, target.key) in required
+            refused = [] if allow or dependency else [v for v in judged if v["verdict"] in REFUSED]
             for verdict in judged:
                 if verdict["verdict"] == device_code.RUNS:
                     continue
                 capability = verdict["capability"]
                 instead = fix(matrix, target, Path(path).name, capability) if capability else ""
                 findings.append({"path": path, "target": target.key, **verdict,
-                                 "refused": verdict in refused, "fix": instead})  # fmt: skip
+                                 "refused": verdict in refused, "fix": instead,
+                                 "required_by": "torch" if dependency else None})  # fmt: skip
             if refused:
                 entry["targets"].remove(target.key)
             else:

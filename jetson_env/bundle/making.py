@@ -224,7 +224,8 @@ def _make(
     # known from its metadata).
     dep_fetches = _torch_dependency_fetches(directory, manifest, targets, say)
     run(dep_fetches)
-    kernels = judging.judge_bundle(directory, manifest, matrix, targets, *judge, say)
+    required = {(fetch.dest, fetch.target) for fetch in dep_fetches}
+    kernels = judging.judge_bundle(directory, manifest, matrix, targets, *judge, required, say)
     refused = judging.refusal(kernels)
     if refused is not None:  # not shipped: the wheels no target keeps leave the bundle
         for path in [p for p, e in manifest["artifacts"].items() if not e["targets"]]:

@@ -151,14 +151,21 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
 
 def _kernel_lines(findings: list[dict]) -> list[str]:
     """The wheels' verdicts that are not "runs", a line each: PTX only (compiled by the driver
-    at the first load), shipped without a kernel (--allow-no-kernel); those not judged, one
+    at the first load), shipped without a kernel (--allow-no-kernel, or torch requires it);
+    those not judged, one
     line per target and reason, naming the wheels."""
     lines, unjudged = [], {}
     for finding in findings:
         if finding["verdict"] == "not-judged":
             unjudged.setdefault((finding["target"], finding["why"]), []).append(finding["path"])
             continue
-        said = "runs only after a JIT" if finding["verdict"] == "jit" else "shipped anyway"
+        said = (
+            "runs only after a JIT"
+            if finding["verdict"] == "jit"
+            else f"shipped: {finding['required_by']} requires it"
+            if finding["required_by"]
+            else "shipped anyway"
+        )
         lines.append(
             f"kernels: {finding['path']} for {finding['target']} (compute capability "
             f"{finding['capability']}): {said} ({finding['verdict']}): {finding['why']}"

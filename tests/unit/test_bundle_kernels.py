@@ -45,31 +45,51 @@ def objects(tmp_path_factory) -> dict[str, Path]:
 
 
 def torch_wheel(
-    folder: Path, so: Path, python: str, machine: str = "aarch64", more: dict | None = None
+    folder: Path,
+    so: Path,
+    python: str,
+    machine: str = "aarch64",
+    more: dict | None = None,
+    requires: tuple[str, ...] = (),
 ) -> Path:
     """A wheel named as torch 2.9.0 for CPython `python` ("312") on `machine`, its library
-    `torch/lib/libtorch_cuda.so` (and `more`: {path in the wheel: bytes})."""
-    folder.mkdir(parents=True, exist_ok=True)
+    `torch/lib/libtorch_cuda.so` (and `more`: {path in the wheel: bytes}), requiring
+    `requires` (Requires-Dist)."""
     tag = f"cp{python}-cp{python}-manylinux_2_28_{machine}"
     members = {
         "torch/__init__.py": b"",
         "torch/lib/libtorch_cuda.so": so.read_bytes(),
         **(more or {}),
-        "torch-2.9.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: torch\nVersion: 2.9.0\n",
-        "torch-2.9.0.dist-info/WHEEL": (
+    }
+    return write_wheel(folder, "torch", "2.9.0", tag, members, requires)
+
+
+def write_wheel(
+    folder: Path, name: str, version: str, tag: str, members: dict, requires: tuple[str, ...] = ()
+) -> Path:
+    """NAME-VERSION-TAG.whl holding `members` ({path: bytes}), its METADATA, WHEEL and RECORD."""
+    folder.mkdir(parents=True, exist_ok=True)
+    info = f"{name}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {requirement}\n" for requirement in requires
+    )
+    members = {
+        **members,
+        f"{info}/METADATA": metadata.encode(),
+        f"{info}/WHEEL": (
             f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {tag}\n"
         ).encode(),
     }
     record = []
-    for name, data in members.items():
+    for member, data in members.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(data)}")
-    record.append("torch-2.9.0.dist-info/RECORD,,")
-    members["torch-2.9.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
-    path = folder / f"torch-2.9.0-{tag}.whl"
+        record.append(f"{member},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    members[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = folder / f"{name}-{version}-{tag}.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
-        for name, data in members.items():
-            wheel.writestr(name, data)
+        for member, data in members.items():
+            wheel.writestr(member, data)
     return path
 
 
@@ -167,6 +187,45 @@ def test_allow_no_kernel_ships_it_with_the_verdicts_recorded(objects, tmp_path: 
     tampered = subprocess.run([str(JETSON_ENV), "bundle", "--verify", str(directory)],
                               capture_output=True, text=True, check=False)  # fmt: skip
     assert tampered.returncode == 2 and "not of the documented form" in tampered.stderr
+
+
+def test_a_dependency_of_torch_without_a_kernel_is_shipped_with_its_verdict(
+    objects, tmp_path: Path
+):
+    """A torch with sm_110 for a Thor that requires a package with sm_80 only, as PyPI's
+    aarch64 torch 2.14.1 requires nvidia-nvshmem-cu13 3.4.5 (sm_75..sm_120 without sm_110):
+    the dependency is shipped, not refused (refused alone, torch would not install with no
+    index), and its verdict is said, naming torch as what requires it."""
+    release, key, python = THOR
+    deps = tmp_path / "deps"
+    members = {"needed_kernels/lib/libneeded.so": objects["sm80"].read_bytes()}
+    needed = write_wheel(deps, "needed_kernels", "1.0", "py3-none-manylinux_2_28_aarch64", members)
+    torch = torch_wheel(
+        tmp_path / "wheels", objects["sm110"], python, requires=("needed-kernels==1.0",)
+    )
+    directory = tmp_path / "b"
+    index = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(deps)}
+    proc = bundle(directory, "--l4t", release, "--file", f"torch={torch}", "--json", env=index)
+    assert proc.returncode == 0, proc.stderr
+    (finding,) = json.loads(proc.stdout)["kernels"]
+    assert finding["path"] == f"pip/{needed.name}" and finding["target"] == key
+    assert (finding["verdict"], finding["refused"], finding["required_by"]) == (
+        "no-kernel",
+        False,
+        "torch",
+    )
+    assert finding["capability"] == "11.0" and "carries sm_80" in finding["why"]
+    manifest = manifest_of(directory)
+    assert key in manifest["targets"]
+    for wheel in (torch, needed):
+        assert manifest["artifacts"][f"pip/{wheel.name}"]["targets"] == [key]
+        assert (directory / "pip" / wheel.name).is_file()
+    again = bundle(directory, "--l4t", release, "--file", f"torch={torch}", env=index)
+    assert again.returncode == 0, again.stderr
+    assert (
+        f"kernels: pip/{needed.name} for {key} (compute capability 11.0): shipped: torch "
+        "requires it (no-kernel): needed_kernels/lib/libneeded.so: no kernel"
+    ) in " ".join(again.stdout.split())
 
 
 def test_ptx_only_is_said_and_recorded_and_sass_for_the_gpu_is_quiet(objects, tmp_path: Path):
