@@ -125,29 +125,25 @@ def run(facts: Facts) -> list[Finding]:
             )
         ]
     summary = f"torch {version}, built with CUDA {data['cuda_build']}"
-    hidden = what_hides_the_gpu(facts) if not data.get("cuda_available") else None
-    if hidden:
-        what, remedy = hidden
-        return [
-            CHECK.finding(
-                FAIL if has_gpu else WARN,
-                f"{summary}, but {what}: torch.cuda.is_available() is False",
-                [*details, data.get("error") or "no CUDA device visible to torch"],
-                remedy=Remedy(remedy, why=HIDDEN_BY_THE_SESSION),
-            )
-        ]
     if not data.get("cuda_available"):
+        hidden = what_hides_the_gpu(facts)
+        remedy = (
+            Remedy(hidden[1], why=HIDDEN_BY_THE_SESSION)
+            if hidden
+            else Remedy(
+                "check the driver (`nvidia-smi`, or on Jetson that the user is in the "
+                "video group: " + facts.sudo("usermod -aG video $USER") + ")",
+                why="the GPU driver and the user's groups are the host's, not a role's",
+                words=True,
+            )
+        )
         return [
             CHECK.finding(
                 FAIL if has_gpu else WARN,
-                f"{summary}, but torch.cuda.is_available() is False",
+                f"{summary}, but {f'{hidden[0]}: ' if hidden else ''}"
+                "torch.cuda.is_available() is False",
                 [*details, data.get("error") or "no CUDA device visible to torch"],
-                remedy=Remedy(
-                    "check the driver (`nvidia-smi`, or on Jetson that the user is in the "
-                    "video group: " + facts.sudo("usermod -aG video $USER") + ")",
-                    why="the GPU driver and the user's groups are the host's, not a role's",
-                    words=True,
-                ),
+                remedy=remedy,
             )
         ]
     devices = data.get("devices") or []
@@ -162,22 +158,19 @@ def run(facts: Facts) -> list[Finding]:
     if verdict.state == device_code.RUNS:
         return [CHECK.finding(OK, f"{summary}, runs on {device} ({verdict.image})", details)]
     if verdict.state == device_code.JIT:
-        return [
-            CHECK.finding(
-                WARN,
-                f"{summary}, runs on {device} only after the driver compiles its PTX "
-                f"({verdict.image}, first load)",
-                [*details, verdict.why],
-                remedy=install_remedy(facts),
-            )
-        ]
+        status = WARN
+        said = (
+            f"runs on {device} only after the driver compiles its PTX ({verdict.image}, first load)"
+        )
+    else:
+        status = FAIL
+        said = (
+            f"but it has no kernel for compute capability {capability}: "
+            f'"{device_code.NO_KERNEL_ERROR}"'
+        )
     return [
         CHECK.finding(
-            FAIL,
-            f"{summary}, but it has no kernel for compute capability {capability}: "
-            f'"{device_code.NO_KERNEL_ERROR}"',
-            [*details, verdict.why],
-            remedy=install_remedy(facts),
+            status, f"{summary}, {said}", [*details, verdict.why], remedy=install_remedy(facts)
         )
     ]
 
