@@ -127,6 +127,12 @@ def run(facts: Facts) -> list[Finding]:
             )
         ]
     findings, running, empty = not_read(CHECK, facts), [], []
+    torch_requires = {
+        name
+        for package in data.get("packages") or []
+        if package.get("name") == "torch"
+        for name in package.get("requires") or []
+    }
     for package in data.get("packages") or []:
         for entry in package.get("files") or []:
             why = device_code.without_kernels(entry)
@@ -146,13 +152,20 @@ def run(facts: Facts) -> list[Finding]:
             device_code.PTX_TOO_NEW: f"{label}'s kernels are PTX newer than this driver compiles",
             device_code.JIT: f"{label} runs only after the driver compiles its PTX (first load)",
         }[worst.state]
+        status = STATUS[worst.state]
+        if status == FAIL and package.get("name") in torch_requires:
+            # As the bundle ships it (bundle/judging.py): torch needs it installed, and only
+            # what launches its own kernels fails (PyPI's aarch64 torch 2.14.1 on a Thor runs;
+            # its nvidia-nvshmem-cu13 3.4.5 carries no sm_110).
+            status = WARN
+            summary += ": torch requires it, and only what launches its kernels fails"
         details = [f"{path}: {verdict.why}" for path, verdict in bad[:10]]
         details += unwalked(package)
         if len(bad) > 10:
             details.append(f"... and {len(bad) - 10} more files")
         findings.append(
             CHECK.finding(
-                STATUS[worst.state],
+                status,
                 summary,
                 details,
                 remedy=rebuild_remedy(facts, package.get("name", "")),

@@ -550,6 +550,7 @@ def _package(path, files, inits, loader, shipped, modules, unread):
         "location": os.path.dirname(path),
         "shared_objects": len(elves),
         "files": listed[:FILES_WITHOUT_CODE_LISTED],
+        "requires": sorted(_requirements(path)),
     }
 
 

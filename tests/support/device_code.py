@@ -226,11 +226,17 @@ def far_names(dest: Path, scratch: Path) -> Path:
     return built
 
 
-def add_distribution(site: Path, name: str, version: str, files: list[Path]) -> None:
-    """A dist-info folder in `site` whose RECORD lists `files` (under site), as pip writes it."""
+def add_distribution(
+    site: Path, name: str, version: str, files: list[Path], requires: tuple[str, ...] = ()
+) -> None:
+    """A dist-info folder in `site` whose RECORD lists `files` (under site), as pip writes it;
+    `requires`: its Requires-Dist lines."""
     info = site / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    requirements = "".join(f"Requires-Dist: {spec}\n" for spec in requires)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requirements}"
+    )
     lines = [f"{path.relative_to(site)},," for path in files]
     lines += [f"{info.name}/METADATA,,", f"{info.name}/RECORD,,"]
     (info / "RECORD").write_text("\n".join(lines) + "\n")

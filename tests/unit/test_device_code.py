@@ -351,3 +351,36 @@ def test_a_record_the_size_of_torchs_is_read(objects, tmp_path, python):
     (entry,) = by_package(results["kernels"].data)["bigrecord"]["files"]
     assert entry["sass"] == ["sm_87"]
     assert entry["needs"]["libjetsonenv_gone.so"] == {"path": None, "how": None}
+
+
+def test_a_package_torch_requires_without_a_kernel_warns_as_the_bundle_ships_it(
+    objects, tmp_path_factory
+):
+    """On a Thor, PyPI's aarch64 torch 2.14.1 runs (sm_110) while nvidia-nvshmem-cu13 3.4.5,
+    which it requires, carries no sm_110: the bundle ships it with that verdict
+    (bundle/judging.py), and the doctor warns: only what launches its kernels fails. A package
+    torch requires only under an extra, or not at all, still fails."""
+    python = device_code.make_venv(
+        Path(sys.executable), tmp_path_factory.mktemp("venv") / "v", objects
+    )
+    site = python.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    site = site / "site-packages"
+    folder = site / "torch"
+    folder.mkdir()
+    shutil.copy2(objects["kernels"]["sm110"], folder / "libtorch_cuda.so")
+    requires = (
+        "nvidia-nvjpeg-cu12==12.9.1",
+        "cudakernels_sm80>=1",
+        'cudakernels-sm90a; extra == "x"',
+    )
+    device_code.add_distribution(site, "torch", "2.14.1", [folder / "libtorch_cuda.so"], requires)
+    findings = BY_NAME["kernels"].run(facts_for(probe(python), "11.0", "38.2.0", None))
+    got = statuses(findings)
+    assert got["torch"] == OK
+    assert (got["nvidia-nvjpeg-cu12"], got["cudakernels-sm80"]) == (WARN, WARN)
+    assert got["cudakernels-sm90a"] == got["cudakernels-sm87"] == FAIL
+    (nvjpeg,) = [f for f in findings if f.summary.startswith("nvidia-nvjpeg-cu12 ")]
+    assert nvjpeg.summary.endswith(
+        "has no kernel for compute capability 11.0: torch requires it, and only what launches "
+        "its kernels fails"
+    )
