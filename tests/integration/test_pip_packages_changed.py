@@ -3,7 +3,9 @@ what it installed (`pip install --report`, pip 22.2+), not by the words pip prin
 `pip_packages_args: [--quiet]` silences pip, and the install that put termcolor on the host
 was reported ok. A `-v` there puts pip's log before the report on stdout: its "Successfully
 installed" line decides then (as for a pip older than 22.2, which has no report). A set whose
-installed distributions already meet it asks pip nothing (issue 55). The host is the x86 test
+installed distributions already meet it asks pip nothing (issue 55). A pip that fails after its
+report (it writes it before it downloads, builds and installs) fails the play in pip's own words,
+not behind Ansible's dump of the report. The host is the x86 test
 host with a JetPack 6 Orin's release files (its pip is Debian 12's 23.0.1), running
 `jetson-env provision` on itself as a user does.
 """
@@ -20,6 +22,27 @@ from support.hosts import VENV
 pytestmark = pytest.mark.hosts
 
 PYTHON = "/usr/bin/python3"
+# A project whose metadata builds (pip resolves it and reports it) and whose wheel does not, as a
+# package that needs a compiler the host lacks; an in-tree backend that needs nothing installed.
+BROKEN = "/tmp/broken-build"
+BROKEN_FILES = {
+    "pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+    'backend-path = ["."]\n',
+    "backend.py": """import os
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    info = os.path.join(metadata_directory, "broken-1.0.dist-info")
+    os.mkdir(info)
+    with open(os.path.join(info, "METADATA"), "w") as f:
+        f.write("Metadata-Version: 2.1\\nName: broken\\nVersion: 1.0\\n")
+    return "broken-1.0.dist-info"
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    raise SystemExit("stand-in compiler: cuda.h: No such file or directory")
+""",
+}
 INSTALL_TASK = re.compile(
     r"TASK \[jetson_env\.jetson\.pip_packages : Install with the target Python's pip, "
     r"for python_base\][^\n]*\n(?P<status>\w+): "
@@ -95,5 +118,33 @@ def test_a_set_already_met_asks_pip_nothing():
         assert line in said, said[-3000:]
         assert [m["status"] for m in INSTALL_TASK.finditer(said)] == ["skipping"], said[-3000:]
         assert host.exec(["cat", CALLS]).stdout.splitlines() == calls  # pip never started
+    finally:
+        remove_host(host)
+
+
+def test_a_pip_that_fails_after_its_report_is_said_in_pips_words():
+    """The summary's error line carries pip's own error (the failed build), and the report pip
+    printed before it (every distribution's metadata) is not dumped into the output."""
+    host = start_x86_with_files_of("orin-r36.4.3", "pip-fails")
+    try:
+        host.install_project()
+        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
+        with tempfile.TemporaryDirectory() as folder:
+            for name, text in BROKEN_FILES.items():
+                (Path(folder) / name).write_text(text)
+            host.exec(["mkdir", "-p", BROKEN])
+            for name in BROKEN_FILES:
+                host.copy_in(str(Path(folder) / name), f"{BROKEN}/{name}")
+        args = {"python_base_sets": ["packages"], "python_base_pip_packages": [BROKEN]}
+
+        run = provision(host, "-e", json.dumps(args))
+
+        said = run.stdout + run.stderr
+        assert run.returncode != 0, said[-3000:]
+        (error,) = [line for line in said.splitlines() if line.startswith("  error: ")]
+        assert "pip's install of python_base's broken-build failed (exit code 1)" in error, error
+        assert "stand-in compiler: cuda.h: No such file or directory" in error, error
+        assert "download_info" not in said, said[-3000:]  # the report's key: not dumped
+        assert pip_version(host, "broken") is None
     finally:
         remove_host(host)
