@@ -11,7 +11,13 @@ from typing import Any
 
 from jetson_env import doctor as doctor_mod
 from jetson_env import target_python
-from jetson_env.commands.options import checked_bundle, forks, refused_with_inventory, seconds
+from jetson_env.commands.options import (
+    checked_bundle,
+    forks,
+    missing_folder,
+    refused_with_inventory,
+    seconds,
+)
 from jetson_env.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -51,6 +57,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.limit or args.forks or args.report:
         term.error("--limit, --forks and --report go with --inventory")
         return EXIT_USAGE
+    if not args.host and (missing := missing_folder(args, term)):
+        return missing
     if args.fix is not None:
         return run_fix(args, term, matrix, checks)
     report = doctor_report(args, term, matrix, checks)

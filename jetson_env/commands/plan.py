@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jetson_env.commands.options import forks, refused_with_inventory, seconds
+from jetson_env.commands.options import forks, missing_folder, refused_with_inventory, seconds
 from jetson_env.exit_codes import EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -42,6 +42,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         return EXIT_USAGE
     if args.inventory is not None and (refused := refused_with_inventory(args, term)):
         return refused
+    if args.inventory is None and not args.host and (missing := missing_folder(args, term)):
+        return missing
     args.python = "python3" if args.python is None else args.python
     bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
     inventory = args.inventory
