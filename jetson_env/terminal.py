@@ -8,6 +8,7 @@ shown as escapes, never sent to the terminal raw.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -97,7 +98,10 @@ class Terminal:
         self.out.print(clean(text), style=style, soft_wrap=True)
 
     def status(self, text: str):
-        """A spinner on stderr while long work runs (silent when stderr is not a terminal)."""
+        """A spinner on stderr while long work runs (silent when stderr is not a terminal,
+        and at -q)."""
+        if self.verbosity < 0:
+            return contextlib.nullcontext(_Unshown())
         return self.err.status(clean(text))
 
     def progress(self):
@@ -276,6 +280,13 @@ class Terminal:
     def note(self, message: str) -> None:
         if self.verbosity >= 0:
             self.err.print(clean(message), style="dim", soft_wrap=True)
+
+
+class _Unshown:
+    """Terminal.status at -q: updates go nowhere."""
+
+    def update(self, *_args: Any, **_kwargs: Any) -> None:
+        return None
 
 
 class _Progress:

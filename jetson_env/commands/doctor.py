@@ -31,7 +31,6 @@ from jetson_env.terminal import Terminal
 
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
-    term.verbosity = max(term.verbosity, args.doctor_verbose)
     try:
         checks = doctor_mod.select(args.check, smoke=not args.no_smoke, quick=args.quick,
                                    engines=bool(args.engines))  # fmt: skip
@@ -317,8 +316,5 @@ def register(sub) -> None:
     )
     doctor.add_argument(
         "--timeout", type=seconds, help="seconds per probe (default: per probe, see docs/doctor.md)"
-    )
-    doctor.add_argument(
-        "-v", "--verbose", dest="doctor_verbose", action="count", default=0, help="details"
     )
     doctor.set_defaults(func=run)

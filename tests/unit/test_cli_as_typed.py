@@ -88,3 +88,30 @@ def test_a_mistyped_folder_here_is_bad_input_before_any_probe(args, tmp_path):
     assert as_json.returncode == 2
     assert json.loads(as_json.stdout)["error"] == f"--engines {wrong}: {what} on this machine"
     assert list(elsewhere.iterdir()) == []
+
+
+QUIET_COMMANDS = {  # each with what its answer says, quiet or not, and whether a pipe gets
+    # progress lines without -q (a spinner is a terminal's only)
+    "doctor": (["doctor", "--quick", "--check", "platform"], "jetson-env doctor: local", True),
+    "info": (["info"], "Python", False),
+}
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+@pytest.mark.parametrize("command", sorted(QUIET_COMMANDS))
+def test_quiet_leaves_out_progress_and_the_spinner_wherever_typed(command, where, tmp_path):
+    """-q (before or after the command): on a terminal no spinner, in a pipe no progress
+    line; the answer and the exit code stay. The same run without -q shows the progress,
+    so its absence is -q's doing."""
+    args, answer, progress_in_a_pipe = QUIET_COMMANDS[command]
+    quiet = ["-q", *args] if where == "before" else [*args, "-q"]
+    code, said = on_a_terminal(*args, cwd=tmp_path)
+    assert "probing local" in said, said[-2000:]  # the spinner's text
+    quiet_code, quiet_said = on_a_terminal(*quiet, cwd=tmp_path)
+    assert quiet_code == code, quiet_said[-2000:]
+    assert answer in quiet_said, quiet_said[-2000:]
+    assert "probing" not in quiet_said and "\x1b[?25l" not in quiet_said, quiet_said[:2000]
+    loud, hushed = piped(*args, cwd=tmp_path), piped(*quiet, cwd=tmp_path)
+    assert ("probing local" in loud.stderr) is progress_in_a_pipe, loud.stderr
+    assert hushed.returncode == loud.returncode and answer in hushed.stdout
+    assert hushed.stderr == "", hushed.stderr
