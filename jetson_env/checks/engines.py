@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jetson_env import engine_files
+from jetson_env import engine_files, installed
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
@@ -98,7 +98,8 @@ def host_tensorrt(tensorrt: dict[str, Any] | None) -> str | None:
 def run(facts: Facts) -> list[Finding]:
     engines = facts.data("engines")
     if not engines.get("folders"):
-        return [CHECK.finding(SKIP, "no engine folders given: `jetson-env doctor --engines DIR`")]
+        give = installed.command("jetson-env doctor --engines DIR")
+        return [CHECK.finding(SKIP, f"no engine folders given: `{give}`")]
     missing = missing_folders(engines)
     found = rows(engines, host_tensorrt(facts.data("tensorrt")), facts.compute_capability)
     if not found and not missing:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env import doctor as doctor_mod
-from jetson_env import target_python
+from jetson_env import installed, target_python
 from jetson_env.commands.options import (
     checked_bundle,
     forks,
@@ -35,7 +35,9 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         checks = doctor_mod.select(args.check, smoke=not args.no_smoke, quick=args.quick,
                                    engines=bool(args.engines))  # fmt: skip
     except doctor_mod.UnknownCheck as exc:
-        term.error(str(exc), hint="`jetson-env doctor --list` lists the checks")
+        term.error(
+            str(exc), hint=f"`{installed.command('jetson-env doctor --list')}` lists the checks"
+        )
         return EXIT_USAGE
     if args.list:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
@@ -215,7 +217,9 @@ def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Rep
     if args.json:
         term.json(data)
         return
-    term.findings(data)
+    from jetson_env import fixing
+
+    term.findings(data, fixing.target_options(args.host, args.identity, args.python))
     if "bundle" in data:
         offline = data["bundle"]
         for fix in offline["fixes"]:

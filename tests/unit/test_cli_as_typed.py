@@ -10,8 +10,11 @@ import errno
 import json
 import os
 import pty
+import shlex
+import shutil
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,95 @@ def test_quiet_leaves_out_progress_and_the_spinner_wherever_typed(command, where
     assert ("probing local" in loud.stderr) is progress_in_a_pipe, loud.stderr
     assert hushed.returncode == loud.returncode and answer in hushed.stdout
     assert hushed.stderr == "", hushed.stderr
+
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def off_path() -> dict[str, str]:
+    """The environment of a user who made the venv as README's first line does and did not
+    activate it: neither jetson-env nor Ansible is on PATH."""
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if p and Path(p).resolve() != VENV_BIN.resolve())  # fmt: skip
+    for program in ("jetson-env", "ansible"):
+        assert shutil.which(program, path=path) is None, f"{program} is on PATH elsewhere"
+    return {**environment(), "PATH": path, "NO_COLOR": "1", "COLUMNS": "300"}
+
+
+def pasted(line: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`line` as the user pastes it into a shell, in the same environment."""
+    return subprocess.run(["sh", "-c", line], cwd=cwd, env=off_path(), capture_output=True,
+                          text=True, timeout=600, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def printed_after(text: str, before: str) -> str:
+    """The rest of the line of `text` that follows `before`."""
+    (line,) = [line for line in text.splitlines() if before in line]
+    return line.split(before, 1)[1].strip()
+
+
+@pytest.fixture
+def bare_python(tmp_path: Path) -> str:
+    """A venv with nothing installed (not even pip): termcolor is missing there."""
+    venv.create(tmp_path / "bare", with_pip=False)
+    return str(tmp_path / "bare" / "bin" / "python")
+
+
+def test_a_printed_fix_runs_when_pasted_where_jetson_env_is_not_on_path(bare_python, tmp_path):
+    """The console script by its full path, PATH without its venv: the doctor's "or the
+    playbook's role" line names this jetson-env by its path and the Python it checked, and
+    pasted as printed it runs that --fix (here it stops at the question: no terminal, nothing
+    changed). A hint in backticks runs too."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run([JETSON_ENV, "doctor", "--check", "termcolor", "--python", bare_python],
+                          cwd=elsewhere, env=off_path(), capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = printed_after(done.stdout, "or the playbook's role python_base: ")
+    assert shlex.split(line) == [JETSON_ENV, "doctor", "--python", bare_python, "--fix",
+                                 "python_base"]  # fmt: skip
+    fix = pasted(line, elsewhere)
+    said = fix.stdout + fix.stderr
+    assert fix.returncode != 127 and "sh: 1: " not in fix.stderr, said
+    assert "--fix: role python_base on localhost fixes termcolor" in said, said
+    assert fix.returncode in (1, 2), said  # no terminal to ask, or the plan failed: no change
+
+    unknown = subprocess.run([JETSON_ENV, "doctor", "--check", "no-such-check"], cwd=elsewhere,
+                             env=off_path(), capture_output=True, text=True)  # fmt: skip
+    hint = printed_after(unknown.stderr, "-> ").split("`")[1]
+    assert hint == f"{JETSON_ENV} doctor --list"
+    listed = pasted(hint, elsewhere)
+    assert listed.returncode == 0 and "termcolor" in listed.stdout, listed.stderr
+
+
+def test_a_fleets_printed_commands_run_when_pasted(bare_python, tmp_path):
+    """doctor -i, PATH without the venv: the fleet's --fix line names this jetson-env by its
+    path, the unreachable host's ping names the venv's Ansible by its path; pasted as
+    printed, each runs (Ansible says why the host is down; --fix stops at the question)."""
+    inventory = tmp_path / "inv.yml"
+    inventory.write_text(
+        "all:\n  hosts:\n"
+        f"    here: {{ansible_connection: local, ansible_python_interpreter: {bare_python}}}\n"
+        "    down: {ansible_host: 127.0.0.1, ansible_port: 1, ansible_python_interpreter: "
+        "/usr/bin/python3}\n"
+    )
+    done = subprocess.run([JETSON_ENV, "doctor", "-i", "inv.yml", "--check", "termcolor"],
+                          cwd=tmp_path, env=off_path(), capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    lines = done.stdout.splitlines()
+    fix = lines[lines.index("Fix the fleet with the playbook's roles:") + 1]
+    assert shlex.split(fix) == [JETSON_ENV, "doctor", "-i", "inv.yml", "--fix", "python_base"]
+    (ping,) = [line for line in lines if "ansible.builtin.ping" in line]
+    ansible = str(VENV_BIN / "ansible")
+    assert shlex.split(ping) == [ansible, "down", "-i", "inv.yml", "-m", "ansible.builtin.ping",
+                                 "-vvv"]  # fmt: skip
+
+    pinged = pasted(ping, tmp_path)
+    assert pinged.returncode == 4 and "UNREACHABLE" in pinged.stdout, pinged.stderr
+    fixed = pasted(fix, tmp_path)
+    said = fixed.stdout + fixed.stderr
+    assert fixed.returncode != 127 and "sh: 1: " not in fixed.stderr, said
+    assert "--fix: role python_base on here fixes termcolor" in said, said
