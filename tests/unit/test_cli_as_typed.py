@@ -210,3 +210,22 @@ def test_a_fleets_printed_commands_run_when_pasted(bare_python, tmp_path):
     said = fixed.stdout + fixed.stderr
     assert fixed.returncode != 127 and "sh: 1: " not in fixed.stderr, said
     assert "--fix: role python_base on here fixes termcolor" in said, said
+
+
+def test_the_pip_tensorrt_fix_says_it_needs_nvidias_index(bare_python, tmp_path):
+    """x86 without libnvinfer: the fix is pip's tensorrt-cuXX, whose libraries come from
+    NVIDIA's pip index; the fix says so beside the command (its `note`), so that a failed
+    install behind a firewall is not a mystery, and names the offline way."""
+    done = piped("doctor", "--check", "libnvinfer", "--python", bare_python, "--json",
+                 cwd=tmp_path)  # fmt: skip
+    report = json.loads(done.stdout)
+    (finding,) = [f for f in report["findings"] if f["check"] == "libnvinfer"]
+    assert finding["remedy"].startswith(f"{bare_python} -m pip install tensorrt-cu")
+    note = ("pip fetches TensorRT's -libs and -bindings wheels from NVIDIA's pip index: this "
+            "host must reach it (where it cannot, a bundle made where it can brings them: "
+            "docs/playbook.md, Offline fleets)")  # fmt: skip
+    assert finding["remedy_note"] == note
+    assert [fix["note"] for fix in report["fixes"]] == [note]
+    text = piped("--no-color", "doctor", "--check", "libnvinfer", "--python", bare_python,
+                 cwd=tmp_path).stdout  # fmt: skip
+    assert f"   {note}" in text.splitlines()
