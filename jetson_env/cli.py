@@ -178,7 +178,9 @@ def _run(args: argparse.Namespace, term: Terminal) -> int:
         matrix = load()
         return args.func(args, term, matrix)
     except UnknownRelease as exc:
-        term.error(str(exc), hint="`jetson-env matrix` lists what is supported")
+        term.error(
+            str(exc), hint=f"`{installed.command('jetson-env matrix')}` lists what is supported"
+        )
         return EXIT_USAGE
     except MatrixError as exc:
         term.error(str(exc), hint="fix the named row of the matrix file")

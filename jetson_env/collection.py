@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -126,11 +125,8 @@ class AnsibleMissing(Exception):
 
 def ansible_command(name: str = "ansible-playbook") -> str:
     """An Ansible command of this interpreter's environment (the provision extra), else
-    PATH's."""
-    beside = Path(sys.executable).parent / name
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which(name)
+    PATH's (installed.program)."""
+    found = installed.program(name)
     if found is None:
         raise AnsibleMissing(f"{name} is not installed")
     return found
@@ -220,7 +216,10 @@ def unknown_tags(tags: str | None) -> list[str]:
 class BadInventory(ValueError):
     """An inventory with no host, or one Ansible reads only in part: nothing was run."""
 
-    hint = "`ansible-inventory -i INVENTORY --graph` shows what Ansible reads; fix the inventory"
+    @property
+    def hint(self) -> str:
+        graph = installed.command("ansible-inventory -i INVENTORY --graph")
+        return f"`{graph}` shows what Ansible reads; fix the inventory"
 
 
 def inventory_hosts(inventory: str) -> list[str]:

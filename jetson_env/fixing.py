@@ -573,6 +573,15 @@ class FixReport:
         }  # fmt: skip
 
 
+def target_options(host: str | None, identity: str | None, python: str | None) -> list[str]:
+    """The doctor's target as options typed again (--host, --identity, --python unless the
+    default): what a printed `jetson-env doctor --fix ROLE` needs to fix the host and the
+    Python that were checked, not this machine's python3."""
+    options = ["--host", host] if host else []
+    options += ["--identity", identity] if identity else []
+    return options + (["--python", python] if python and python != target_python.DEFAULT else [])
+
+
 def fix_one(
     term: Terminal,
     request: FixRequest,
@@ -606,7 +615,7 @@ def fix_one(
         return before
     outcome.before = before
     if not as_json:
-        term.findings(before.as_dict())
+        term.findings(before.as_dict(), target_options(host, identity, python))
     if not before.reached:
         return finish(before.exit_code)
     the_plan = outcome.plan = plan(before, request.known_roles, request.only, request.bundle)
@@ -630,7 +639,7 @@ def fix_one(
         return finish(after)
     outcome.after = after
     if not as_json:
-        term.findings(after.as_dict())
+        term.findings(after.as_dict(), target_options(host, identity, python))
     for check, old, new in before_after(before, after):
         say(f"{check}: {old} -> {new}")
     return finish(after.exit_code)

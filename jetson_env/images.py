@@ -15,6 +15,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from jetson_env import installed
 from jetson_env.matrix import Image, Matrix, UnknownRelease, normalize_l4t
 
 DEFAULT_REPOSITORY = "jetson-env"
@@ -77,7 +78,8 @@ def image_for(host: HostPlatform, matrix: Matrix) -> Image:
             )
         return next(i for i in matrix.images if i.hosts is None)
     if host.l4t is None:
-        raise NoImage("this Jetson's L4T release is unknown (see `jetson-env info`); pass --l4t R")
+        raise NoImage(f"this Jetson's L4T release is unknown (see "
+                      f"`{installed.command('jetson-env info')}`); pass --l4t R")  # fmt: skip
     matrix.resolve(host.l4t)  # the row rule: UnknownRelease says why, listing the supported ones
     for image in matrix.images:
         if image.runs_on(normalize_l4t(host.l4t)):
@@ -107,8 +109,8 @@ def cannot_build(image: Image) -> str | None:
 def build_hint(image: Image) -> str:
     return (
         f"build it from a base of {image.base} with a Python 3.10+ beside its"
-        f" {image.release.python} (on PATH as python3.1x): jetson-env images build {image.name}"
-        " --base IMAGE"
+        f" {image.release.python} (on PATH as python3.1x): "
+        + installed.command(f"jetson-env images build {image.name} --base IMAGE")
     )
 
 

@@ -1,13 +1,18 @@
-"""This jetson-env as installed: the docs it carries, and the pip lines that work for it.
+"""This jetson-env as installed: the docs it carries, the pip lines that work for it, and
+every command line it prints for the user (command()).
 
 jetson-env is on no package index: a line that names it must name where it came from (the
-checkout, or the folder or wheel pip recorded in direct_url.json, PEP 610).
+checkout, or the folder or wheel pip recorded in direct_url.json, PEP 610). README's first
+line leaves it in a venv that is not on PATH: a printed `jetson-env ...` or `ansible ...`
+must name the program as this process runs it, or the pasted line is "command not found".
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -22,6 +27,48 @@ DISTRIBUTION = "jetson-env"
 def doc(name: str) -> Path:
     """docs/NAME of the project, where this jetson-env has it."""
     return DOCS / name
+
+
+def command(line: str) -> str:
+    """`line`, a command as a user types it (`jetson-env doctor --fix torch`, `ansible HOST
+    -m ansible.builtin.ping`; its arguments already quoted), with its program named as this
+    process runs it: the bare name where the shell's PATH finds that very program, else its
+    full path (this jetson-env's console script; Ansible's of this environment, else PATH's).
+    Every hint, remedy and plan step that names jetson-env or Ansible goes through here."""
+    name, _, rest = line.partition(" ")
+    return f"{_program(name)} {rest}".rstrip()
+
+
+def program(name: str) -> str | None:
+    """The program `name` of this interpreter's environment (jetson-env's console script,
+    Ansible's of the provision extra), else PATH's; None where there is neither."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which(name)
+
+
+def _program(name: str) -> str:
+    """`name` as a shell word that starts, from any folder, the program this process means."""
+    if name == DISTRIBUTION:
+        running = Path(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None
+        if running is not None and running.name == name and os.access(running, os.X_OK):
+            found = str(running)
+        else:  # `python -m jetson_env.cli`: the console script of this environment, if any
+            found = program(name)
+        if found is None:
+            return shlex.join([sys.executable, "-m", "jetson_env.cli"])
+    else:
+        found = program(name)
+        if found is None:  # not installed: the name, as the install hint beside it says
+            return name
+    on_path = shutil.which(name)
+    try:
+        if on_path is not None and os.path.samefile(on_path, found):
+            return name
+    except OSError:
+        pass
+    return shlex.quote(found)
 
 
 def install_line(*args: str) -> str:

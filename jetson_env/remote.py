@@ -24,7 +24,7 @@ from pathlib import Path
 
 import paramiko
 
-from jetson_env import host_keys
+from jetson_env import host_keys, installed
 from jetson_env.targets import (
     CANCELLATION,
     POLL_SECONDS,
@@ -218,7 +218,8 @@ class _RefuseUnknown(paramiko.MissingHostKeyPolicy):
         short = key.get_name().removeprefix("ssh-").split("-")[0]  # ed25519, ecdsa, rsa
         verify = (f"compare it with the host's own (on the host: `ssh-keygen -lf "
                   f"/etc/ssh/ssh_host_{short}_key.pub`)")  # fmt: skip
-        accept = (f"`{shlex.join([*self.again, '--accept-new-host-key'])}`" if self.again
+        again = [*(self.again or ()), "--accept-new-host-key"]
+        accept = (f"`{installed.command(shlex.join(again))}`" if self.again
                   else "the same command with --accept-new-host-key")  # fmt: skip
         problem = known_hosts_problem(self.known_hosts)
         then = (

@@ -8,9 +8,11 @@ shown as escapes, never sent to the terminal raw.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,6 +20,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from jetson_env import installed
 from jetson_env.findings import CRASH, FAIL, OK, SEVERITY, SKIP, WARN
 
 STATUS_LABELS = {"ok": "ok", "warn": "warn", "fail": "FAIL", "skip": "skip", "crash": "CRASH"}
@@ -97,7 +100,10 @@ class Terminal:
         self.out.print(clean(text), style=style, soft_wrap=True)
 
     def status(self, text: str):
-        """A spinner on stderr while long work runs (silent when stderr is not a terminal)."""
+        """A spinner on stderr while long work runs (silent when stderr is not a terminal,
+        and at -q)."""
+        if self.verbosity < 0:
+            return contextlib.nullcontext(_Unshown())
         return self.err.status(clean(text))
 
     def progress(self):
@@ -105,9 +111,10 @@ class Terminal:
         plain lines elsewhere (CI logs), nothing at -q."""
         return _Progress(self)
 
-    def findings(self, report: dict[str, Any]) -> None:
+    def findings(self, report: dict[str, Any], target: Sequence[str] = ()) -> None:
         """The doctor's report: findings grouped by area with short statuses, then every fix
-        whole, numbered in the order to apply them (no borders: nothing to type is split)."""
+        whole, numbered in the order to apply them (no borders: nothing to type is split).
+        `target`: the options that name the host and Python checked, for `doctor --fix`."""
         table = Table(title=f"jetson-env doctor: {clean(report['target'])}", title_justify="left")
         for column in ("Area", "Check", "Status", "Finding", "Fix"):
             table.add_column(column, overflow="fold")
@@ -133,7 +140,7 @@ class Terminal:
         if report["fixes"]:
             roles = {f["remedy"]: f["playbook"]["role"] for f in report["findings"]
                      if f.get("playbook")}  # fmt: skip
-            self.fixes("Fixes, in the order to apply them:", report["fixes"], roles)
+            self.fixes("Fixes, in the order to apply them:", report["fixes"], roles, target)
         counts = report["counts"]
         parts = [f"{counts[s]} {SUMMARY_WORDS[s]}" for s in SEVERITY if counts[s]]
         self.out.print(
@@ -142,10 +149,15 @@ class Terminal:
         )
 
     def fixes(
-        self, title: str, fixes: list[dict[str, Any]], roles: dict[str, str] | None = None
+        self,
+        title: str,
+        fixes: list[dict[str, Any]],
+        roles: dict[str, str] | None = None,
+        target: Sequence[str] = (),
     ) -> None:
         """Each fix whole, numbered, after the checks it fixes (nothing to type is split);
-        where a role applies the same fix (`roles`: command -> role), how to run it."""
+        where a role applies the same fix (`roles`: command -> role), the `doctor --fix` line
+        that runs it on the same `target` (fixing.target_options)."""
         self.out.print(title, style="bold")
         for fix in fixes:
             self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
@@ -155,8 +167,11 @@ class Terminal:
                 self.out.print(f"   {clean(fix['note'])}", soft_wrap=True)
             role = (roles or {}).get(fix["command"])
             if role:
-                self.out.print(f"   or the playbook's role {role}: jetson-env doctor --fix "
-                               f"{role}", soft_wrap=True, style="dim")  # fmt: skip
+                again = installed.command(
+                    shlex.join(["jetson-env", "doctor", *target, "--fix", role])
+                )
+                self.out.print(f"   or the playbook's role {role}: {again}", soft_wrap=True,
+                               style="dim")  # fmt: skip
 
     def fleet(self, fleet: dict[str, Any]) -> None:
         """`doctor --inventory`: one row per host, worst first, then each host's fixes."""
@@ -276,6 +291,13 @@ class Terminal:
     def note(self, message: str) -> None:
         if self.verbosity >= 0:
             self.err.print(clean(message), style="dim", soft_wrap=True)
+
+
+class _Unshown:
+    """Terminal.status at -q: updates go nowhere."""
+
+    def update(self, *_args: Any, **_kwargs: Any) -> None:
+        return None
 
 
 class _Progress:

@@ -2,6 +2,7 @@
 
 import os
 import re
+import sys
 import threading
 from pathlib import Path
 
@@ -22,6 +23,11 @@ _host_pool = pytest.StashKey[HostPool]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The venv's programs (jetson-env, ansible) on PATH, as scripts/test puts them however
+    # pytest is started: the hints name them bare then. test_cli_as_typed.py takes it off.
+    venv_bin = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != venv_bin:
+        os.environ["PATH"] = os.pathsep.join([venv_bin, os.environ.get("PATH", "")])
     config.stash[_host_pool] = HostPool(keep=os.environ.get("JETSON_ENV_KEEP_HOSTS") == "1")
     if not hasattr(config, "workerinput"):  # the controller, or a run without workers
         config.pluginmanager.register(SlowTierRecord(config), "slow-tier-record")

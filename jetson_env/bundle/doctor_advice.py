@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jetson_env import installed
 from jetson_env.bundle.needs import ROLES
 from jetson_env.bundle.preflight import OFFLINE_ROLES, check_role, host_plan
 from jetson_env.checks.context import shell_word
@@ -73,5 +74,5 @@ def doctor_fixes(
     probed = (platform.get("python") or {}).get("executable")
     words = ["jetson-env", "doctor", *target, *(["--python", probed] if probed else []),
              "--fix", ",".join(roles), "--bundle", str(directory)]  # fmt: skip
-    command = " ".join(shell_word(word) for word in words) if roles else None
+    command = installed.command(" ".join(shell_word(word) for word in words)) if roles else None
     return {"directory": str(directory), "fixes": fixes, "roles": roles, "command": command}

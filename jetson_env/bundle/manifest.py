@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from jetson_env import apt_repository
+from jetson_env import apt_repository, installed
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.untrusted import (
     CHUNK,
@@ -97,7 +97,8 @@ def verify(directory: Path, manifest: dict[str, Any] | None = None) -> list[dict
     if manifest is None:
         raise BundleError(
             f"{directory} has no {MANIFEST}: it is not a bundle",
-            hint=f"make one with `jetson-env bundle {shell_word(str(directory))} --x86` "
+            hint="make one with "
+            f"`{installed.command(f'jetson-env bundle {shell_word(str(directory))} --x86')}` "
             "(or --l4t, -i)",
         )
     problems = []
@@ -130,11 +131,13 @@ def _repo_line(directory: Path, manifest: dict[str, Any], repo: str) -> str:
         if apt["repo"] == repo and key in manifest["targets"]:
             args = Target.from_manifest(manifest["targets"][key]).bundle_args()
             roles = ",".join(sorted(apt["roles"]))
-            return (
+            return installed.command(
                 f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
                 f"{shell_word(roles)} --no-controller"
             )
-    return f"jetson-env bundle {shell_word(str(directory))} --x86 --no-controller"
+    return installed.command(
+        f"jetson-env bundle {shell_word(str(directory))} --x86 --no-controller"
+    )
 
 
 def artifact_problem(directory: Path, path: str, entry: dict[str, Any]) -> str | None:
@@ -154,11 +157,13 @@ def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any])
     if entry["role"] == "controller":  # jetson-env's own wheels, for the Python they name
         abi = entry["targets"][0].rpartition("-cp")[2]
         roles = ",".join(manifest["targets"][keys[0]]["roles"]) if keys else "python_base"
-        return (
+        return installed.command(
             f"jetson-env bundle {quoted} {args} --roles {shell_word(roles)} "
             f"--controller-python {shell_word(f'{abi[:1]}.{abi[1:]}')}"
         )
-    line = f"jetson-env bundle {quoted} {args} --roles {shell_word(entry['role'])} --no-controller"
+    line = installed.command(
+        f"jetson-env bundle {quoted} {args} --roles {shell_word(entry['role'])} --no-controller"
+    )
     # A file given with --file comes back with the same --file; a wheel of a file: index
     # (pip's configured index) comes back from that index, with no --file.
     if entry["source"].startswith("file:") and file_kind(entry) in FILE_KINDS:
@@ -177,8 +182,8 @@ def manual_line(directory: Path, manifest: dict[str, Any], item: dict[str, Any])
 
     keys = [t for t in item["targets"] if t in manifest["targets"]]
     args = Target.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
-    line = (f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
-            f"{shell_word(item['role'])} --no-controller")  # fmt: skip
+    line = installed.command(f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
+                             f"{shell_word(item['role'])} --no-controller")  # fmt: skip
     if item["kind"] in FILE_KINDS:
         kind = shell_word(item["kind"])
         return f"get it, then add it (PATH: the file you got): {line} --file {kind}=PATH"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jetson_env import wheels
+from jetson_env import installed, wheels
 from jetson_env.bundle import signing
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import apt_files, artifact_problem, entry_roles
@@ -57,7 +57,8 @@ def check_before_provision(directory: str | Path, trusted_key: Path | None) -> P
     if manifest is None:
         raise BundleError(
             f"{directory} is not a jetson-env bundle (no {MANIFEST})",
-            hint=f"make one with `jetson-env bundle {shell_word(str(directory))} --x86` "
+            hint="make one with "
+            f"`{installed.command(f'jetson-env bundle {shell_word(str(directory))} --x86')}` "
             "(or --l4t, -i)",
         )
     if trusted_key is not None:
@@ -87,7 +88,9 @@ def host_plan(
     if not directory.is_absolute():
         directory = directory.resolve()
     target = target_from_facts(platform, python, cuda)
-    add_line = f"jetson-env bundle {shell_word(str(directory))} {target.bundle_args()}"
+    add_line = installed.command(
+        f"jetson-env bundle {shell_word(str(directory))} {target.bundle_args()}"
+    )
     try:
         manifest, manifest_sha256 = read_manifest_sha256(directory, manifest_sha256)
     except BundleError as exc:
@@ -281,7 +284,8 @@ def _cannot_provision(
         + "; ".join(problems)
         + f". Fix it with `{add_line} --roles {','.join(roles)}` "
         "(after deleting a corrupted file), "
-        f"then `jetson-env bundle --verify {shell_word(str(directory))}`. Nothing was changed."
+        f"then `{installed.command(f'jetson-env bundle --verify {shell_word(str(directory))}')}`."
+        " Nothing was changed."
     )
 
 

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from jetson_env import installed
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import load_manifest, read_manifest, write_manifest
 from jetson_env.checks.context import shell_word
@@ -116,7 +117,8 @@ def check(directory: Path, public_key: Path, manifest: dict[str, Any] | None = N
         raise BundleError(
             f"the bundle {directory} is not signed, and --trust {public_key} asks for its "
             "signature. Nothing was changed.",
-            hint=f"sign it where it was made: `jetson-env bundle {quoted} --sign KEY`",
+            hint="sign it where it was made: "
+            f"`{installed.command(f'jetson-env bundle {quoted} --sign KEY')}`",
         )
     with tempfile.TemporaryDirectory(prefix="jetson-env-trust-") as tmp:
         allowed = Path(tmp) / "allowed_signers"

@@ -30,8 +30,10 @@ import stat
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from shlex import quote
 from typing import Any
 
+from jetson_env import installed
 from jetson_env.bundle.errors import BundleError
 
 MANIFEST = "manifest.json"
@@ -63,7 +65,8 @@ def plain_path(path: object) -> str:
         f"the bundle names {path!r}, which is not a plain path inside it (pip/NAME, files/NAME, "
         "controller/NAME or apt/REPO/NAME); it was not read. Nothing was changed.",
         hint="the bundle was made or changed by something else: make it again with "
-        "`jetson-env bundle`, and sign it (--sign) so that a change is seen",
+        f"`{installed.command('jetson-env bundle')}`, and sign it (--sign) so that a change is "
+        "seen",
     )
 
 
@@ -74,7 +77,7 @@ def plain_name(name: object) -> str:
     raise BundleError(
         f"the bundle names the file {name!r}, which is not a plain file name; it was not "
         "read. Nothing was changed.",
-        hint="make the bundle again with `jetson-env bundle`",
+        hint=f"make the bundle again with `{installed.command('jetson-env bundle')}`",
     )
 
 
@@ -268,7 +271,8 @@ def read_checked(directory: Path, path: str, sha256: str, limit: int) -> bytes:
     if count > limit or hashlib.sha256(data).hexdigest() != sha256:
         raise BundleError(
             f"{directory / path} is not the one the manifest records. Nothing was changed.",
-            hint=f"`jetson-env bundle --verify {directory}` names what differs",
+            hint=f"`{installed.command(f'jetson-env bundle --verify {quote(str(directory))}')}` "
+            "names what differs",
         )
     return data
 

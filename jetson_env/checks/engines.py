@@ -7,16 +7,19 @@ libnvinfer) and compute capability, and asks jetson_env.engine_files.verdict, th
 here", fail "rebuild: ...", warn "unknown: why". rows() is the same, as data (the report's
 "engines", docs/json.md). A rebuild is the engine's maker's, on the host it runs on: no role
 does it, so `--fix` names each such engine and how it is rebuilt, and changes nothing for it.
+A folder the user named that the host does not have is a failure of its own (a typo must
+not pass a gate on the exit code); on this machine the command refuses it before any probe
+(commands.options.missing_folder).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from jetson_env import engine_files
+from jetson_env import engine_files, installed
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 STATUS = {engine_files.LOADS: OK, engine_files.REBUILD: FAIL, engine_files.UNKNOWN: WARN}
 REBUILD = ("rebuild it on this host with the tool that built it (`trtexec --onnx=MODEL.onnx "
@@ -29,9 +32,17 @@ REMEDIES = {
     "capability built it (docs/doctor.md, Engine files)",
 }
 
+# --engines names a folder on the host checked (--host, each host of -i), not on this machine.
+NO_FOLDER = Remedy(
+    "give --engines the folder as it is on that host: the path is looked up there, not on the "
+    "machine jetson-env runs on (`ls -d DIR` on the host shows whether it is there)",
+    why="the folder and its engines are the user's: no role makes them",
+    words=True,
+)
+
 
 def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) -> list[dict]:
-    """Per engine file (and per folder or limit that hid some): its verdict, worst first."""
+    """Per engine file (and per limit that hid some): its verdict, worst first."""
     found = []
     for engine in _listed(engines.get("engines")):
         if not isinstance(engine, dict):  # what a host sent is data: an odd entry is unknown
@@ -44,8 +55,7 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
                       "compute_capability": engine.get("compute_capability"),
                       "hardware_compatibility": engine.get("hardware_compatibility"),
                       "version_compatible": engine.get("version_compatible")})  # fmt: skip
-    hidden = [(_said(folder), "no such folder on the host")
-              for folder in _listed(engines.get("missing"))]  # fmt: skip
+    hidden = []
     if engines.get("left_out"):
         hidden.append((f"{engines['left_out']} more engines", f"past the first "
                        f"{engines.get('max_engines')}: counted, not read; give narrower "
@@ -59,6 +69,13 @@ def rows(engines: dict[str, Any], tensorrt: str | None, capability: str | None) 
                "hardware_compatibility": None, "version_compatible": None}
               for path, why in hidden]  # fmt: skip
     return sorted(found, key=lambda row: engine_files.VERDICTS.index(row["verdict"]))
+
+
+def missing_folders(engines: dict[str, Any]) -> list[Finding]:
+    """A failure per --engines folder the host does not have (the engines probe's "missing")."""
+    return [CHECK.finding(FAIL, f"--engines {_said(folder)}: no such folder on this host",
+                          remedy=NO_FOLDER)
+            for folder in _listed(engines.get("missing"))]  # fmt: skip
 
 
 def _listed(value: Any) -> list[Any]:
@@ -81,14 +98,16 @@ def host_tensorrt(tensorrt: dict[str, Any] | None) -> str | None:
 def run(facts: Facts) -> list[Finding]:
     engines = facts.data("engines")
     if not engines.get("folders"):
-        return [CHECK.finding(SKIP, "no engine folders given: `jetson-env doctor --engines DIR`")]
+        give = installed.command("jetson-env doctor --engines DIR")
+        return [CHECK.finding(SKIP, f"no engine folders given: `{give}`")]
+    missing = missing_folders(engines)
     found = rows(engines, host_tensorrt(facts.data("tensorrt")), facts.compute_capability)
-    if not found:
+    if not found and not missing:
         where = ", ".join(engines["folders"])
         return [CHECK.finding(SKIP, f"no .engine, .plan or .trt file under {where}")]
-    return [CHECK.finding(STATUS[row["verdict"]], f"{row['path']}: {row['reason']}",
-                          remedy=REMEDIES.get(row["verdict"]))
-            for row in found]  # fmt: skip
+    return missing + [CHECK.finding(STATUS[row["verdict"]], f"{row['path']}: {row['reason']}",
+                                    remedy=REMEDIES.get(row["verdict"]))
+                      for row in found]  # fmt: skip
 
 
 CHECK = Check(

@@ -55,7 +55,18 @@ def pip_install_remedy(facts: Facts) -> Remedy:
         + f" && {where} | {facts.sudo(f'tee {conf}')} && "
         + facts.sudo("ldconfig")
     )
-    return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python), *TENSORRT_SET))
+    return Remedy(shell, "tensorrt", (("jetson_facts_python", facts.python), *TENSORRT_SET),
+                  note=NEEDS_NVIDIA_INDEX)  # fmt: skip
+
+
+# pip's tensorrt-cuXX is an sdist that fetches its -libs and -bindings wheels from NVIDIA's
+# own pip index (bundle/needs.py says the same for a bundle): where that index is out of
+# reach the install fails, in a long traceback that hides why.
+NEEDS_NVIDIA_INDEX = (
+    "pip fetches TensorRT's -libs and -bindings wheels from NVIDIA's pip index: this host must "
+    "reach it (where it cannot, a bundle made where it can brings them: docs/playbook.md, "
+    "Offline fleets)"
+)
 
 
 def install_remedy(facts: Facts) -> str | Remedy:

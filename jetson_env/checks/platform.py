@@ -68,8 +68,8 @@ def run(facts: Facts) -> list[Finding]:
                 f"{model}: L4T R{p['l4t']} is not supported",
                 [*details, str(exc)],
                 remedy=Remedy(
-                    "flash a supported JetPack (`jetson-env matrix` lists them) "
-                    "with NVIDIA SDK Manager",
+                    f"flash a supported JetPack (`{installed.command('jetson-env matrix')}` "
+                    "lists them) with NVIDIA SDK Manager",
                     why=MANUAL,
                     words=True,
                 ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 
-from jetson_env import pairing
+from jetson_env import installed, pairing
 from jetson_env.checks import Check
 from jetson_env.checks import torch as torch_check
 from jetson_env.checks.context import Facts
@@ -30,7 +30,8 @@ def install_remedy(facts: Facts, torch: dict) -> Remedy:
         profile = facts.profile
         shell = (
             f"no torchvision release is known to pair with torch {version or '(version unknown)'}"
-            f" (`jetson-env matrix --json` lists the pairs): install the matrix's torch"
+            f" (`{installed.command('jetson-env matrix --json')}` lists the pairs): install the"
+            " matrix's torch"
             f" {profile.torch.version}, which pairs with torchvision {profile.torchvision}, then"
             f" run the doctor again: {torch_install_remedy(facts)}"
         )

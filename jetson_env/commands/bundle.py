@@ -11,6 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from jetson_env import installed
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import roles_a_bundle
 from jetson_env.commands.options import forks
@@ -268,7 +269,8 @@ def _inventory_targets(
             )
             raise bundle.BundleError(
                 f"reading the facts of {args.inventory}'s hosts failed: {tail}",
-                hint="`jetson-env doctor -i INVENTORY` shows which hosts answer",
+                hint=f"`{installed.command('jetson-env doctor -i INVENTORY')}` shows which hosts "
+                "answer",
             )
         targets = []
         for path in facts:
@@ -303,8 +305,8 @@ def _host_target(path: Path, bundle, matrix: Matrix):
         raise bundle.BundleError(
             f"host {path.stem} reported facts of another shape than jetson-env's ({said}): "
             "no bundle was made",
-            hint=f"`jetson-env doctor -i INVENTORY --limit {path.stem}` shows what the host "
-            "says; leave it out with --limit",
+            hint=f"`{installed.command(f'jetson-env doctor -i INVENTORY --limit {path.stem}')}` "
+            "shows what the host says; leave it out with --limit",
         ) from None
 
 

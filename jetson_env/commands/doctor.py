@@ -10,8 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env import doctor as doctor_mod
-from jetson_env import target_python
-from jetson_env.commands.options import checked_bundle, forks, refused_with_inventory, seconds
+from jetson_env import installed, target_python
+from jetson_env.commands.options import (
+    checked_bundle,
+    forks,
+    missing_folder,
+    refused_with_inventory,
+    seconds,
+)
 from jetson_env.exit_codes import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -25,12 +31,13 @@ from jetson_env.terminal import Terminal
 
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
-    term.verbosity = max(term.verbosity, args.doctor_verbose)
     try:
         checks = doctor_mod.select(args.check, smoke=not args.no_smoke, quick=args.quick,
                                    engines=bool(args.engines))  # fmt: skip
     except doctor_mod.UnknownCheck as exc:
-        term.error(str(exc), hint="`jetson-env doctor --list` lists the checks")
+        term.error(
+            str(exc), hint=f"`{installed.command('jetson-env doctor --list')}` lists the checks"
+        )
         return EXIT_USAGE
     if args.list:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
@@ -51,6 +58,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.limit or args.forks or args.report:
         term.error("--limit, --forks and --report go with --inventory")
         return EXIT_USAGE
+    if not args.host and (missing := missing_folder(args, term)):
+        return missing
     if args.fix is not None:
         return run_fix(args, term, matrix, checks)
     report = doctor_report(args, term, matrix, checks)
@@ -208,7 +217,9 @@ def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Rep
     if args.json:
         term.json(data)
         return
-    term.findings(data)
+    from jetson_env import fixing
+
+    term.findings(data, fixing.target_options(args.host, args.identity, args.python))
     if "bundle" in data:
         offline = data["bundle"]
         for fix in offline["fixes"]:
@@ -309,8 +320,5 @@ def register(sub) -> None:
     )
     doctor.add_argument(
         "--timeout", type=seconds, help="seconds per probe (default: per probe, see docs/doctor.md)"
-    )
-    doctor.add_argument(
-        "-v", "--verbose", dest="doctor_verbose", action="count", default=0, help="details"
     )
     doctor.set_defaults(func=run)

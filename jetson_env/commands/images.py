@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from jetson_env import images as images_mod
-from jetson_env import target_python
+from jetson_env import installed, target_python
 from jetson_env.commands.info import gather
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix, UnknownRelease, normalize_l4t
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 [(r["tag"], r["hosts"], r["base"], r["cuda"] or "base's", r["tensorrt"] or "base's",
                   r["python"] or "base's", r["torch"], r["torchvision"],
                   "no" if r["cannot_build"] else "yes") for r in rows],
-                title="Images (jetson-env images build NAME)",
+                title=f"Images ({installed.command('jetson-env images build NAME')})",
             )  # fmt: skip
             for row in rows:
                 if row["cannot_build"]:
@@ -47,7 +47,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         try:
             image = images_mod.image_for(host, matrix)
         except images_mod.NoImage as exc:
-            term.error(str(exc), hint="`jetson-env images list` shows which host runs which image")
+            listing = installed.command("jetson-env images list")
+            term.error(str(exc), hint=f"`{listing}` shows which host runs which image")
             return EXIT_FAILED
         if host.l4t and matrix.resolve(host.l4t).assumed:
             term.note(
@@ -64,7 +65,9 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     try:
         image = images_mod.find(args.name, matrix)
     except UnknownRelease as exc:
-        term.error(str(exc), hint="`jetson-env images list` lists the images")
+        term.error(
+            str(exc), hint=f"`{installed.command('jetson-env images list')}` lists the images"
+        )
         return EXIT_USAGE
     if images_mod.cannot_build(image) and not args.base:
         term.error(images_mod.cannot_build(image), hint=images_mod.build_hint(image))

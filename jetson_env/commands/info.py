@@ -9,7 +9,7 @@ import argparse
 import shlex
 from typing import Any
 
-from jetson_env import doctor, target_python
+from jetson_env import doctor, installed, target_python
 from jetson_env.commands.options import seconds
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 from jetson_env.matrix import Matrix
@@ -18,9 +18,7 @@ from jetson_env.terminal import Terminal
 
 SCHEMA = 1
 
-SHOW_PROBE_ERROR = (
-    "`jetson-env doctor --check platform -v --python {python}` shows the probe's output"
-)
+SHOW_PROBE_ERROR = "`{command}` shows the probe's output"
 
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -32,7 +30,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if data["errors"]:
         for name, error in data["errors"].items():
             term.error(error, hint=data["remedies"].get(name) or SHOW_PROBE_ERROR.format(
-                python=shlex.quote(args.python)))  # fmt: skip
+                command=installed.command("jetson-env doctor --check platform -v --python "
+                                          + shlex.quote(args.python))))  # fmt: skip
         return EXIT_UNREACHABLE if "interpreter" in data["errors"] else EXIT_FAILED
     if args.json:
         return EXIT_OK
@@ -67,7 +66,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
 
 def in_the_matrix(platform: dict[str, Any]) -> str:
     if not platform["supported"]:
-        return "no: see `jetson-env matrix`"
+        return f"no: see `{installed.command('jetson-env matrix')}`"
     if platform.get("assumed_from"):
         return f"no row of its own: R{platform['assumed_from']}'s, the newest of its line"
     return "yes"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from jetson_env import installed
 from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix, Release, normalize_l4t
 from jetson_env.terminal import Terminal
@@ -95,7 +96,10 @@ def tensorrt_pip_as_dict(matrix: Matrix) -> dict:
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.l4t is not None and not args.l4t.strip():
-        term.error("--l4t needs a release, e.g. R36.4.3", hint="`jetson-env matrix` lists them")
+        term.error(
+            "--l4t needs a release, e.g. R36.4.3",
+            hint=f"`{installed.command('jetson-env matrix')}` lists them",
+        )
         return EXIT_USAGE
     if args.unsupported:
         return show_unsupported(args, term, matrix)

@@ -52,6 +52,22 @@ def checked_bundle(args: argparse.Namespace, term: Terminal):
         return exc.exit_code
 
 
+def missing_folder(args: argparse.Namespace, term: Terminal) -> int | None:
+    """EXIT_USAGE for an --engines folder this machine does not have, when the command checks
+    this machine (a mistyped path is bad input, as a missing -i file is: said before any
+    probe, never a passing run); None when each is a folder. On another host the engines
+    check says so in a finding of its own (checks/engines.py)."""
+    for folder in args.engines or []:
+        path = Path(folder)
+        if not path.is_dir():
+            what = "not a folder" if path.exists() else "no such folder"
+            term.error(f"--engines {folder}: {what} on this machine",
+                       hint="give the folder that holds the engine files (.engine, .plan, .trt); "
+                       "a folder on another host: --host USER@HOST or -i INVENTORY")  # fmt: skip
+            return EXIT_USAGE
+    return None
+
+
 # What the user sets instead, per option that has no meaning with -i (Ansible reaches the
 # hosts with the inventory's settings).
 INSTEAD_WITH_INVENTORY = {

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jetson_env.commands.options import forks, refused_with_inventory, seconds
+from jetson_env import installed
+from jetson_env.commands.options import forks, missing_folder, refused_with_inventory, seconds
 from jetson_env.exit_codes import EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -38,10 +39,14 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         elif why := fleet_page.unwritable(report):
             problem = f"--report {args.report}: {why}"
     if problem is not None:
-        term.error(problem, hint="`jetson-env plan --help` shows the options")
+        term.error(
+            problem, hint=f"`{installed.command('jetson-env plan --help')}` shows the options"
+        )
         return EXIT_USAGE
     if args.inventory is not None and (refused := refused_with_inventory(args, term)):
         return refused
+    if args.inventory is None and not args.host and (missing := missing_folder(args, term)):
+        return missing
     args.python = "python3" if args.python is None else args.python
     bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
     inventory = args.inventory
@@ -71,7 +76,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     for host in data["hosts"]:
         if host["status"] == assembly.REFUSED and not args.json:
             term.error(f"{host['host']}: no plan to R{to.l4t}: {host['refused']}",
-                       hint="`jetson-env matrix` lists the releases and their lines")  # fmt: skip
+                       hint=f"`{installed.command('jetson-env matrix')}` lists the releases and "
+                       "their lines")  # fmt: skip
     return data["exit_code"]
 
 

@@ -29,7 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jetson_env import collection, engine_files, fixing, host_keys, lifeline, target_python
+from jetson_env import (
+    collection,
+    engine_files,
+    fixing,
+    host_keys,
+    installed,
+    lifeline,
+    target_python,
+)
 from jetson_env import doctor as doctor_mod
 from jetson_env.checks import Check
 from jetson_env.exit_codes import EXIT_UNREACHABLE, EXIT_USAGE
@@ -235,7 +243,7 @@ def fleet_fixes(inventory: str, limit: str | None, hosts: list[dict[str, Any]]) 
     if roles:
         words = ["jetson-env", "doctor", "-i", inventory, *(["--limit", limit] if limit else []),
                  "--fix", ",".join(roles)]  # fmt: skip
-        fix = {"command": shlex.join(words),
+        fix = {"command": installed.command(shlex.join(words)),
                "roles": [{"role": role, "hosts": on} for role, on in roles.items()]}  # fmt: skip
     return {
         "fix": fix,
@@ -353,7 +361,9 @@ def unreachable_remedy(inventory: str, host: str, message: str) -> Remedy:
     """What to run to see why; for a host key ssh refused, the key the host offers (its
     fingerprint) and the command that records it once compared (host_keys): said in words,
     its commands in backticks, for they must not be run before the key is compared."""
-    ping = shlex.join(["ansible", host, "-i", inventory, "-m", "ansible.builtin.ping", "-vvv"])
+    ping = installed.command(
+        shlex.join(["ansible", host, "-i", inventory, "-m", "ansible.builtin.ping", "-vvv"])
+    )
     if not host_keys.refused(message):
         return Remedy(ping, why=doctor_mod.UNANSWERED,
                       note="shows why Ansible cannot reach the host")  # fmt: skip
@@ -362,7 +372,9 @@ def unreachable_remedy(inventory: str, host: str, message: str) -> Remedy:
 
 
 def _host_key_steps(inventory: str, host: str, message: str, ping: str) -> str:
-    again = shlex.join(["jetson-env", "doctor", "-i", inventory, "--limit", host])
+    again = installed.command(
+        shlex.join(["jetson-env", "doctor", "-i", inventory, "--limit", host])
+    )
     endpoint = host_keys.inventory_endpoint(inventory, host)
     said = host_keys.remedy(endpoint, message, f"`{again}`")
     if said is not None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jetson_env import platforms, target_python
+from jetson_env import installed, platforms, target_python
 from jetson_env.apt_repository import distribution_of
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from jetson_env.matrix import Matrix, Release
@@ -150,7 +150,7 @@ def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[st
             command += ["--python", python]
         if distribution:
             command += ["--distribution", distribution]
-        before.append(shlex.join(command))
+        before.append(installed.command(shlex.join(command)))
     if not planned:
         return {"before": before, "after": []}
     provision = ["jetson-env", "provision", "--bundle", request.bundle]
@@ -179,7 +179,11 @@ def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[st
         if python is not None:
             provision += ["--python", python]
             doctor += ["--python", python]
-    return {"before": before, "after": [shlex.join(provision), shlex.join(doctor)]}
+    after = [shlex.join(provision), shlex.join(doctor)]
+    if request.inventory is not None or request.ssh_host is not None:  # from this controller
+        after = [installed.command(line) for line in after]
+    # else this machine is the one upgraded: its jetson-env then is the bundle's, by name
+    return {"before": before, "after": after}
 
 
 def exit_code(hosts: list[dict[str, Any]]) -> int:

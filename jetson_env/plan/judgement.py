@@ -18,7 +18,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from jetson_env import device_code, engine_files
+from jetson_env import device_code, engine_files, installed
 from jetson_env.matrix import Matrix, Release, UnknownRelease, normalize_l4t
 from jetson_env.provisioning import torchvision_tag_for
 
@@ -88,7 +88,8 @@ def move(matrix: Matrix, platform: dict[str, Any], target: Release) -> tuple[Rel
         raise Refused(
             f"the host is {platform.get('machine') or 'not a Jetson'}, not a Jetson: it has no "
             f"L4T release, and JetPack {target.jetpack} (R{target.l4t}) is for Jetsons only; an "
-            "x86 host follows its own driver and CUDA, see `jetson-env matrix`"
+            "x86 host follows its own driver and CUDA, see "
+            f"`{installed.command('jetson-env matrix')}`"
         )
     l4t = platform.get("l4t")
     if not l4t:

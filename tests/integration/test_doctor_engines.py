@@ -101,7 +101,7 @@ def test_fix_names_each_engine_to_rebuild_and_changes_nothing(here, tmp_path: Pa
 def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_path: Path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    args = ("--check", "engine-files", "--engines", here["MODELS"], "--engines", "/gone")
+    args = ("--check", "engine-files", "--engines", here["MODELS"])
     done = doctor(here, *args, "--json", cwd=elsewhere)
     report = json.loads(done.stdout)
     jsonschema.validate(report, REPORT_SCHEMA)
@@ -127,7 +127,6 @@ def test_each_engine_file_here_loads_needs_a_rebuild_or_is_unknown(here, tmp_pat
     assert "TensorRT 10.7.0.23" in found["standin-ultralytics-trt10.engine"][1]
     assert found["standin-ftrt-no-version.engine"][0] == "unknown"
     assert found["standin-serialization1.trt"][0] == "unknown"
-    assert found["gone"] == ("unknown", "unknown: no such folder on the host")
     assert [row["verdict"] for row in report["engines"]] == sorted(
         (row["verdict"] for row in report["engines"]), key=["rebuild", "unknown", "loads"].index
     )
@@ -206,3 +205,34 @@ def test_a_fleet_gets_an_engine_by_host_grid_worst_first(
             'compute capability 8.7)">loads</td>' in page)  # fmt: skip
     markdown = (tmp_path / "engines.md").read_text()
     assert "## Engine files" in markdown and "\\-trt11.plan" in markdown
+
+
+def test_a_folder_a_host_of_the_fleet_lacks_fails_there(tmp_path: Path, x86_host: Host) -> None:
+    """Issue 59: `-i ... --engines DIR` where a host has no DIR: that host fails, with a
+    finding of its own and its remedy (where the folder is looked up), not a passing run."""
+    x86_host.copy_in(STANDINS, ENGINES)
+    try:
+        hosts = {"x86": {"ansible_connection": "community.docker.docker",
+                         "ansible_python_interpreter": f"{VENV}/bin/python",
+                         "ansible_host": x86_host.container}}  # fmt: skip
+        (tmp_path / "fleet.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+        env = {**os.environ, "COLUMNS": "250"}
+        args = ("-i", "fleet.yml", "--check", "engine-files", "--engines", ENGINES,
+                "--engines", "/gone")  # fmt: skip
+        done = doctor(env, *args, "--json", cwd=tmp_path)
+        text = doctor(env, *args, cwd=tmp_path)
+    finally:
+        x86_host.exec(["rm", "-rf", ENGINES])
+    fleet = json.loads(done.stdout)
+    (host,) = fleet["hosts"]
+    assert host["status"] == "fail" and host["failing"] == ["engine-files"]
+    gone = [f for f in host["report"]["findings"] if "/gone" in f["summary"]]
+    assert [(f["status"], f["summary"]) for f in gone] == [
+        ("fail", "--engines /gone: no such folder on this host")]  # fmt: skip
+    assert gone[0]["remedy"].startswith("give --engines the folder as it is on that host")
+    assert "/gone" not in [row["path"] for row in fleet["engines"]["rows"]]
+    assert {Path(row["path"]).name for row in fleet["engines"]["rows"]} >= {"standin-trt11.plan"}
+    assert done.returncode == fleet["exit_code"] == text.returncode == 1
+    flat = " ".join(text.stdout.split())
+    assert ("on x86: engine-files: give --engines the folder as it is on that host: the path is "
+            "looked up there, not on the machine jetson-env runs on") in flat  # fmt: skip

@@ -418,3 +418,29 @@ def test_engines_are_read_on_the_remote_host(home: Path, sshd: SSHHost):
     assert found["/srv/remote-models/standin-trt10.engine"]["compute_capability"] == "8.7"
     assert not Path("/srv/remote-models").exists()  # not this machine's folder
     assert proc.returncode == report["exit_code"] == 0  # unknowns are warnings
+
+
+def test_a_folder_the_remote_host_lacks_is_a_failure_of_its_own(home: Path, sshd: SSHHost):
+    """Issue 59: `--host ... --engines DIR` where the host has no DIR (here: a folder this
+    machine has, and one nobody has) fails with its own finding and remedy, not the engines'
+    "unknown" warning and rebuild advice: a typo must not pass a gate on the exit code."""
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{sshd.port} {sshd.host_key}\n")
+
+    proc = doctor(home, "--host", sshd.address, "--python", REMOTE_PYTHON, "--check",
+                  "engine-files", "--engines", str(home), "--engines", "/gone")  # fmt: skip
+
+    assert "Traceback" not in proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(f["status"], f["summary"]) for f in report["findings"]] == [
+        ("fail", f"--engines {home}: no such folder on this host"),
+        ("fail", "--engines /gone: no such folder on this host"),
+    ]
+    finding = report["findings"][0]
+    assert finding["remedy"] == (
+        "give --engines the folder as it is on that host: the path is looked up there, not on "
+        "the machine jetson-env runs on (`ls -d DIR` on the host shows whether it is there)"
+    )
+    assert finding["manual"] == "the folder and its engines are the user's: no role makes them"
+    assert [fix["words"] for fix in report["fixes"]] == [True]  # said once, in words
+    assert report["engines"] == []  # no engine row for a folder
+    assert proc.returncode == report["exit_code"] == 1

@@ -141,7 +141,10 @@ def test_table_shows_remedies_and_details_only_with_verbose(bare_python):
     verbose = doctor("--check", "termcolor", "--python", bare_python, "-v")
     fix = "Fixes, in the order to apply them:\n1. termcolor:\n"
     fix += f"{bare_python} -m pip install termcolor\n"
-    fix += "   or the playbook's role python_base: jetson-env doctor --fix python_base\n"
+    fix += (
+        f"   or the playbook's role python_base: jetson-env doctor --python {bare_python} "
+        "--fix python_base\n"
+    )  # the Python checked, not python3
     assert fix in quiet.stdout and fix in verbose.stdout
     # The raw import error is a detail: shown once more with -v (the summary quotes it too).
     error = "No module named 'termcolor'"

@@ -88,9 +88,13 @@ def test_worst_first():
 )  # fmt: skip
 def test_an_engines_record_of_another_shape_is_shown_never_a_crash(engines):
     """What a host's engines probe sent (its sidecars' fields among it) is data: each odd
-    entry is a row of its own, unknown or judged on what it says as text."""
+    entry is a row of its own, unknown or judged on what it says as text; a folder the host
+    lacks, a failure that names it as text."""
     rows = engine_checks.rows(engines, "10.3.0", "8.7")
-    assert rows and all(isinstance(row["path"], str) for row in rows)
+    missing = engine_checks.missing_folders(engines)
+    assert rows or missing
+    assert all(isinstance(row["path"], str) for row in rows)
+    assert all(f.status == "fail" and isinstance(f.summary, str) for f in missing)
     assert {row["verdict"] for row in rows} <= {LOADS, REBUILD, UNKNOWN}
     assert engine_checks.host_tensorrt({"loaded": {"version": ["10"]}}) is None
     assert engine_checks.host_tensorrt("10.3.0") is None

@@ -1,0 +1,231 @@
+"""Issue 59: what a user types means what it says. The installed console script, run by its full
+path from an unrelated folder, as README's first line leaves it (in .venv, not on PATH):
+a folder named on the command line that this machine does not have is bad input (exit 2
+before any probe); -q silences progress and the spinner wherever it is typed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import pty
+import shlex
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+JETSON_ENV = str(Path(sys.executable).with_name("jetson-env"))  # the console script
+
+
+def environment(**more: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS")}  # fmt: skip
+    return {**env, "TERM": "xterm-256color", **more}
+
+
+def piped(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run([JETSON_ENV, *args], cwd=cwd, env=environment(), capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr
+    return done
+
+
+def on_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:
+    """The console script with stdin, stdout and stderr on a pseudo-terminal: its exit code
+    and all it wrote there, escape sequences included."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([JETSON_ENV, *args], stdin=follower, stdout=follower,
+                            stderr=follower, cwd=cwd, env=environment())  # fmt: skip
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError as exc:  # EIO: the process closed its end
+            if exc.errno != errno.EIO:
+                raise
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return proc.wait(timeout=300), b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["doctor", "--engines", "/nonexistent"],
+        ["doctor", "--quick", "--engines", "{models}", "--engines", "/nonexistent/models"],
+        ["doctor", "--check", "engine-files", "--engines", "/nonexistent", "--fix", "--yes"],
+        ["doctor", "--check", "engine-files", "--engines", "{file}"],
+        ["plan", "--to", "R36.5.0", "--engines", "/nonexistent"],
+    ],
+    ids=" ".join,
+)
+def test_a_mistyped_folder_here_is_bad_input_before_any_probe(args, tmp_path):
+    """`doctor --engines /nonexistent` on this machine: exit 2 with the path and what to give
+    (as for a missing -i file), nothing probed or fixed; also in --json's one document. (--fix
+    goes with --check engine-files: on code that lets the typo pass, no role may run here.)"""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "model.engine").write_bytes(b"ftrt")
+    args = [a.format(models=tmp_path / "models", file=tmp_path / "model.engine") for a in args]
+    wrong = next(a for a in args if a.startswith("/nonexistent") or a.endswith(".engine"))
+    what = "not a folder" if wrong.endswith(".engine") else "no such folder"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = piped("--no-color", *args, cwd=elsewhere)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"error: --engines {wrong}: {what} on this machine",
+        "  -> give the folder that holds the engine files (.engine, .plan, .trt); a folder on "
+        "another host: --host USER@HOST or -i INVENTORY",
+    ], done.stderr  # no "probing ..." line: nothing ran
+    as_json = piped(*args, "--json", cwd=elsewhere)
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"] == f"--engines {wrong}: {what} on this machine"
+    assert list(elsewhere.iterdir()) == []
+
+
+QUIET_COMMANDS = {  # each with what its answer says, quiet or not, and whether a pipe gets
+    # progress lines without -q (a spinner is a terminal's only)
+    "doctor": (["doctor", "--quick", "--check", "platform"], "jetson-env doctor: local", True),
+    "info": (["info"], "Python", False),
+}
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+@pytest.mark.parametrize("command", sorted(QUIET_COMMANDS))
+def test_quiet_leaves_out_progress_and_the_spinner_wherever_typed(command, where, tmp_path):
+    """-q (before or after the command): on a terminal no spinner, in a pipe no progress
+    line; the answer and the exit code stay. The same run without -q shows the progress,
+    so its absence is -q's doing."""
+    args, answer, progress_in_a_pipe = QUIET_COMMANDS[command]
+    quiet = ["-q", *args] if where == "before" else [*args, "-q"]
+    code, said = on_a_terminal(*args, cwd=tmp_path)
+    assert "probing local" in said, said[-2000:]  # the spinner's text
+    quiet_code, quiet_said = on_a_terminal(*quiet, cwd=tmp_path)
+    assert quiet_code == code, quiet_said[-2000:]
+    assert answer in quiet_said, quiet_said[-2000:]
+    assert "probing" not in quiet_said and "\x1b[?25l" not in quiet_said, quiet_said[:2000]
+    loud, hushed = piped(*args, cwd=tmp_path), piped(*quiet, cwd=tmp_path)
+    assert ("probing local" in loud.stderr) is progress_in_a_pipe, loud.stderr
+    assert hushed.returncode == loud.returncode and answer in hushed.stdout
+    assert hushed.stderr == "", hushed.stderr
+
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def off_path() -> dict[str, str]:
+    """The environment of a user who made the venv as README's first line does and did not
+    activate it: neither jetson-env nor Ansible is on PATH."""
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if p and Path(p).resolve() != VENV_BIN.resolve())  # fmt: skip
+    for program in ("jetson-env", "ansible"):
+        assert shutil.which(program, path=path) is None, f"{program} is on PATH elsewhere"
+    return {**environment(), "PATH": path, "NO_COLOR": "1", "COLUMNS": "300"}
+
+
+def pasted(line: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`line` as the user pastes it into a shell, in the same environment."""
+    return subprocess.run(["sh", "-c", line], cwd=cwd, env=off_path(), capture_output=True,
+                          text=True, timeout=600, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def printed_after(text: str, before: str) -> str:
+    """The rest of the line of `text` that follows `before`."""
+    (line,) = [line for line in text.splitlines() if before in line]
+    return line.split(before, 1)[1].strip()
+
+
+@pytest.fixture
+def bare_python(tmp_path: Path) -> str:
+    """A venv with nothing installed (not even pip): termcolor is missing there."""
+    venv.create(tmp_path / "bare", with_pip=False)
+    return str(tmp_path / "bare" / "bin" / "python")
+
+
+def test_a_printed_fix_runs_when_pasted_where_jetson_env_is_not_on_path(bare_python, tmp_path):
+    """The console script by its full path, PATH without its venv: the doctor's "or the
+    playbook's role" line names this jetson-env by its path and the Python it checked, and
+    pasted as printed it runs that --fix (here it stops at the question: no terminal, nothing
+    changed). A hint in backticks runs too."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run([JETSON_ENV, "doctor", "--check", "termcolor", "--python", bare_python],
+                          cwd=elsewhere, env=off_path(), capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = printed_after(done.stdout, "or the playbook's role python_base: ")
+    assert shlex.split(line) == [JETSON_ENV, "doctor", "--python", bare_python, "--fix",
+                                 "python_base"]  # fmt: skip
+    fix = pasted(line, elsewhere)
+    said = fix.stdout + fix.stderr
+    assert fix.returncode != 127 and "sh: 1: " not in fix.stderr, said
+    assert "--fix: role python_base on localhost fixes termcolor" in said, said
+    assert fix.returncode in (1, 2), said  # no terminal to ask, or the plan failed: no change
+
+    unknown = subprocess.run([JETSON_ENV, "doctor", "--check", "no-such-check"], cwd=elsewhere,
+                             env=off_path(), capture_output=True, text=True)  # fmt: skip
+    hint = printed_after(unknown.stderr, "-> ").split("`")[1]
+    assert hint == f"{JETSON_ENV} doctor --list"
+    listed = pasted(hint, elsewhere)
+    assert listed.returncode == 0 and "termcolor" in listed.stdout, listed.stderr
+
+
+def test_a_fleets_printed_commands_run_when_pasted(bare_python, tmp_path):
+    """doctor -i, PATH without the venv: the fleet's --fix line names this jetson-env by its
+    path, the unreachable host's ping names the venv's Ansible by its path; pasted as
+    printed, each runs (Ansible says why the host is down; --fix stops at the question)."""
+    inventory = tmp_path / "inv.yml"
+    inventory.write_text(
+        "all:\n  hosts:\n"
+        f"    here: {{ansible_connection: local, ansible_python_interpreter: {bare_python}}}\n"
+        "    down: {ansible_host: 127.0.0.1, ansible_port: 1, ansible_python_interpreter: "
+        "/usr/bin/python3}\n"
+    )
+    done = subprocess.run([JETSON_ENV, "doctor", "-i", "inv.yml", "--check", "termcolor"],
+                          cwd=tmp_path, env=off_path(), capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    lines = done.stdout.splitlines()
+    fix = lines[lines.index("Fix the fleet with the playbook's roles:") + 1]
+    assert shlex.split(fix) == [JETSON_ENV, "doctor", "-i", "inv.yml", "--fix", "python_base"]
+    (ping,) = [line for line in lines if "ansible.builtin.ping" in line]
+    ansible = str(VENV_BIN / "ansible")
+    assert shlex.split(ping) == [ansible, "down", "-i", "inv.yml", "-m", "ansible.builtin.ping",
+                                 "-vvv"]  # fmt: skip
+
+    pinged = pasted(ping, tmp_path)
+    assert pinged.returncode == 4 and "UNREACHABLE" in pinged.stdout, pinged.stderr
+    fixed = pasted(fix, tmp_path)
+    said = fixed.stdout + fixed.stderr
+    assert fixed.returncode != 127 and "sh: 1: " not in fixed.stderr, said
+    assert "--fix: role python_base on here fixes termcolor" in said, said
+
+
+def test_the_pip_tensorrt_fix_says_it_needs_nvidias_index(bare_python, tmp_path):
+    """x86 without libnvinfer: the fix is pip's tensorrt-cuXX, whose libraries come from
+    NVIDIA's pip index; the fix says so beside the command (its `note`), so that a failed
+    install behind a firewall is not a mystery, and names the offline way."""
+    done = piped("doctor", "--check", "libnvinfer", "--python", bare_python, "--json",
+                 cwd=tmp_path)  # fmt: skip
+    report = json.loads(done.stdout)
+    (finding,) = [f for f in report["findings"] if f["check"] == "libnvinfer"]
+    assert finding["remedy"].startswith(f"{bare_python} -m pip install tensorrt-cu")
+    note = ("pip fetches TensorRT's -libs and -bindings wheels from NVIDIA's pip index: this "
+            "host must reach it (where it cannot, a bundle made where it can brings them: "
+            "docs/playbook.md, Offline fleets)")  # fmt: skip
+    assert finding["remedy_note"] == note
+    assert [fix["note"] for fix in report["fixes"]] == [note]
+    text = piped("--no-color", "doctor", "--check", "libnvinfer", "--python", bare_python,
+                 cwd=tmp_path).stdout  # fmt: skip
+    assert f"   {note}" in text.splitlines()
