@@ -9,6 +9,7 @@ could not be reached or its interpreter cannot run the probes, 130 interrupted (
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import signal
@@ -41,6 +42,37 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+class Parser(argparse.ArgumentParser):
+    """The command line's parser, and each command's (argparse makes a command's parser of its
+    parent's class): what it does not know it refuses itself, with its own usage (`doctor`'s
+    for `doctor --enignes`, not the top level's), and names the nearest option or command."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:  # nothing in jetson-env takes unknown arguments: `--` passes them on
+            options = [extra.partition("=")[0] for extra in extras if extra.startswith("-")]
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + _nearest(options, self._option_string_actions))  # fmt: skip
+        return namespace, extras
+
+    def _check_value(self, action, value):
+        """An invalid choice (a command's name, `--check NAME`) with the nearest valid one."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            raise argparse.ArgumentError(
+                action, exc.message + _nearest([str(value)], map(str, action.choices))
+            ) from None
+
+
+def _nearest(typed: list[str], known) -> str:
+    """What to append to the error: `; did you mean X?`, X the closest of `known` to each word
+    typed (difflib's measure, as Python 3.14's argparse uses); empty when none is close."""
+    known = list(known)
+    near = [match for word in typed for match in difflib.get_close_matches(word, known, n=1)]
+    return f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's wrapping, between words only: a path (an installed doc's) stays whole."""
 
@@ -59,7 +91,7 @@ class Terminated(BaseException):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="jetson-env",
         description="From a freshly flashed Jetson or x86 GPU host to working PyTorch -> "
         "TensorRT conversion, and proof that it works.",

@@ -14,7 +14,7 @@ from pathlib import Path
 from jetson_env import installed
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import roles_a_bundle
-from jetson_env.commands.options import forks
+from jetson_env.commands.options import forks, host_selection
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -355,7 +355,7 @@ def register(sub) -> None:
     bundle.add_argument(
         "-i", "--inventory", metavar="INVENTORY", help="targets from these hosts' facts"
     )
-    bundle.add_argument("--limit", metavar="PATTERN", help="only these hosts of the inventory")
+    host_selection(bundle, forks_too=False)
     bundle.add_argument(
         "--roles",
         metavar="ROLE[,ROLE]",

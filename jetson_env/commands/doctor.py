@@ -13,7 +13,7 @@ from jetson_env import doctor as doctor_mod
 from jetson_env import installed, target_python
 from jetson_env.commands.options import (
     checked_bundle,
-    forks,
+    host_selection,
     missing_folder,
     refused_with_inventory,
     seconds,
@@ -261,12 +261,7 @@ def register(sub) -> None:
         help="check every host of this Ansible inventory, through Ansible (its connection "
         "settings, become and forks; each host's ansible_python_interpreter)",
     )
-    doctor.add_argument(
-        "--limit", metavar="PATTERN", help="only these hosts of --inventory (Ansible's --limit)"
-    )
-    doctor.add_argument(
-        "--forks", type=forks, metavar="N", help="hosts at once (--inventory; Ansible's --forks)"
-    )
+    host_selection(doctor)
     doctor.add_argument(
         "--report",
         metavar="FILE",

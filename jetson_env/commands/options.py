@@ -34,6 +34,19 @@ def forks(text: str) -> int:
     return int(text)
 
 
+def host_selection(parser: argparse.ArgumentParser, forks_too: bool = True) -> None:
+    """-l/--limit and -f/--forks, as ansible-playbook spells them, in every command that takes
+    an inventory (doctor, plan, provision; bundle's has no --forks: its --jobs are downloads)."""
+    parser.add_argument(
+        "-l", "--limit", metavar="PATTERN", help="only these hosts of the inventory (Ansible's "
+        "--limit)"
+    )  # fmt: skip
+    if forks_too:
+        parser.add_argument(
+            "-f", "--forks", type=forks, metavar="N", help="hosts at once (Ansible's --forks)"
+        )
+
+
 def checked_bundle(args: argparse.Namespace, term: Terminal):
     """--bundle DIR [--trust KEY.pub] of `provision` and `doctor --fix`, checked before any
     host is touched (bundle.check_before_provision): the bundle's Provisioning, None without

@@ -8,7 +8,12 @@ import argparse
 from pathlib import Path
 
 from jetson_env import installed
-from jetson_env.commands.options import forks, missing_folder, refused_with_inventory, seconds
+from jetson_env.commands.options import (
+    host_selection,
+    missing_folder,
+    refused_with_inventory,
+    seconds,
+)
 from jetson_env.exit_codes import EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -126,8 +131,7 @@ def register(sub) -> None:
         metavar="INVENTORY",
         help="every host of this Ansible inventory, through Ansible",
     )
-    plan.add_argument("--limit", metavar="PATTERN", help="only these hosts of --inventory")
-    plan.add_argument("--forks", type=forks, metavar="N", help="hosts at once (--inventory)")
+    host_selection(plan)
     plan.add_argument(
         "--report", metavar="FILE", help="also write the host x part grid: FILE.html or FILE.md"
     )

@@ -10,7 +10,7 @@ import shlex
 import sys
 
 from jetson_env import provision_results, target_python
-from jetson_env.commands.options import checked_bundle
+from jetson_env.commands.options import checked_bundle, host_selection
 from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -122,7 +122,7 @@ def register(sub) -> None:
         "host failed, 2 bad input, 3 a host unreachable. See docs/playbook.md.",
     )
     provision.add_argument("-i", "--inventory", metavar="INVENTORY", help="Ansible inventory")
-    provision.add_argument("-l", "--limit", metavar="PATTERN", help="only these hosts")
+    host_selection(provision)
     provision.add_argument("-t", "--tags", metavar="ROLE[,ROLE]", help="only these roles")
     provision.add_argument(
         "-e", "--extra-vars", action="append", default=[], metavar="VARS",
@@ -148,9 +148,6 @@ def register(sub) -> None:
         help="refuse the bundle unless its maker signed it with this OpenSSH key's private half",
     )
     provision.add_argument("-D", "--diff", action="store_true", help="show the changes to files")
-    provision.add_argument(
-        "-f", "--forks", type=_forks, metavar="N", help="hosts at once (Ansible's forks)"
-    )
     provision.add_argument(
         "-v", "--verbose", action="count", default=argparse.SUPPRESS,
         help="Ansible's verbosity (-v ... -vvvv), also when given before the command",
@@ -180,14 +177,3 @@ def _seconds(text: str) -> int:
     if seconds < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds, 1 or more")
     return seconds
-
-
-def _forks(text: str) -> int:
-    """--forks: a whole number of 1 or more, as ansible-playbook's."""
-    try:
-        forks = int(text)
-    except ValueError:
-        forks = 0
-    if forks < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
-    return forks

@@ -1,7 +1,9 @@
 """Issue 59: what a user types means what it says. The installed console script, run by its full
 path from an unrelated folder, as README's first line leaves it (in .venv, not on PATH):
 a folder named on the command line that this machine does not have is bad input (exit 2
-before any probe); -q silences progress and the spinner wherever it is typed.
+before any probe); -q silences progress and the spinner wherever it is typed; a misspelled
+option or command is refused with its command's usage and the word meant; -l/--limit and
+-f/--forks are the same options in every command that takes -i.
 """
 
 from __future__ import annotations
@@ -229,3 +231,54 @@ def test_the_pip_tensorrt_fix_says_it_needs_nvidias_index(bare_python, tmp_path)
     text = piped("--no-color", "doctor", "--check", "libnvinfer", "--python", bare_python,
                  cwd=tmp_path).stdout  # fmt: skip
     assert f"   {note}" in text.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("args", "usage", "nearest"),
+    [
+        (["doctor", "--enignes", "DIR"], "jetson-env doctor", "--engines"),
+        (["provision", "--chek"], "jetson-env provision", "--check"),
+        (["plan", "--to", "R36.5.0", "--inventroy=fleet.yml"], "jetson-env plan", "--inventory"),
+        (["doctr"], "jetson-env", "doctor"),
+        (["images", "lst"], "jetson-env images", "list"),
+    ],
+    ids=" ".join,
+)
+def test_a_misspelled_word_gets_its_commands_usage_and_the_nearest(args, usage, nearest, tmp_path):
+    """A typo is refused (exit 2, nothing on stdout) by the command it was typed for: that
+    command's usage, not the top level's, and the option or command meant."""
+    done = piped(*args, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith(f"usage: {usage} ["), done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"{usage}: error: "), last
+    assert last.endswith(f"; did you mean {nearest}?"), last
+
+
+HOST_COMMANDS = (["doctor"], ["plan", "--to", "R36.5.0"], ["provision"], ["bundle", "out"])
+
+
+@pytest.mark.parametrize("command", HOST_COMMANDS, ids=" ".join)
+def test_limit_and_forks_have_their_short_options_wherever_they_exist(command, tmp_path):
+    """-l is --limit and -f is --forks in every command that takes -i, as in ansible-playbook:
+    -l reaches Ansible's --limit (a pattern that matches no host is Ansible's error), -f is
+    checked by one rule with one message, and --help says the same of each everywhere."""
+    (tmp_path / "fleet.yml").write_text("all:\n  hosts:\n    one: {ansible_connection: local}\n")
+    done = piped(*command, "-i", "fleet.yml", "-l", "nomatch", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "--limit leaves us with no hosts to target" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.yml"]  # nothing made
+    helped = piped(command[0], "--help", cwd=tmp_path).stdout
+    assert "-l PATTERN, --limit PATTERN\n" in helped, helped
+    assert "only these hosts of the inventory (Ansible's --limit)" in " ".join(helped.split())
+    if command[0] == "bundle":  # its parallelism is --jobs: downloads, not hosts
+        assert "--forks" not in helped
+        return
+    assert "-f N, --forks N       hosts at once (Ansible's --forks)\n" in helped, helped
+    done = piped(*command, "-i", "fleet.yml", "-f", "0", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith(f"usage: jetson-env {command[0]} ["), done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"jetson-env {command[0]}: error: argument -f/--forks: must be a positive whole number, "
+        "not '0'"
+    )
