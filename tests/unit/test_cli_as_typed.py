@@ -233,16 +233,17 @@ def test_the_pip_tensorrt_fix_says_it_needs_nvidias_index(bare_python, tmp_path)
     assert f"   {note}" in text.splitlines()
 
 
+MISSPELLED = (  # as typed; the usage it gets; the word meant
+    (["doctor", "--enignes", "DIR"], "jetson-env doctor", "--engines"),
+    (["provision", "--chek"], "jetson-env provision", "--check"),
+    (["plan", "--to", "R36.5.0", "--inventroy=fleet.yml"], "jetson-env plan", "--inventory"),
+    (["doctr"], "jetson-env", "doctor"),
+    (["images", "lst"], "jetson-env images", "list"),
+)
+
+
 @pytest.mark.parametrize(
-    ("args", "usage", "nearest"),
-    [
-        (["doctor", "--enignes", "DIR"], "jetson-env doctor", "--engines"),
-        (["provision", "--chek"], "jetson-env provision", "--check"),
-        (["plan", "--to", "R36.5.0", "--inventroy=fleet.yml"], "jetson-env plan", "--inventory"),
-        (["doctr"], "jetson-env", "doctor"),
-        (["images", "lst"], "jetson-env images", "list"),
-    ],
-    ids=" ".join,
+    ("args", "usage", "nearest"), [pytest.param(*case, id=" ".join(case[0])) for case in MISSPELLED]
 )
 def test_a_misspelled_word_gets_its_commands_usage_and_the_nearest(args, usage, nearest, tmp_path):
     """A typo is refused (exit 2, nothing on stdout) by the command it was typed for: that
