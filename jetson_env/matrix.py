@@ -551,7 +551,7 @@ def validate(raw: Any, where: str = "matrix", shape: bool = True) -> Matrix:
 def _build(raw: dict[str, Any], where: str) -> Matrix:
     """The rules a schema cannot say, each a function below, in the order rows depend on."""
     _sources_cited(raw, where)
-    pairs = {str(k): str(v) for k, v in raw["torchvision_pairs"]["pairs"].items()}
+    pairs = raw["torchvision_pairs"]["pairs"]
     requires_dist = _requires_dist(raw["torchvision_pairs"]["requires_dist"], where)
     socs = {soc: str(entry["compute_capability"]) for soc, entry in raw["socs"].items()}
     for name, family in raw["families"].items():
@@ -623,8 +623,8 @@ def _release(row, l4t, entry, raw, ubuntu, converters, where) -> Release:
     if entry["ubuntu"] not in ubuntu:
         raise MatrixError(f"{where}: {row}: Ubuntu {entry['ubuntu']} has no entry in ubuntu"
                           " (its apt suite and glibc)")  # fmt: skip
-    pairs = {str(k): str(v) for k, v in raw["torchvision_pairs"]["pairs"].items()}
-    torch, torchvision = _torch(where, row, entry, pairs, raw["torchvision_pairs"]["requires_dist"])
+    pairs = raw["torchvision_pairs"]
+    torch, torchvision = _torch(where, row, entry, pairs["pairs"], pairs["requires_dist"])
     if _major(torch.cuda) != _major(entry["cuda"]):
         raise MatrixError(
             f"{where}: {row}: torch {torch.version} is built for CUDA {torch.cuda}, the"

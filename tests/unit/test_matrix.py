@@ -473,8 +473,8 @@ def test_the_shipped_matrix_has_its_schemas_shape():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda r: r["releases"]["36.4.3"]["torch"].update(sha256=12345),
-         "releases.36.4.3.torch.sha256: must be a sha256 (64 lowercase hex digits) or null"
+        (lambda r: r["releases"]["32.4.3"]["torch"].update(sha256=12345),
+         "releases.32.4.3.torch.sha256: must be a sha256 (64 lowercase hex digits) or null"
          " (recorded on first download), not 12345"),
         (lambda r: r["images"]["jetson"].__setitem__(0, "r32.4.3"),
          "images.jetson[0]: must be object"),
