@@ -479,9 +479,10 @@ def default_path() -> Path:
 @cache
 def load(path: Path | None = None, shape: bool = False) -> Matrix:
     """Load the matrix and check its rules; raises MatrixError naming the first bad row.
-    `shape`: check it against matrix.schema.json as well (the tests and scripts/matrix-refresh;
-    compiling the schema costs the doctor's start ~60 ms, and the shipped file's shape is
-    proven by the tests). A shape the rules trip over is named by the schema either way."""
+    `shape`: check it against matrix.schema.json as well (the tests and scripts/matrix-refresh:
+    compiling it costs a start 0.2 s and checking 15 ms, against 27 ms for the whole load, and
+    the shipped file's shape is proven by the tests). A shape the rules trip over is named by
+    the schema either way."""
     path = path or default_path()
     try:
         raw = yaml_files.safe_load(path.read_text())
@@ -523,7 +524,7 @@ def _shape_said(exc: Any) -> str:
         return "missing " + ", ".join(repr(k) for k in definition["required"] if k not in value)
     if exc.rule == "propertyNames":
         names = _resolved(definition["propertyNames"])
-        key = next(k for k in value if not re.search(names["pattern"], str(k)))
+        key = next(k for k in value if not (isinstance(k, str) and re.search(names["pattern"], k)))
         return f"key {key!r} must be {names['description']}"
     if definition.get("description") and exc.rule not in ("additionalProperties", "minProperties"):
         return f"must be {definition['description']}, not {value!r}"

@@ -506,3 +506,9 @@ def test_loads_fast_path_names_by_path_what_the_rules_trip_over(broken, tmp_path
     path.write_text(yaml.safe_dump(broken))
     with pytest.raises(MatrixError, match=re.escape(f"{path}: images.jetson[0]: must be object")):
         matrix_mod.load.__wrapped__(path)
+
+
+def test_a_torch_with_a_url_and_an_index(broken):
+    broken["releases"]["32.4.3"]["torch"]["index"] = "https://download.pytorch.org/whl/cu130"
+    expect_error(broken, "releases.32.4.3.torch: must be a wheel url with its filename and no"
+                 " index (keep one of url and index)")  # fmt: skip
