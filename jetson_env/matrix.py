@@ -1,12 +1,16 @@
 """Load and validate the version matrix (data/matrix.yml), and look things up in it.
 
-The matrix is validated as a whole when loaded, so a broken row fails at once
-with a message that names the row, instead of surfacing later as a wrong install.
+Its shape is data/matrix.schema.json's (a wrong value is named by its path); the rules between
+rows (a torch pairs with its torchvision, a cited source exists, ...) are the small functions
+below. Both run on the whole file, so a broken row fails at once, naming the row, instead of
+surfacing later as a wrong install.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -19,31 +23,15 @@ from packaging.version import InvalidVersion, Version
 
 from jetson_env import ansible_core, pairing, yaml_files
 
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
-DOTTED = re.compile(r"^\d+(\.\d+)*$")
-FINGERPRINT = re.compile(r"^[0-9A-F]{40}$")
-DEB_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+# The matrix's shape: its sections, rows and the form of every value (shipped in the wheel).
+SCHEMA = Path(__file__).parent / "data" / "matrix.schema.json"
 L4T = re.compile(r"^\d+\.\d+\.\d+$")
-CUDA_FROM = ("host", "base", "apt")
 # The CPython minors the x86 TensorRT pins must have bindings wheels for (where they apply).
 KNOWN_PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 # The x86 Pythons `jetson-env matrix` states TensorRT and converters for: Ubuntu 22.04's, 24.04's
 # and 26.04's.
 X86_PYTHONS = ("3.10", "3.12", "3.14")
-
-SECTIONS = (
-    "sources", "torchvision_pairs", "torchvision_archives", "socs", "families", "releases",
-    "unsupported", "x86", "images", "packages", "jetpack_apt", "converters", "ansible_core",
-    "jetson_tensorrt", "routes_not_offered", "container_bases", "ubuntu",
-)  # fmt: skip
 RELEASE_FIELDS = ("jetpack", "family", "ubuntu", "cuda", "cudnn", "tensorrt", "python")
-FAMILY_FIELDS = (
-    "apt_prerequisites", "pip_prerequisites", "onnx_export_packages", "numpy",
-    "torch_cuda_arch_list", "socs",
-)  # fmt: skip
-
-# What the roles read from x86's row as they read a Jetson family's (jetson_facts_row).
-X86_ROW_FIELDS = ("apt_prerequisites", "pip_prerequisites", "onnx_export_packages", "numpy")
 
 
 class MatrixError(ValueError):
@@ -489,191 +477,107 @@ def default_path() -> Path:
 
 
 @cache
-def load(path: Path | None = None) -> Matrix:
-    """Load and validate the matrix; raises MatrixError naming the first bad row."""
+def load(path: Path | None = None, shape: bool = False) -> Matrix:
+    """Load the matrix and check its rules; raises MatrixError naming the first bad row.
+    `shape`: check it against matrix.schema.json as well (the tests and scripts/matrix-refresh:
+    compiling it costs a start 0.2 s and checking 15 ms, against 27 ms for the whole load, and
+    the shipped file's shape is proven by the tests). A shape the rules trip over is named by
+    the schema either way."""
     path = path or default_path()
     try:
         raw = yaml_files.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise MatrixError(f"{path}: cannot read the matrix: {exc}") from exc
-    return validate(raw, where=str(path))
+    return validate(raw, where=str(path), shape=shape)
 
 
-def validate(raw: Any, where: str = "matrix") -> Matrix:
-    if not isinstance(raw, dict):
-        raise MatrixError(f"{where}: top level must be a mapping")
-    for section in SECTIONS:
-        if not isinstance(raw.get(section), dict):
-            raise MatrixError(f"{where}: section '{section}' is missing or not a mapping")
-    sources = raw["sources"]
-    for name, url in sources.items():
-        if not isinstance(url, str) or not url.startswith("https://"):
-            raise MatrixError(f"{where}: source '{name}' must be an https URL")
+@cache
+def _schema() -> dict[str, Any]:
+    return json.loads(SCHEMA.read_text(encoding="utf-8"))
 
-    def check_sources(row: str, entry: dict[str, Any]) -> tuple[str, ...]:
-        cited = entry.get("source")
-        if isinstance(cited, str):
-            cited = [cited]
-        if not cited:
-            raise MatrixError(f"{where}: {row}: no source cited")
-        for name in cited:
-            if name not in sources:
-                raise MatrixError(f"{where}: {row}: cites unknown source '{name}'")
-        return tuple(cited)
 
-    pairs_section = raw["torchvision_pairs"]
-    check_sources("torchvision_pairs", pairs_section)
-    pairs = {str(k): str(v) for k, v in (pairs_section.get("pairs") or {}).items()}
-    requires_dist = _requires_dist(pairs_section.get("requires_dist") or {}, where)
-    _torchvision_archives(raw["torchvision_archives"], where, check_sources)
+@cache
+def _shape_validator() -> Callable[[Any], Any]:
+    """matrix.schema.json, compiled once (fastjsonschema: pure Python)."""
+    import fastjsonschema
 
-    socs: dict[str, str] = {}
-    for soc, entry in raw["socs"].items():
-        row = f"soc {soc}"
-        check_sources(row, entry)
-        cc = str(entry.get("compute_capability", ""))
-        if not DOTTED.match(cc):
-            raise MatrixError(f"{where}: {row}: compute_capability '{cc}' is not like '8.7'")
-        socs[soc] = cc
+    return fastjsonschema.compile(_schema())
 
-    for name, family in raw["families"].items():
-        row = f"family {name}"
-        check_sources(row, family)
-        for field in FAMILY_FIELDS:
-            if field not in family:
-                raise MatrixError(f"{where}: {row}: missing '{field}'")
-        _family_archs(row, family, socs, where)
 
-    def parse_torch(row: str, entry: dict[str, Any]) -> tuple[TorchSource, str]:
-        torch = entry.get("torch")
-        if not isinstance(torch, dict) or not torch.get("version"):
-            raise MatrixError(f"{where}: {row}: missing torch.version")
-        version = str(torch["version"])
-        url, index = torch.get("url"), torch.get("index")
-        if url and index:
-            raise MatrixError(f"{where}: {row}: torch has both a url and an index; keep one")
-        for value in (url, index):
-            if value and not str(value).startswith("https://"):
-                raise MatrixError(f"{where}: {row}: torch source '{value}' is not https")
-        sha = torch.get("sha256")
-        if sha is not None and not SHA256.match(str(sha)):
-            raise MatrixError(f"{where}: {row}: torch sha256 '{sha}' is not 64 hex digits")
-        if url and not torch.get("filename"):
-            raise MatrixError(f"{where}: {row}: a torch url needs the wheel's filename")
-        cuda = str(torch.get("cuda") or "")
-        if not DOTTED.match(cuda):
-            raise MatrixError(f"{where}: {row}: torch.cuda '{cuda}' (the CUDA torch is built for)"
-                              " is not like '12.6'")  # fmt: skip
-        paired = pairing.pair(pairs, requires_dist, version)
-        if paired is None:
-            raise MatrixError(
-                f"{where}: {row}: torch {version} has no torchvision pair in torchvision_pairs"
-            )
-        torchvision = str(entry.get("torchvision", ""))
-        if not DOTTED.match(torchvision):
-            raise MatrixError(f"{where}: {row}: torchvision '{torchvision}' is not a version")
-        if not paired.admits(torchvision):
-            raise MatrixError(
-                f"{where}: {row}: torchvision {torchvision} does not pair with torch {version}"
-                f" (expected {paired.wanted}: {paired.source})"
-            )
-        source = TorchSource(version, url, index, torch.get("filename"), sha, cuda)
-        return source, torchvision
+def check_shape(raw: Any, where: str = "matrix") -> None:
+    """MatrixError where `raw` is not of matrix.schema.json's shape, naming the place as a
+    path: "releases.36.4.3.torch.sha256: must be a sha256 (64 lowercase hex digits) ...,
+    not 'abc'", "releases.36.2.0: missing 'cuda'"."""
+    import fastjsonschema
 
-    ubuntu = _ubuntu(raw["ubuntu"], where, check_sources)
-    releases: dict[str, Release] = {}
-    for l4t, entry in raw["releases"].items():
-        row = f"release R{l4t}"
-        if not isinstance(entry, dict):
-            raise MatrixError(f"{where}: {row}: must be a mapping")
-        if not L4T.match(str(l4t)):
-            raise MatrixError(f"{where}: {row}: L4T must be like '32.4.3'")
-        cited = check_sources(row, entry)
-        for field in RELEASE_FIELDS:
-            if not entry.get(field):
-                raise MatrixError(f"{where}: {row}: missing '{field}'")
-        if entry["family"] not in raw["families"]:
-            raise MatrixError(f"{where}: {row}: unknown family '{entry['family']}'")
-        if str(entry["ubuntu"]) not in ubuntu:
-            raise MatrixError(f"{where}: {row}: Ubuntu {entry['ubuntu']} has no entry in ubuntu"
-                              " (its apt suite and glibc)")  # fmt: skip
-        torch, torchvision = parse_torch(row, entry)
-        if _major(torch.cuda) != _major(str(entry["cuda"])):
-            raise MatrixError(
-                f"{where}: {row}: torch {torch.version} is built for CUDA {torch.cuda}, the"
-                f" release ships CUDA {entry['cuda']}: their major versions must be the same"
-            )
-        releases[str(l4t)] = Release(
-            l4t=str(l4t),
-            torch=torch,
-            torchvision=torchvision,
-            sources=cited,
-            jetpack_packages=_jetpack_packages(row, entry, where),
-            cusparselt=_cusparselt(row, entry, where),
-            **{field: str(entry[field]) for field in RELEASE_FIELDS},
-        )
-
-    converters = _converters(raw["converters"], where, check_sources)
-    for row_name, release in releases.items():
-        if not converters.for_tensorrt(release.tensorrt):
-            raise MatrixError(
-                f"{where}: release R{row_name}: TensorRT {release.tensorrt}'s major has no entry"
-                " in converters.by_tensorrt_major"
-            )
-    x86_entry = raw["x86"]
-    x86_cited = check_sources("x86", x86_entry)
-    for field in X86_ROW_FIELDS:
-        if field not in x86_entry:
-            raise MatrixError(f"{where}: x86: missing '{field}'")
-    x86_torch, x86_torchvision = parse_torch("x86", x86_entry)
-    x86 = Release(
-        l4t="",
-        jetpack="",
-        family="x86",
-        ubuntu="",
-        cuda="",
-        cudnn="",
-        tensorrt="",
-        python="",
-        torch=x86_torch,
-        torchvision=x86_torchvision,
-        sources=x86_cited,
-        jetpack_packages={},
-    )
-    x86_tensorrt_pins = _x86_tensorrt(x86_entry, x86_torch, converters, where, check_sources)
-    jetson_tensorrt = _jetson_tensorrt(raw["jetson_tensorrt"], socs, where, check_sources)
-    for name, entry in raw["routes_not_offered"].items():
-        check_sources(f"routes_not_offered.{name}", entry)
-        try:
-            SpecifierSet(str(entry["hosts"]["l4t"]))
-            unknown = [soc for soc in entry["hosts"]["socs"] if soc not in socs]
-            if not (entry["route"] and entry["reason"]):
-                raise KeyError("route or reason is empty")
-        except (KeyError, TypeError, InvalidSpecifier) as exc:
-            raise MatrixError(
-                f"{where}: routes_not_offered.{name}: needs route, reason and hosts (l4t, socs):"
-                f" {exc}"
-            ) from None
-        if unknown:
-            raise MatrixError(f"{where}: routes_not_offered.{name}: socs {unknown} not in socs")
-    unsupported = _unsupported(raw["unsupported"], releases, where, check_sources)
-    images = _images(raw["images"], releases, x86, where, check_sources)
-    _packages(raw["packages"], where, check_sources)
-    _jetpack_apt(raw["jetpack_apt"], where, check_sources)
-    check_sources("container_bases", raw["container_bases"])
-    for name, entry in (raw["container_bases"].get("not_running") or {}).items():
-        try:
-            re.compile(str(entry["match"]))
-            SpecifierSet(str(entry["hosts"]))
-            if not (entry["reason"] and entry["instead"]):
-                raise KeyError("reason, instead")
-        except (KeyError, TypeError, re.error, InvalidSpecifier) as exc:
-            raise MatrixError(
-                f"{where}: container_bases.not_running.{name}: needs match (a regular"
-                f" expression), hosts (L4T), reason and instead: {exc!r}"
-            ) from None
     try:
-        core = ansible_core.parse(raw["ansible_core"], check_sources, sources.__getitem__)
+        _shape_validator()(raw)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        path = exc.name.removeprefix("data").lstrip(".") or "the top level"
+        raise MatrixError(f"{where}: {path}: {_shape_said(exc)}") from None
+
+
+def _shape_said(exc: Any) -> str:
+    """What a schema violation means, in the schema's own words (its descriptions)."""
+    definition, value = _resolved(exc.definition or {}), exc.value
+    if exc.rule == "required":
+        return "missing " + ", ".join(repr(k) for k in definition["required"] if k not in value)
+    if exc.rule == "propertyNames":
+        names = _resolved(definition["propertyNames"])
+        key = next(k for k in value if not (isinstance(k, str) and re.search(names["pattern"], k)))
+        return f"key {key!r} must be {names['description']}"
+    if definition.get("description") and exc.rule not in ("additionalProperties", "minProperties"):
+        return f"must be {definition['description']}, not {value!r}"
+    return exc.message.removeprefix(exc.name).strip()
+
+
+def _resolved(definition: dict[str, Any]) -> dict[str, Any]:
+    """A definition with its "$ref" (#/definitions/NAME) followed."""
+    ref = definition.get("$ref", "")
+    return _schema()["definitions"][ref.rsplit("/", 1)[1]] if ref else definition
+
+
+def validate(raw: Any, where: str = "matrix", shape: bool = True) -> Matrix:
+    """The Matrix of a parsed matrix file: its shape (matrix.schema.json, where `shape`), then
+    the rules between its rows."""
+    if shape:
+        check_shape(raw, where)
+    try:
+        return _build(raw, where)
+    except (KeyError, IndexError, TypeError, AttributeError, InvalidVersion, InvalidSpecifier):
+        check_shape(raw, where)  # names the place the rules tripped over
+        raise
+
+
+def _build(raw: dict[str, Any], where: str) -> Matrix:
+    """The rules a schema cannot say, each a function below, in the order rows depend on."""
+    _sources_cited(raw, where)
+    pairs = raw["torchvision_pairs"]["pairs"]
+    requires_dist = _requires_dist(raw["torchvision_pairs"]["requires_dist"], where)
+    socs = {soc: str(entry["compute_capability"]) for soc, entry in raw["socs"].items()}
+    for name, family in raw["families"].items():
+        _family_archs(f"family {name}", family, socs, where)
+    ubuntu = {
+        release: Ubuntu(entry["codename"], entry["glibc"], tuple(_names(entry["source"])))
+        for release, entry in raw["ubuntu"].items()
+    }
+    converters = _converters(raw["converters"], where)
+    releases = {
+        str(l4t): _release(f"release R{l4t}", str(l4t), entry, raw, ubuntu, converters, where)
+        for l4t, entry in raw["releases"].items()
+    }
+    x86_entry = raw["x86"]
+    x86_torch, x86_torchvision = _torch(where, "x86", x86_entry, pairs, requires_dist)
+    x86 = Release(l4t="", jetpack="", family="x86", ubuntu="", cuda="", cudnn="", tensorrt="",
+                  python="", torch=x86_torch, torchvision=x86_torchvision,
+                  sources=tuple(_names(x86_entry["source"])), jetpack_packages={})  # fmt: skip
+    x86_tensorrt_pins = _x86_tensorrt(x86_entry["tensorrt"], x86_torch, converters, where)
+    jetson_tensorrt = _jetson_tensorrt(raw["jetson_tensorrt"], socs, where)
+    _routes_not_offered(raw["routes_not_offered"], socs, where)
+    _container_bases(raw["container_bases"], where)
+    try:
+        core = ansible_core.parse(raw["ansible_core"], lambda _row, entry: _names(entry["source"]),
+                                  raw["sources"].__getitem__)  # fmt: skip
     except ValueError as exc:
         raise MatrixError(f"{where}: {exc}") from None
     return Matrix(
@@ -682,8 +586,8 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
         socs=socs,
         pairs=pairs,
         x86=x86,
-        images=images,
-        unsupported=unsupported,
+        images=_images(raw["images"], releases, x86, where),
+        unsupported=_unsupported(raw["unsupported"], releases, where),
         converters=converters,
         x86_tensorrt=x86_tensorrt_pins[0],
         x86_tensorrt_pins=x86_tensorrt_pins,
@@ -693,110 +597,157 @@ def validate(raw: Any, where: str = "matrix") -> Matrix:
     )
 
 
-def _ubuntu(section, where, check_sources) -> dict[str, Ubuntu]:
-    """Ubuntu release -> its apt suite name and glibc, each cited."""
-    table = {}
-    for release, entry in section.items():
-        row = f"ubuntu {release}"
-        if not isinstance(entry, dict):
-            raise MatrixError(f"{where}: {row}: must be a mapping")
-        cited = check_sources(row, entry)
-        codename, glibc = str(entry.get("codename", "")), str(entry.get("glibc", ""))
-        if not re.fullmatch(r"[a-z]+", codename):
-            raise MatrixError(f"{where}: {row}: codename '{codename}' is not a suite like 'jammy'")
-        if not re.fullmatch(r"2\.\d{1,2}", glibc):
-            raise MatrixError(f"{where}: {row}: glibc '{glibc}' is not like '2.35'")
-        table[str(release)] = Ubuntu(codename, glibc, cited)
-    return table
+def _sources_cited(raw: dict[str, Any], where: str) -> None:
+    """Every `source` the matrix cites, at any depth, is one of `sources`."""
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for name in _names(node.get("source")) if path else ():
+                if name not in raw["sources"]:
+                    raise MatrixError(f"{where}: {path}.source: cites unknown source '{name}'")
+            for key, value in node.items():
+                if key != "sources" or path:
+                    walk(value, f"{path}.{key}".lstrip("."))
+        elif isinstance(node, list):
+            for number, item in enumerate(node):
+                walk(item, f"{path}[{number}]")
+
+    walk(raw, "")
 
 
-def _converters(section, where, check_sources) -> Converters:
+def _release(row, l4t, entry, raw, ubuntu, converters, where) -> Release:
+    """A Jetson row: its family and Ubuntu are in the matrix, its torch pairs with its
+    torchvision and shares its CUDA major, JetPack's toolkit package carries its CUDA, and
+    its TensorRT major has converters."""
+    if entry["family"] not in raw["families"]:
+        raise MatrixError(f"{where}: {row}: unknown family '{entry['family']}'")
+    if entry["ubuntu"] not in ubuntu:
+        raise MatrixError(f"{where}: {row}: Ubuntu {entry['ubuntu']} has no entry in ubuntu"
+                          " (its apt suite and glibc)")  # fmt: skip
+    pairs = raw["torchvision_pairs"]
+    torch, torchvision = _torch(where, row, entry, pairs["pairs"], pairs["requires_dist"])
+    if _major(torch.cuda) != _major(entry["cuda"]):
+        raise MatrixError(
+            f"{where}: {row}: torch {torch.version} is built for CUDA {torch.cuda}, the"
+            f" release ships CUDA {entry['cuda']}: their major versions must be the same"
+        )
+    toolkit = "cuda-toolkit-" + entry["cuda"].replace(".", "-")
+    if toolkit not in entry["jetpack_packages"]["build"]:
+        raise MatrixError(f"{where}: {row}: jetpack_packages.build must install {toolkit}"
+                          f" (CUDA {entry['cuda']})")  # fmt: skip
+    if not converters.for_tensorrt(entry["tensorrt"]):
+        raise MatrixError(f"{where}: {row}: TensorRT {entry['tensorrt']}'s major has no entry"
+                          " in converters.by_tensorrt_major")  # fmt: skip
+    cusparselt = entry.get("cusparselt")
+    return Release(
+        l4t=l4t,
+        torch=torch,
+        torchvision=torchvision,
+        sources=tuple(_names(entry["source"])),
+        jetpack_packages={kind: tuple(names) for kind, names in entry["jetpack_packages"].items()},
+        cusparselt=CusparseLt(**cusparselt) if cusparselt else None,
+        **{field: str(entry[field]) for field in RELEASE_FIELDS},
+    )
+
+
+def _torch(where, row, entry, pairs, requires_dist) -> tuple[TorchSource, str]:
+    """A row's torch and the torchvision it pairs with (jetson_env.pairing)."""
+    torch, version = entry["torch"], entry["torch"]["version"]
+    paired = pairing.pair(pairs, requires_dist, version)
+    if paired is None:
+        raise MatrixError(
+            f"{where}: {row}: torch {version} has no torchvision pair in torchvision_pairs"
+        )
+    torchvision = entry["torchvision"]
+    if not paired.admits(torchvision):
+        raise MatrixError(
+            f"{where}: {row}: torchvision {torchvision} does not pair with torch {version}"
+            f" (expected {paired.wanted}: {paired.source})"
+        )
+    source = TorchSource(version, torch.get("url"), torch.get("index"), torch.get("filename"),
+                         torch.get("sha256"), torch["cuda"])  # fmt: skip
+    return source, torchvision
+
+
+def _specifier(where: str, path: str, text: str) -> SpecifierSet:
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier as exc:
+        raise MatrixError(f"{where}: {path}: {exc}") from None
+
+
+def _requires_dist(section: dict[str, str], where: str) -> dict[str, str]:
+    """torchvision_pairs.requires_dist: "<torchvision release>": "torch<specifier>"."""
+    for vision, requirement in section.items():
+        _specifier(where, f"torchvision_pairs.requires_dist.{vision}",
+                   requirement.removeprefix("torch"))  # fmt: skip
+    return section
+
+
+def _converters(section, where) -> Converters:
     """The converter table: every major lists known converters; the default is one of them."""
-    check_sources("converters", section)
-    names = {str(k): str(v) for k, v in (section.get("names") or {}).items()}
-    by_major: dict[str, tuple[str, ...]] = {}
-    for major, listed in (section.get("by_tensorrt_major") or {}).items():
-        unknown = [name for name in listed or [] if name not in names]
-        if not listed or unknown or not str(major).isdigit():
+    names = dict(section["names"])
+    by_major = {major: tuple(listed) for major, listed in section["by_tensorrt_major"].items()}
+    for major, listed in by_major.items():
+        unknown = [name for name in listed if name not in names]
+        if unknown:
             raise MatrixError(
-                f"{where}: converters.by_tensorrt_major.{major}: {unknown or listed!r} is not a"
-                f" list of converters named in converters.names ({', '.join(names)})"
+                f"{where}: converters.by_tensorrt_major.{major}: {unknown!r} is not a list of"
+                f" converters named in converters.names ({', '.join(names)})"
             )
-        by_major[str(major)] = tuple(str(name) for name in listed)
-    default = str(section.get("default") or "")
-    if default not in names:
-        raise MatrixError(f"{where}: converters.default '{default}' is not in converters.names")
+    if section["default"] not in names:
+        raise MatrixError(
+            f"{where}: converters.default '{section['default']}' is not in converters.names"
+        )
     releases = []
-    for version, entry in (section.get("torch_tensorrt") or {}).items():
-        jetson = entry.get("jetson") or {}
-        try:
-            releases.append(TorchTensorRT(
-                str(Version(str(version))),
-                SpecifierSet(str(entry["torch"])),
-                SpecifierSet(str(entry.get("tensorrt") or "")),
-                SpecifierSet(str(jetson["torch"])) if jetson else None,
-                SpecifierSet(str(jetson["tensorrt"])) if jetson else None,
-                str(entry.get("package") or "tensorrt"),
-            ))  # fmt: skip
-        except (KeyError, TypeError, AttributeError, InvalidSpecifier, InvalidVersion) as exc:
-            raise MatrixError(
-                f"{where}: converters.torch_tensorrt.{version}: needs torch and tensorrt"
-                f" requirements (and jetson's, if any): {exc}"
-            ) from None
-    builds = []
-    for number, entry in enumerate(section.get("jetson_torch_tensorrt") or ()):
-        row = f"converters.jetson_torch_tensorrt[{number}]"
-        check_sources(row, entry)
-        try:
-            builds.append(JetsonTorchTensorRT(
-                SpecifierSet(str(entry["l4t"])), _text(entry.get("version")),
-                _text(entry.get("tensorrt")), " ".join(str(entry["obtained"]).split()),
-                _text(entry.get("git")), _text(entry.get("branch")),
-                _text(entry.get("nvidia_newest")), tuple(_names(entry["source"])),
-            ))  # fmt: skip
-        except (KeyError, TypeError, InvalidSpecifier) as exc:
-            raise MatrixError(f"{where}: {row}: needs l4t, obtained and source: {exc}") from None
-        built = builds[-1]
-        if built.version and not (built.tensorrt and built.branch and built.git):
-            raise MatrixError(f"{where}: {row}: a build names its tensorrt, git and branch")
-        if built.git and not built.git.startswith("https://"):
-            raise MatrixError(f"{where}: {row}: 'git' must be an https URL")
-    return Converters(default, names, by_major, tuple(releases), tuple(builds))
+    for version, entry in section["torch_tensorrt"].items():
+        row, jetson = f"converters.torch_tensorrt.{version}", entry.get("jetson")
+        releases.append(TorchTensorRT(
+            version, _specifier(where, row, entry["torch"]),
+            _specifier(where, row, entry["tensorrt"]),
+            _specifier(where, row, jetson["torch"]) if jetson else None,
+            _specifier(where, row, jetson["tensorrt"]) if jetson else None,
+            entry.get("package", "tensorrt"),
+        ))  # fmt: skip
+    builds = tuple(
+        JetsonTorchTensorRT(
+            _specifier(where, f"converters.jetson_torch_tensorrt[{number}]", entry["l4t"]),
+            entry["version"],
+            entry.get("tensorrt"),
+            " ".join(entry["obtained"].split()),
+            entry.get("git"),
+            entry.get("branch"),
+            entry.get("nvidia_newest"),
+            tuple(_names(entry["source"])),
+        )
+        for number, entry in enumerate(section["jetson_torch_tensorrt"])
+    )
+    return Converters(section["default"], names, by_major, tuple(releases), builds)
 
 
 def _x86_tensorrt(
-    entry, torch: TorchSource, converters: Converters, where, check_sources
+    section, torch: TorchSource, converters: Converters, where
 ) -> tuple[TensorRTPip, ...]:
     """x86's TensorRT from pip, one pin per range of target CPythons: the package for torch's
     CUDA major, each pinned version inside its supported range and with bindings wheels for
     every CPython it is for; the first pin (the default) in a range no TensorRT major the
     default converter lacks can meet."""
-    section = entry.get("tensorrt")
-    if not isinstance(section, dict):
-        raise MatrixError(f"{where}: x86: missing 'tensorrt' (package, pins, bindings_wheels)")
-    check_sources("x86.tensorrt", section)
-    package = str(section.get("package", ""))
-    wanted = f"tensorrt-cu{_major(torch.cuda)}"
+    package, wanted = section["package"], f"tensorrt-cu{_major(torch.cuda)}"
     if package != wanted:
         raise MatrixError(
             f"{where}: x86.tensorrt: package '{package}' must be {wanted} (torch"
             f" {torch.version} is a CUDA {torch.cuda} build)"
         )
-    wheels = section.get("bindings_wheels") or {}
     pins = []
-    for pin in section.get("pins") or []:
-        version = str(pin.get("version", ""))
-        try:
-            supported = SpecifierSet(str(pin.get("supported", "")))
-            python = SpecifierSet(str(pin.get("python", "")))
-            pinned = Version(version)
-        except (InvalidSpecifier, InvalidVersion) as exc:
-            raise MatrixError(f"{where}: x86.tensorrt: {exc}") from exc
-        if not str(supported) or pinned not in supported:
+    for number, pin in enumerate(section["pins"]):
+        row, version = f"x86.tensorrt.pins[{number}]", pin["version"]
+        supported = _specifier(where, row, pin["supported"])
+        python = _specifier(where, row, pin["python"])
+        if Version(version) not in supported:
             raise MatrixError(
                 f"{where}: x86.tensorrt: version {version} is not inside supported '{supported}'"
             )
-        has = tuple(str(minor) for minor in wheels.get(version) or ())
+        has = tuple(section["bindings_wheels"].get(version) or ())
         lacking = [m for m in KNOWN_PYTHONS if Version(m) in python and m not in has]
         if lacking:
             raise MatrixError(
@@ -804,10 +755,8 @@ def _x86_tensorrt(
                 f" its bindings have no wheel for {', '.join(lacking)} (bindings_wheels)"
             )
         pins.append(TensorRTPip(package, version, supported, python, has))
-    if not pins:
-        raise MatrixError(f"{where}: x86.tensorrt: no pins")
-    seen = str(section.get("newest_seen") or "")
-    if not DOTTED.match(seen) or any(Version(seen) < Version(pin.version) for pin in pins):
+    seen = section["newest_seen"]
+    if any(Version(seen) < Version(pin.version) for pin in pins):
         raise MatrixError(
             f"{where}: x86.tensorrt: newest_seen '{seen}' must be a version no older than a pin"
         )
@@ -821,40 +770,53 @@ def _x86_tensorrt(
     return tuple(pins)
 
 
-def _jetson_tensorrt(section, socs, where, check_sources) -> tuple[JetsonTensorRT, ...]:
+def _known_socs(where: str, row: str, named: list[str], socs: dict[str, str]) -> None:
+    unknown = [soc for soc in named if soc not in socs]
+    if unknown:
+        raise MatrixError(f"{where}: {row}: socs {unknown} not in socs")
+
+
+def _jetson_tensorrt(section, socs, where) -> tuple[JetsonTensorRT, ...]:
     """The TensorRT releases NVIDIA supports on Jetsons beside JetPack's own."""
-    check_sources("jetson_tensorrt", section)
     found = []
-    for entry in section.get("alternatives") or []:
-        unknown = [soc for soc in entry.get("socs") or [] if soc not in socs]
-        if unknown or not entry.get("socs"):
-            raise MatrixError(f"{where}: jetson_tensorrt: socs {unknown or '[]'} not in socs")
-        try:
-            found.append(JetsonTensorRT(
-                str(Version(str(entry["version"]))), SpecifierSet(str(entry["l4t"])),
-                tuple(entry["socs"]), str(entry["modules"]), str(entry["package"]),
-                " ".join(str(entry["unconfirmed"]).split()) if entry.get("unconfirmed") else None,
-            ))  # fmt: skip
-        except (KeyError, InvalidSpecifier, InvalidVersion) as exc:
-            raise MatrixError(f"{where}: jetson_tensorrt: {exc}") from None
+    for number, entry in enumerate(section["alternatives"]):
+        row = f"jetson_tensorrt.alternatives[{number}]"
+        _known_socs(where, row, entry["socs"], socs)
+        unconfirmed = entry.get("unconfirmed")
+        found.append(JetsonTensorRT(
+            entry["version"], _specifier(where, row, entry["l4t"]), tuple(entry["socs"]),
+            entry["modules"], entry["package"],
+            " ".join(unconfirmed.split()) if unconfirmed else None,
+        ))  # fmt: skip
     return tuple(found)
 
 
-def _unsupported(section, releases, where, check_sources) -> dict[str, str]:
-    """L4T releases left out on purpose: each with a cited reason, none also a row."""
+def _routes_not_offered(section, socs, where) -> None:
+    for name, entry in section.items():
+        row = f"routes_not_offered.{name}"
+        _specifier(where, row, entry["hosts"]["l4t"])
+        _known_socs(where, row, entry["hosts"]["socs"], socs)
+
+
+def _container_bases(section, where) -> None:
+    for name, entry in section["not_running"].items():
+        row = f"container_bases.not_running.{name}"
+        _specifier(where, row, entry["hosts"])
+        try:
+            re.compile(entry["match"])
+        except re.error as exc:
+            raise MatrixError(f"{where}: {row}: match is not a regular expression: {exc}") from None
+
+
+def _unsupported(section, releases, where) -> dict[str, str]:
+    """L4T releases left out on purpose, none also a row: l4t -> its labelled reason."""
     reasons = {}
     for l4t, entry in section.items():
-        row = f"unsupported R{l4t}"
-        if not L4T.match(str(l4t)):
-            raise MatrixError(f"{where}: {row}: L4T must be like '32.4.3'")
-        if str(l4t) in releases:
-            raise MatrixError(f"{where}: {row}: is also a release of the matrix")
-        if not isinstance(entry, dict) or not str(entry.get("reason") or "").strip():
-            raise MatrixError(f"{where}: {row}: missing 'reason'")
-        check_sources(row, entry)
-        reason = " ".join(str(entry["reason"]).split())
+        if l4t in releases:
+            raise MatrixError(f"{where}: unsupported R{l4t}: is also a release of the matrix")
+        reason = " ".join(entry["reason"].split())
         label = _text(entry.get("jetpack"))
-        reasons[str(l4t)] = f"JetPack {label}: {reason}" if label else reason
+        reasons[l4t] = f"JetPack {label}: {reason}" if label else reason
     return reasons
 
 
@@ -866,104 +828,21 @@ def _names(cited: Any) -> list[str]:
     return [cited] if isinstance(cited, str) else list(cited or [])
 
 
-def _packages(section, where, check_sources) -> None:
-    check_sources("packages", section)
-    pycuda = section.get("pycuda") or {}
-    for key in ("version", "python36"):
-        if not DOTTED.match(str(pycuda.get(key, ""))):
-            raise MatrixError(f"{where}: packages.pycuda: '{key}' is not a version")
-    torch2trt = section.get("torch2trt") or {}
-    if not str(torch2trt.get("git", "")).startswith("https://"):
-        raise MatrixError(f"{where}: packages.torch2trt: 'git' must be an https URL")
-    if not torch2trt.get("ref"):
-        raise MatrixError(f"{where}: packages.torch2trt: missing the pinned 'ref'")
-    for last in (section.get("cuda_python") or {}).get("last_for_python") or ():
-        try:
-            SpecifierSet(str(last["python"]))
-        except (KeyError, InvalidSpecifier, TypeError) as exc:
-            raise MatrixError(f"{where}: packages.cuda_python.last_for_python: {exc}") from exc
-        if not DOTTED.match(str(last.get("line", ""))) or not DOTTED.match(str(last.get("cuda"))):
-            raise MatrixError(
-                f"{where}: packages.cuda_python.last_for_python: 'line' and 'cuda' are versions"
-            )
-
-
-def _torchvision_archives(section, where, check_sources) -> None:
-    check_sources("torchvision_archives", section)
-    for version, sha in (section.get("sha256") or {}).items():
-        if not DOTTED.match(str(version)) or not SHA256.match(str(sha)):
-            raise MatrixError(
-                f"{where}: torchvision_archives: '{version}: {sha}' is not a version and a sha256"
-            )
-
-
-def _jetpack_packages(row: str, entry: dict[str, Any], where: str) -> dict[str, tuple[str, ...]]:
-    """The release's CUDA/cuDNN package sets; the toolkit's name must carry the row's CUDA."""
-    sets = entry.get("jetpack_packages")
-    if not isinstance(sets, dict) or set(sets) != {"build", "runtime"}:
-        raise MatrixError(f"{where}: {row}: jetpack_packages needs 'build' and 'runtime' lists")
-    for kind, names in sets.items():
-        if not names or not all(DEB_PACKAGE.match(str(name)) for name in names):
-            raise MatrixError(
-                f"{where}: {row}: jetpack_packages.{kind} {names!r} is not a list of apt packages"
-            )
-    toolkit = "cuda-toolkit-" + str(entry.get("cuda", "")).replace(".", "-")
-    if toolkit not in sets["build"]:
-        raise MatrixError(
-            f"{where}: {row}: jetpack_packages.build must install {toolkit}"
-            f" (CUDA {entry.get('cuda')})"
-        )
-    return {kind: tuple(str(name) for name in names) for kind, names in sets.items()}
-
-
-def _cusparselt(row: str, entry: dict[str, Any], where: str) -> CusparseLt | None:
-    """The optional cuSPARSELt archive: a version, an https URL, a sha256 or null."""
-    section = entry.get("cusparselt")
-    if section is None:
-        return None
-    if not isinstance(section, dict) or not DOTTED.match(str(section.get("version", ""))):
-        raise MatrixError(f"{where}: {row}: cusparselt needs a 'version' like '0.5.2.1'")
-    url = str(section.get("url", ""))
-    if not url.startswith("https://"):
-        raise MatrixError(f"{where}: {row}: cusparselt url '{url}' is not https")
-    sha = section.get("sha256")
-    if sha is not None and not SHA256.match(str(sha)):
-        raise MatrixError(f"{where}: {row}: cusparselt sha256 '{sha}' is not 64 hex digits")
-    return CusparseLt(str(section["version"]), url, sha)
-
-
-def _jetpack_apt(section, where, check_sources) -> None:
-    check_sources("jetpack_apt", section)
-    for key in ("url", "key_url"):
-        if not str(section.get(key, "")).startswith("https://"):
-            raise MatrixError(f"{where}: jetpack_apt: '{key}' must be an https URL")
-    if not SHA256.match(str(section.get("key_sha256", ""))):
-        raise MatrixError(f"{where}: jetpack_apt: 'key_sha256' is not 64 lowercase hex digits")
-    if not FINGERPRINT.match(str(section.get("key_fingerprint", ""))):
-        raise MatrixError(f"{where}: jetpack_apt: 'key_fingerprint' is not 40 uppercase hex digits")
-
-
-def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
-    check_sources("images", section)
+def _images(section, releases, x86, where) -> tuple[Image, ...]:
+    """Each image provisions a row, runs on its own L4T, claims no host another claims, and
+    has its torch's CUDA major."""
     images = []
-    for entry in section.get("jetson") or []:
-        l4t = str(entry.get("l4t"))
+    for entry in section["jetson"]:
+        l4t = entry["l4t"]
         row = f"image r{l4t}"
         if l4t not in releases:
             raise MatrixError(f"{where}: {row}: L4T R{l4t} is not a release of the matrix")
-        try:
-            hosts = SpecifierSet(str(entry.get("hosts", "")))
-        except InvalidSpecifier as exc:
-            raise MatrixError(f"{where}: {row}: hosts '{entry.get('hosts')}': {exc}") from exc
-        if not str(hosts) or Version(l4t) not in hosts:
+        hosts = _specifier(where, row, entry["hosts"])
+        if Version(l4t) not in hosts:
             raise MatrixError(f"{where}: {row}: hosts '{hosts}' must include its own L4T")
-        if not entry.get("base"):
-            raise MatrixError(f"{where}: {row}: missing 'base'")
         release = releases[l4t]
-        images.append(
-            Image(f"r{l4t}", release, str(entry["base"]), hosts, _cuda_from(row, entry, where),
-                  str(entry.get("cuda") or release.cuda))
-        )  # fmt: skip
+        images.append(Image(f"r{l4t}", release, entry["base"], hosts, entry["cuda_from"],
+                            entry.get("cuda") or release.cuda))  # fmt: skip
     for index, image in enumerate(images):
         for other in images[index + 1 :]:
             overlap = [r for r in releases if image.runs_on(r) and other.runs_on(r)]
@@ -971,16 +850,8 @@ def _images(section, releases, x86, where, check_sources) -> tuple[Image, ...]:
                 raise MatrixError(
                     f"{where}: images {image.name} and {other.name} both claim R{overlap[0]}"
                 )
-    x86_entry = section.get("x86") or {}
-    if not x86_entry.get("base"):
-        raise MatrixError(f"{where}: images.x86: missing 'base'")
-    check_sources("images.x86", x86_entry)
-    if not DOTTED.match(str(x86_entry.get("cuda") or "")):
-        raise MatrixError(f"{where}: images.x86: 'cuda' (the base image's CUDA) is missing")
-    cuda_from = _cuda_from("images.x86", x86_entry, where)
-    images.append(
-        Image("x86_64", x86, str(x86_entry["base"]), None, cuda_from, str(x86_entry["cuda"]))
-    )
+    entry = section["x86"]
+    images.append(Image("x86_64", x86, entry["base"], None, entry["cuda_from"], entry["cuda"]))
     for image in images:
         if _major(image.cuda) != _major(image.release.torch.cuda):
             raise MatrixError(
@@ -997,46 +868,13 @@ def _major(version: str) -> str:
 
 def _family_archs(row: str, family: dict[str, Any], socs: dict[str, str], where: str) -> None:
     """A family's SoCs are in the matrix, and its CUDA arch list is exactly their capabilities."""
-    names = family.get("socs") or []
-    unknown = [name for name in names if name not in socs]
-    if not names or unknown:
-        raise MatrixError(f"{where}: {row}: socs {unknown or names!r} are not SoCs of the matrix")
-    wanted = sorted({socs[name] for name in names}, key=Version)
-    archs = str(family.get("torch_cuda_arch_list", "")).split(";")
+    unknown = [name for name in family["socs"] if name not in socs]
+    if unknown:
+        raise MatrixError(f"{where}: {row}: socs {unknown!r} are not SoCs of the matrix")
+    wanted = sorted({socs[name] for name in family["socs"]}, key=Version)
+    archs = family["torch_cuda_arch_list"].split(";")
     if archs != wanted:
         raise MatrixError(
             f"{where}: {row}: torch_cuda_arch_list '{';'.join(archs)}' must be its SoCs'"
             f" compute capabilities '{';'.join(wanted)}'"
         )
-
-
-def _cuda_from(row: str, entry: dict[str, Any], where: str) -> str:
-    value = entry.get("cuda_from")
-    if value not in CUDA_FROM:
-        raise MatrixError(
-            f"{where}: {row}: cuda_from '{value}' is not one of {', '.join(CUDA_FROM)}"
-        )
-    return str(value)
-
-
-def _requires_dist(section: Any, where: str) -> dict[str, str]:
-    """torchvision_pairs.requires_dist: "<torchvision release>": "torch<specifier>"."""
-    if not isinstance(section, dict):
-        raise MatrixError(f"{where}: torchvision_pairs: requires_dist must be a mapping")
-    out = {}
-    for vision, requirement in section.items():
-        text = str(requirement)
-        try:
-            Version(str(vision))
-            SpecifierSet(text.removeprefix("torch"))
-        except (InvalidVersion, InvalidSpecifier):
-            raise MatrixError(
-                f"{where}: torchvision_pairs: requires_dist '{vision}: {text}' is not a "
-                "torchvision release and a torch requirement like 'torch>=2.14.0'"
-            ) from None
-        if not text.startswith("torch") or text.startswith("torchvision"):
-            raise MatrixError(
-                f"{where}: torchvision_pairs: requires_dist '{vision}: {text}' must name torch"
-            )
-        out[str(vision)] = text
-    return out

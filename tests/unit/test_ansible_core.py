@@ -70,7 +70,8 @@ def test_a_broken_ansible_core_block_names_itself():
         matrix_mod.validate(broken)
     broken = copy.deepcopy(raw)
     broken["ansible_core"]["lines"]["2.22"] = {"oldest_target_python": "3.10"}
-    with pytest.raises(MatrixError, match=r"newest_target_python like '3\.8'"):
+    with pytest.raises(MatrixError, match=r"ansible_core\.lines\.2\.22: missing "
+                       r"'newest_target_python', 'controller_python'"):  # fmt: skip
         matrix_mod.validate(broken)
 
 

@@ -1,6 +1,8 @@
 """The version matrix: the shipped file is valid, and a broken one names the bad row."""
 
 import copy
+import json
+import re
 
 import pytest
 import yaml
@@ -67,9 +69,9 @@ def test_a_release_left_out_on_purpose_says_why():
 
 def test_unsupported_release_needs_a_reason_and_a_source(broken):
     broken["unsupported"]["36.0.0"] = {"source": ["jetson-stats"]}
-    expect_error(broken, "unsupported R36.0.0", "missing 'reason'")
+    expect_error(broken, "unsupported.36.0.0: missing 'reason'")
     broken["unsupported"]["36.0.0"] = {"reason": "early access"}
-    expect_error(broken, "unsupported R36.0.0", "no source cited")
+    expect_error(broken, "unsupported.36.0.0: missing 'source'")
 
 
 def test_unsupported_release_cannot_also_be_a_row(broken):
@@ -79,7 +81,7 @@ def test_unsupported_release_cannot_also_be_a_row(broken):
 
 def test_unsupported_release_is_an_l4t_version(broken):
     broken["unsupported"]["R36"] = {"reason": "x", "source": ["jetson-stats"]}
-    expect_error(broken, "unsupported RR36", "L4T must be like '32.4.3'")
+    expect_error(broken, "unsupported: key 'R36' must be an L4T release like '32.4.3'")
 
 
 def test_anchored_rows_inherit_and_override(raw):
@@ -121,38 +123,38 @@ def test_a_row_pairs_by_its_torchvisions_requires_dist(broken):
                                    {"0.29.3": "numpy>=2"}])  # fmt: skip
 def test_requires_dist_entries_are_a_release_and_a_torch_requirement(broken, entry):
     broken["torchvision_pairs"]["requires_dist"].update(entry)
-    expect_error(broken, "torchvision_pairs: requires_dist")
+    expect_error(broken, "torchvision_pairs.requires_dist")
 
 
 def test_torchvision_archive_pins_are_sha256(broken):
     assert len(broken["torchvision_archives"]["sha256"]["0.14.1"]) == 64
     broken["torchvision_archives"]["sha256"]["0.21.0"] = "abc"
-    expect_error(broken, "torchvision_archives", "'0.21.0: abc' is not a version and a sha256")
+    expect_error(broken, "torchvision_archives.sha256.0.21.0: must be a sha256", "not 'abc'")
 
 
 def test_row_without_source(broken):
     del broken["releases"]["32.6.1"]["source"]
-    expect_error(broken, "release R32.6.1", "no source cited")
+    expect_error(broken, "releases.32.6.1: missing 'source'")
 
 
 def test_row_citing_an_unknown_source(broken):
     broken["socs"]["tegra194"]["source"] = ["a-blog"]
-    expect_error(broken, "soc tegra194", "unknown source 'a-blog'")
+    expect_error(broken, "socs.tegra194.source: cites unknown source 'a-blog'")
 
 
 def test_missing_field(broken):
     del broken["releases"]["36.2.0"]["cuda"]
-    expect_error(broken, "release R36.2.0", "missing 'cuda'")
+    expect_error(broken, "releases.36.2.0: missing 'cuda'")
 
 
 def test_plain_http_download(broken):
     broken["releases"]["32.4.3"]["torch"]["url"] = "http://example.org/torch.whl"
-    expect_error(broken, "release R32.4.3", "is not https")
+    expect_error(broken, "releases.32.4.3.torch.url: must be an https URL")
 
 
 def test_bad_sha256(broken):
     broken["releases"]["32.4.3"]["torch"]["sha256"] = "abc"
-    expect_error(broken, "release R32.4.3", "not 64 hex digits")
+    expect_error(broken, "releases.32.4.3.torch.sha256: must be a sha256 (64 lowercase hex")
 
 
 def test_unknown_family(broken):
@@ -162,12 +164,12 @@ def test_unknown_family(broken):
 
 def test_bad_compute_capability(broken):
     broken["socs"]["tegra210"]["compute_capability"] = "sm_53"
-    expect_error(broken, "soc tegra210", "is not like '8.7'")
+    expect_error(broken, "socs.tegra210.compute_capability: must be", "like '8.7'")
 
 
 def test_family_missing_field(broken):
     del broken["families"]["r35"]["numpy"]
-    expect_error(broken, "family r35", "missing 'numpy'")
+    expect_error(broken, "families.r35: missing 'numpy'")
 
 
 def test_x86_profile_is_checked_too(broken):
@@ -189,7 +191,9 @@ def test_every_release_has_exactly_one_image():
 
 
 def test_image_for_a_release_not_in_the_matrix(broken):
-    broken["images"]["jetson"].append({"l4t": "34.1.0", "base": "x", "hosts": "==34.1.0"})
+    broken["images"]["jetson"].append(
+        {"l4t": "34.1.0", "base": "x", "hosts": "==34.1.0", "cuda_from": "host"}
+    )
     expect_error(broken, "image r34.1.0", "not a release of the matrix")
 
 
@@ -200,7 +204,7 @@ def test_images_that_overlap(broken):
 
 def test_image_hosts_must_be_a_specifier_including_itself(broken):
     broken["images"]["jetson"][0]["hosts"] = "32.4.3"
-    expect_error(broken, "image r32.4.3", "hosts '32.4.3'")
+    expect_error(broken, "images.jetson[0].hosts: must be a version specifier", "not '32.4.3'")
     broken["images"]["jetson"][0]["hosts"] = "==32.4.4"
     expect_error(broken, "image r32.4.3", "must include its own L4T")
 
@@ -231,23 +235,23 @@ def test_jetpack_packages_carry_the_rows_cuda(broken):
 
 def test_jetpack_packages_need_both_sets(broken):
     broken["releases"]["35.1.0"]["jetpack_packages"] = {"build": ["cuda-toolkit-11-4"]}
-    expect_error(broken, "release R35.1.0", "'build' and 'runtime'")
+    expect_error(broken, "releases.35.1.0.jetpack_packages: missing 'runtime'")
 
 
 def test_jetson_apt_key_is_pinned(broken):
     broken["jetpack_apt"]["key_sha256"] = "abc"
-    expect_error(broken, "jetpack_apt", "key_sha256")
+    expect_error(broken, "jetpack_apt.key_sha256: must be a sha256")
 
 
 def test_jetson_apt_repository_is_https(broken):
     broken["jetpack_apt"]["url"] = "http://repo.download.nvidia.com/jetson/common"
-    expect_error(broken, "jetpack_apt", "'url' must be an https URL")
+    expect_error(broken, "jetpack_apt.url: must be an https URL")
 
 
 def test_image_cuda_source_is_one_of_the_known(broken):
     assert {image.cuda_from for image in matrix_mod.load().images} == {"host", "base", "apt"}
     broken["images"]["jetson"][0]["cuda_from"] = "magic"
-    expect_error(broken, "image r32.4.3", "cuda_from 'magic' is not one of host, base, apt")
+    expect_error(broken, "images.jetson[0].cuda_from: must be one of host, base, apt, not 'magic'")
 
 
 def test_cusparselt_is_where_nvidias_24_06_and_later_wheels_need_it():
@@ -263,15 +267,15 @@ def test_cusparselt_is_where_nvidias_24_06_and_later_wheels_need_it():
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"version": "0.5", "url": "http://x/a.tar.xz", "sha256": None}, "is not https"),
-        ({"url": "https://x/a.tar.xz"}, "cusparselt needs a 'version'"),
-        ({"version": "0.5.2.1", "url": "https://x/a.tar.xz", "sha256": "abc"}, "not 64 hex"),
+        ({"version": "0.5", "url": "http://x/a.tar.xz", "sha256": None}, ".url: must be an https"),
+        ({"url": "https://x/a.tar.xz", "sha256": None}, ": missing 'version'"),
+        ({"version": "0.5.2.1", "url": "https://x/a.tar.xz", "sha256": "abc"}, ".sha256: must be"),
     ],
     ids=["http", "no-version", "bad-sha256"],
 )
 def test_cusparselt_entry_is_checked(broken, entry, message):
     broken["releases"]["36.4.0"]["cusparselt"] = entry
-    with pytest.raises(MatrixError, match=r"release R36\.4\.0: cusparselt") as error:
+    with pytest.raises(MatrixError, match=r"releases\.36\.4\.0\.cusparselt") as error:
         matrix_mod.validate(broken)
     assert message in str(error.value)
 
@@ -290,7 +294,7 @@ def test_a_torch_of_another_cuda_major_than_its_release(broken):
 
 def test_a_torch_without_its_cuda(broken):
     del broken["x86"]["torch"]["cuda"]
-    expect_error(broken, "x86: torch.cuda ''")
+    expect_error(broken, "x86.torch: missing 'cuda'")
 
 
 def test_an_image_whose_base_cuda_major_differs_from_its_torchs(broken):
@@ -302,10 +306,10 @@ def test_an_image_whose_base_cuda_major_differs_from_its_torchs(broken):
 
 def test_the_x86_image_names_its_base_cuda_and_source(broken):
     del broken["images"]["x86"]["cuda"]
-    expect_error(broken, "images.x86: 'cuda'")
+    expect_error(broken, "images.x86: missing 'cuda'")
     broken["images"]["x86"]["cuda"] = "13.0"
     del broken["images"]["x86"]["source"]
-    expect_error(broken, "images.x86: no source cited")
+    expect_error(broken, "images.x86: missing 'source'")
 
 
 def test_a_familys_arch_list_is_its_socs_capabilities(broken):
@@ -388,19 +392,19 @@ def test_x86_tensorrt_is_pip_pinned_below_what_the_default_converter_cannot_use(
         (lambda r: r["x86"]["tensorrt"]["pins"][0].update(python=">=3.8"),
          ("x86.tensorrt", "10.16.1.11 is pinned for Python >=3.8", "no wheel for 3.14")),
         (lambda r: r["converters"]["torch_tensorrt"]["2.14.0"].pop("torch"),
-         ("converters.torch_tensorrt.2.14.0", "needs torch and tensorrt")),
+         ("converters.torch_tensorrt.2.14.0: missing 'torch'",)),
         (lambda r: r["jetson_tensorrt"]["alternatives"][0].update(socs=["tegra999"]),
          ("jetson_tensorrt", "tegra999")),
         (lambda r: r["x86"]["tensorrt"].update(package="tensorrt-cu12"),
          ("x86.tensorrt", "must be tensorrt-cu13")),
-        (lambda r: r["x86"]["tensorrt"].pop("source"), ("x86.tensorrt", "no source cited")),
-        (lambda r: r["x86"].pop("tensorrt"), ("x86", "missing 'tensorrt'")),
+        (lambda r: r["x86"]["tensorrt"].pop("source"), ("x86.tensorrt: missing 'source'",)),
+        (lambda r: r["x86"].pop("tensorrt"), ("x86: missing 'tensorrt'",)),
         (lambda r: r["converters"]["by_tensorrt_major"].pop("8"),
          ("release R32.6.1", "TensorRT 8.0.1's major has no entry")),
         (lambda r: r["converters"]["by_tensorrt_major"]["11"].append("tf2trt"),
          ("converters.by_tensorrt_major.11", "tf2trt")),
         (lambda r: r["converters"].update(default="tf2trt"), ("converters.default 'tf2trt'",)),
-        (lambda r: r["converters"].pop("source"), ("converters", "no source cited")),
+        (lambda r: r["converters"].pop("source"), ("converters: missing 'source'",)),
     ],
     ids=["range-admits-11", "pin-outside-range", "pin-without-bindings-wheel",
          "torch-tensorrt-without-torch", "jetson-tensorrt-unknown-soc", "wrong-cuda-package",
@@ -433,14 +437,16 @@ def test_a_release_on_an_ubuntu_the_matrix_does_not_describe(broken):
 
 @pytest.mark.parametrize(
     "entry, message",
-    [({"codename": "Resolute Raccoon", "glibc": "2.43", "source": ["jetpack-7"]}, "codename"),
-     ({"codename": "resolute", "glibc": "2.43.1", "source": ["jetpack-7"]}, "glibc '2.43.1'"),
-     ({"codename": "resolute", "glibc": "2.43"}, "no source cited")],
+    [({"codename": "Resolute Raccoon", "glibc": "2.43", "source": ["jetpack-7"]},
+      ".codename: must be an apt suite like 'jammy', not 'Resolute Raccoon'"),
+     ({"codename": "resolute", "glibc": "2.43.1", "source": ["jetpack-7"]},
+      ".glibc: must be a glibc like '2.35', not '2.43.1'"),
+     ({"codename": "resolute", "glibc": "2.43"}, ": missing 'source'")],
     ids=["codename", "glibc", "source"],
 )  # fmt: skip
 def test_an_ubuntu_entry_is_checked(broken, entry, message):
     broken["ubuntu"]["26.04"] = entry
-    expect_error(broken, "ubuntu 26.04", message)
+    expect_error(broken, "ubuntu.26.04" + message)
 
 
 def test_a_jetson_target_takes_its_ubuntus_suite_and_glibc_from_the_matrix(broken):
@@ -452,3 +458,57 @@ def test_a_jetson_target_takes_its_ubuntus_suite_and_glibc_from_the_matrix(broke
     assert (target.distribution, target.glibc) == ("ubuntu/resolute", "2.43")
     (jammy,) = targets.targets_from_args(m, ["36.4.3"], False, None, None)
     assert (jammy.distribution, jammy.glibc) == ("ubuntu/jammy", "2.35")
+
+
+def test_the_shipped_matrix_has_its_schemas_shape():
+    """matrix.schema.json is a Draft 7 schema and the shipped matrix is of its shape, read by
+    another implementation (jsonschema) than the one jetson-env uses (fastjsonschema)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(matrix_mod.SCHEMA.read_text())
+    jsonschema.Draft7Validator.check_schema(schema)
+    jsonschema.validate(yaml.safe_load(matrix_mod.default_path().read_text()), schema)
+    matrix_mod.check_shape(yaml.safe_load(matrix_mod.default_path().read_text()))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: r["releases"]["32.4.3"]["torch"].update(sha256=12345),
+         "releases.32.4.3.torch.sha256: must be a sha256 (64 lowercase hex digits) or null"
+         " (recorded on first download), not 12345"),
+        (lambda r: r["images"]["jetson"].__setitem__(0, "r32.4.3"),
+         "images.jetson[0]: must be object"),
+        (lambda r: r["x86"]["tensorrt"]["pins"][1].update(version=11.1),
+         "x86.tensorrt.pins[1].version: must be a version like '12.6'"),
+        (lambda r: r["converters"]["torch_tensorrt"]["2.8.0"].update(jetson="yes"),
+         "converters.torch_tensorrt.2.8.0.jetson: must be object"),
+        (lambda r: r["families"]["r36"].update(socs="tegra234"),
+         "families.r36.socs: must be array"),
+    ],
+    ids=["sha256-a-number", "image-a-string", "pin-a-float", "jetson-a-string", "socs-a-string"],
+)  # fmt: skip
+def test_a_wrong_type_at_a_nested_key_is_named_by_its_path(broken, change, message, tmp_path):
+    """Checked with the schema (validate) and without (load's fast path, where the rules trip
+    over it or not): either way a MatrixError whose path names the key, never a traceback."""
+    change(broken)
+    expect_error(broken, f"matrix: {message}")
+    path = tmp_path / "matrix.yml"
+    path.write_text(yaml.safe_dump(broken))
+    with pytest.raises(MatrixError, match=re.escape(f"{path}: {message}")):
+        matrix_mod.load.__wrapped__(path, shape=True)
+
+
+def test_loads_fast_path_names_by_path_what_the_rules_trip_over(broken, tmp_path):
+    """The doctor loads without compiling the schema; a shape its rules cannot read is still
+    named by the schema's path."""
+    broken["images"]["jetson"][0] = "r32.4.3"
+    path = tmp_path / "matrix.yml"
+    path.write_text(yaml.safe_dump(broken))
+    with pytest.raises(MatrixError, match=re.escape(f"{path}: images.jetson[0]: must be object")):
+        matrix_mod.load.__wrapped__(path)
+
+
+def test_a_torch_with_a_url_and_an_index(broken):
+    broken["releases"]["32.4.3"]["torch"]["index"] = "https://download.pytorch.org/whl/cu130"
+    expect_error(broken, "releases.32.4.3.torch: must be a wheel url with its filename and no"
+                 " index (keep one of url and index)")  # fmt: skip

@@ -228,3 +228,15 @@ def test_a_torch_without_a_release_for_an_x86_python_keeps_the_hold(tmp_path):
         f"  (re-derived: torch {held} would take torch itself from Python 3.10 (no torch {held}"
         " for it))"
     ) in proc.stdout
+
+
+def test_a_matrix_of_the_wrong_shape_is_named_by_its_path(tmp_path):
+    """matrix-refresh checks the schema (the doctor's load leaves what its rules never read,
+    such as a sha256, to the tests): exit 2, the key's path and what it must be."""
+    path = doctored_matrix(tmp_path, lambda raw: raw["x86"]["torch"].update(sha256="abc"))
+    proc = refresh("--offline", "--matrix", str(path))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr == (
+        f"matrix-refresh: {path}: x86.torch.sha256: must be a sha256 (64 lowercase hex digits)"
+        " or null (recorded on first download), not 'abc'\n"
+    )
