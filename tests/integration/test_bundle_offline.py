@@ -327,9 +327,11 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
     assert fixes["termcolor"]["applies"] is True, fixes
     assert fixes["termcolor"]["why"] == f"from the bundle (target {X86_KEY})"
     # The Python the doctor checked is the one the command provisions (issue 33's case 6),
-    # with the bundle's roles as `provision --bundle` runs them (doctor --fix --bundle).
+    # with the bundle's roles as `provision --bundle` runs them (doctor --fix --bundle), by the
+    # jetson-env that ran: the host's PATH does not hold its venv (issue 59, pasted hints).
     assert report["bundle"]["command"] == (
-        "jetson-env doctor --python /usr/bin/python3 --fix python_base --bundle /tmp/bundle"
+        f"{VENV}/bin/jetson-env doctor --python /usr/bin/python3 --fix python_base --bundle "
+        "/tmp/bundle"
     )
 
 
