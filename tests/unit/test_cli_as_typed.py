@@ -8,10 +8,8 @@ option or command is refused with its command's usage and the word meant; -l/--l
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import pty
 import shlex
 import shutil
 import subprocess
@@ -20,6 +18,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from support.terminal import on_a_pty
 
 JETSON_ENV = str(Path(sys.executable).with_name("jetson-env"))  # the console script
 
@@ -38,25 +37,8 @@ def piped(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def on_a_terminal(*args: str, cwd: Path) -> tuple[int, str]:
-    """The console script with stdin, stdout and stderr on a pseudo-terminal: its exit code
-    and all it wrote there, escape sequences included."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([JETSON_ENV, *args], stdin=follower, stdout=follower,
-                            stderr=follower, cwd=cwd, env=environment())  # fmt: skip
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError as exc:  # EIO: the process closed its end
-            if exc.errno != errno.EIO:
-                raise
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    return proc.wait(timeout=300), b"".join(chunks).decode(errors="replace")
+    """The console script on a pseudo-terminal: its exit code and all it wrote there."""
+    return on_a_pty([JETSON_ENV, *args], cwd, environment(), timeout=300)
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,12 @@ on a real terminal (a pseudo-terminal from python's pty module) the same run is 
 so the plain cases are shown against output that would carry them. The global options are
 taken before the command and after it."""
 
-import errno
 import os
-import pty
 import subprocess
 import sys
 
 import pytest
+from support.terminal import on_a_pty
 
 ESC = "\x1b"
 COMMANDS = (  # each with what it says in words, coloured or not
@@ -26,26 +25,10 @@ def environment(**more: str) -> dict[str, str]:
 
 
 def on_a_terminal(args: list[str], cwd, **env: str) -> tuple[int, str]:
-    """jetson-env with stdin, stdout and stderr on a pseudo-terminal: its exit code and all it
-    wrote there, escape sequences included."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "jetson_env.cli", *args], stdin=follower,
-                            stdout=follower, stderr=follower, cwd=cwd,
-                            env=environment(**env))  # fmt: skip
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError as exc:  # EIO: the process closed its end
-            if exc.errno != errno.EIO:
-                raise
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    return proc.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+    """jetson-env on a pseudo-terminal: its exit code and all it wrote there, escape
+    sequences included."""
+    return on_a_pty([sys.executable, "-m", "jetson_env.cli", *args], cwd, environment(**env),
+                    timeout=120)  # fmt: skip
 
 
 @pytest.mark.parametrize(("args", "words"), COMMANDS, ids=["doctor", "matrix"])
