@@ -9,7 +9,6 @@ could not be reached or its interpreter cannot run the probes, 130 interrupted (
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 import signal
@@ -67,7 +66,10 @@ class Parser(argparse.ArgumentParser):
 
 def _nearest(typed: list[str], known) -> str:
     """What to append to the error: `; did you mean X?`, X the closest of `known` to each word
-    typed (difflib's measure, as Python 3.14's argparse uses); empty when none is close."""
+    typed (difflib's measure, as Python 3.14's argparse uses); empty when none is close.
+    difflib is imported here, off every command's start."""
+    import difflib
+
     known = list(known)
     near = [match for word in typed for match in difflib.get_close_matches(word, known, n=1)]
     return f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
