@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from jetson_env import controller_files
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import disk_error
 from jetson_env.bundle.untrusted import NewFile, open_inside, plain_path
@@ -22,7 +23,7 @@ FETCH_WORKERS = 4
 SOCKET_TIMEOUT_S = 60
 # Read at a time: a stop (Ctrl-C) is seen between blocks.
 BLOCK = 1 << 16
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jetson-env" / "bundle"
+CACHE = controller_files.cache_root() / "bundle"
 
 
 class Progress:

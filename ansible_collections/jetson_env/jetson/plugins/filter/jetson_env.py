@@ -22,6 +22,7 @@ try:
     from jetson_env import (
         apt_repository,
         bundle,
+        controller_files,
         keeping,
         matrix,
         pins,
@@ -33,7 +34,8 @@ try:
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = keeping = matrix = pins = pip_satisfied = provisioning = None
+    apt_repository = bundle = controller_files = keeping = matrix = pins = pip_satisfied = None
+    provisioning = None
     probing = target_python = None
     tensorrt_tarballs = wheels = None
     MISSING = (
@@ -271,6 +273,21 @@ def pip_overrides_pep668(python):
     return target_python.overrides_pep668(dict(python))
 
 
+def controller_cache(name=""):
+    """The controller's cache folder `name` of jetson-env ("torch", "apt-keys" ...): under
+    $XDG_CACHE_HOME, else ~/.cache (jetson_env.controller_files, the bundle's cache too)."""
+    _require_package()
+    return str(controller_files.cache_root() / str(name or ""))
+
+
+def lock_file(inventory_file):
+    """The lock file of sha256 recorded on first download for a host from `inventory_file`
+    (Ansible's magic variable): beside it, else in the controller's cache
+    (jetson_env.controller_files)."""
+    _require_package()
+    return str(controller_files.lock_file(str(inventory_file or "")))
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -279,8 +296,10 @@ class FilterModule:
             "apt_download_line": apt_download_line,
             "bundle_check": bundle_check,
             "bundle_plan": bundle_plan,
+            "controller_cache": controller_cache,
             "cuda_python_requirement": cuda_python_requirement,
             "tensorrt_converters": tensorrt_converters,
+            "lock_file": lock_file,
             "matrix": matrix_mapping,
             "numpy_major": numpy_major,
             "onnx_export_packages": onnx_export_packages,
