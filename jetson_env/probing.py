@@ -79,7 +79,7 @@ PROBES = (
     Probe("torch2trt", 240, framework=True, required=("installed",)),
     Probe("smoke", 900, framework=True, required=("torch", "conversions", "skipped")),
     # `jetson-env plan`'s probes (read with arguments: ARGUMENTS in the probe's source)
-    Probe("native", 60, required=("python", "distributions")),
+    Probe("compiled", 60, required=("python", "distributions")),
     Probe("engines", 120, required=("engines", "reader")),
     Probe("apt_upgrade", 240, required=("configured", "holds", "simulation")),
 )

@@ -26,7 +26,7 @@ from jetson_env.bundle import own_wheel
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE
 from jetson_env.bundle.pip_resolution import RESOLVE_TIMEOUT_S, last_lines, resolve
-from jetson_env.bundle.targets import Target, controller_glibc
+from jetson_env.bundle.targets import BundleTarget, controller_glibc
 
 FOLDER = "controller"
 ROLE = "controller"
@@ -38,8 +38,8 @@ def install_line(directory: Path) -> str:
     return f"pip install --no-index --find-links {directory / FOLDER} '{DISTRIBUTION}[provision]'"
 
 
-def target(python: str) -> Target:
-    return Target(platform.machine(), python, controller_glibc())
+def target(python: str) -> BundleTarget:
+    return BundleTarget(platform.machine(), python, controller_glibc())
 
 
 def requirements(python: str, served: list[str] = ()) -> list[dict[str, str]]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from jetson_env import device_code, provisioning
 from jetson_env.bundle.errors import BundleError
-from jetson_env.bundle.targets import Target
+from jetson_env.bundle.targets import BundleTarget
 from jetson_env.matrix import Matrix
 from jetson_env.probes import kernels as probe
 
@@ -74,7 +74,7 @@ def read_wheel(path: Path) -> dict[str, Any]:
     return {"files": files, **({"unread": "; ".join(unread)[:4000]} if unread else {})}
 
 
-def capabilities(matrix: Matrix, target: Target, known: dict[str, set[str]]) -> list[str]:
+def capabilities(matrix: Matrix, target: BundleTarget, known: dict[str, set[str]]) -> list[str]:
     """The compute capabilities a target's hosts have: those `-i` read (`known`, by target
     key), else a Jetson release's family's SoCs' (the matrix); [] for an x86 target."""
     if known.get(target.key):
@@ -86,7 +86,7 @@ def capabilities(matrix: Matrix, target: Target, known: dict[str, set[str]]) -> 
 
 
 def verdicts(
-    matrix: Matrix, target: Target, reading: dict[str, Any], gpus: list[str]
+    matrix: Matrix, target: BundleTarget, reading: dict[str, Any], gpus: list[str]
 ) -> list[dict[str, str]]:
     """One verdict per compute capability: the worst of the wheel's files (device_code's
     rules; a Jetson's driver is its release's CUDA)."""
@@ -110,7 +110,7 @@ def verdicts(
     return found
 
 
-def fix(matrix: Matrix, target: Target, wheel: str, capability: str) -> str:
+def fix(matrix: Matrix, target: BundleTarget, wheel: str, capability: str) -> str:
     """What to bundle instead: the matrix's torch for the release (x86: its x86 row's), else
     a build of the package that carries the GPU's SASS or PTX."""
     name = wheel.split("-")[0].lower().replace("_", "-")
@@ -131,7 +131,7 @@ def judge_bundle(
     directory: Path,
     manifest: dict[str, Any],
     matrix: Matrix,
-    targets: list[Target],
+    targets: list[BundleTarget],
     known: dict[str, set[str]],
     allow: bool,
     required: set[tuple[str, str]],

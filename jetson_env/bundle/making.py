@@ -49,7 +49,7 @@ from jetson_env.bundle.manifest import (
 )
 from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, PipSet, file_kind, needs_for
 from jetson_env.bundle.pip_resolution import NoWheelFits, project_of, resolve, resolve_sdist
-from jetson_env.bundle.targets import Target
+from jetson_env.bundle.targets import BundleTarget
 from jetson_env.bundle.untrusted import (
     PACKAGES_MAX_BYTES,
     NewFile,
@@ -95,7 +95,7 @@ class Result:
 def make(
     directory: Path,
     matrix: Matrix,
-    targets: list[Target],
+    targets: list[BundleTarget],
     roles: Iterable[str] = ROLES,
     files: dict[str, Path] | None = None,
     report: Callable[[str], None] | None = None,
@@ -151,7 +151,7 @@ def sign(directory: Path, key: Path, say: Callable[[str], None]) -> dict[str, st
 def _make(
     directory: Path,
     matrix: Matrix,
-    targets: list[Target],
+    targets: list[BundleTarget],
     roles: list[str],
     files: dict[str, Path],
     report: Callable[[str], None] | None,
@@ -271,7 +271,7 @@ def _resolved(item: dict, role: str, suffix: str, target: str, folder: str = "pi
 
 
 def _target_fetches(
-    target: Target, needs: Needs, manual: list[Manual], say: Callable[[str], None]
+    target: BundleTarget, needs: Needs, manual: list[Manual], say: Callable[[str], None]
 ) -> list[Fetch]:
     """What the target's needs fetch: their files, their pip sets' wheels (a set pip cannot
     resolve goes to `manual` where it says how to supply it), their sdists with their build
@@ -302,7 +302,7 @@ def _target_fetches(
 
 
 def _torch_dependency_fetches(
-    directory: Path, manifest: dict, targets: list[Target], say: Callable[[str], None]
+    directory: Path, manifest: dict, targets: list[BundleTarget], say: Callable[[str], None]
 ) -> list[Fetch]:
     """The dependencies of the torch wheels in the bundle, for each target they serve."""
     fetches = []
@@ -404,7 +404,7 @@ def fetch_all(
 
 
 def _apt_fetches(
-    target: Target,
+    target: BundleTarget,
     wanted: dict[str, list[str]],
     manifest: dict[str, Any],
     roots: dict[tuple[str, str], apt_repository.AptRoot | str],
@@ -501,7 +501,7 @@ def _write_apt_repositories(
 
 
 def _wheels_or_sdists(
-    target: Target, pip_set: PipSet, shared: dict[str, str], needs: Needs
+    target: BundleTarget, pip_set: PipSet, shared: dict[str, str], needs: Needs
 ) -> list[dict[str, str]]:
     """A pip set's wheels for the target; a requirement of which no wheel fits the target
     (termcolor on JetPack 4's Python 3.6: 1.1.0 is an sdist) becomes an sdist of `needs`,
@@ -521,7 +521,9 @@ def _wheels_or_sdists(
     return []
 
 
-def _shared_versions(target: Target, needs: Needs, say: Callable[[str], None]) -> dict[str, str]:
+def _shared_versions(
+    target: BundleTarget, needs: Needs, say: Callable[[str], None]
+) -> dict[str, str]:
     """One version per project for a target where one fits every role's set and the sdists'
     build requirements (one numpy, not one per role): pip's resolution of them all at once,
     then used as constraints for each set. {} when they do not fit together."""

@@ -125,11 +125,11 @@ def verify(directory: Path, manifest: dict[str, Any] | None = None) -> list[dict
 def _repo_line(directory: Path, manifest: dict[str, Any], repo: str) -> str:
     """The `jetson-env bundle` line that writes an apt repository's Packages again: a target
     of that repository with the roles whose packages are there."""
-    from jetson_env.bundle.targets import Target
+    from jetson_env.bundle.targets import BundleTarget
 
     for key, apt in sorted(manifest["apt"].items()):
         if apt["repo"] == repo and key in manifest["targets"]:
-            args = Target.from_manifest(manifest["targets"][key]).bundle_args()
+            args = BundleTarget.from_manifest(manifest["targets"][key]).bundle_args()
             roles = ",".join(sorted(apt["roles"]))
             return installed.command(
                 f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
@@ -149,10 +149,12 @@ def readd_line(directory: Path, manifest: dict[str, Any], entry: dict[str, Any])
     copy: a bundle never replaces a file silently); a file that came from this machine
     (--file) comes back only with the same --file. Every value is quoted."""
     from jetson_env.bundle.needs import FILE_KINDS, file_kind
-    from jetson_env.bundle.targets import Target
+    from jetson_env.bundle.targets import BundleTarget
 
     keys = [t for t in entry["targets"] if t in manifest["targets"]]
-    args = Target.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
+    args = (
+        BundleTarget.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
+    )
     quoted = shell_word(str(directory))
     if entry["role"] == "controller":  # jetson-env's own wheels, for the Python they name
         abi = entry["targets"][0].rpartition("-cp")[2]
@@ -178,10 +180,12 @@ def manual_line(directory: Path, manifest: dict[str, Any], item: dict[str, Any])
     got; anything else is a download that failed here (a wheel of a role's pip set, a .deb),
     fetched again by the same line without --file once its source answers."""
     from jetson_env.bundle.needs import FILE_KINDS
-    from jetson_env.bundle.targets import Target
+    from jetson_env.bundle.targets import BundleTarget
 
     keys = [t for t in item["targets"] if t in manifest["targets"]]
-    args = Target.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
+    args = (
+        BundleTarget.from_manifest(manifest["targets"][keys[0]]).bundle_args() if keys else "--x86"
+    )
     line = installed.command(f"jetson-env bundle {shell_word(str(directory))} {args} --roles "
                              f"{shell_word(item['role'])} --no-controller")  # fmt: skip
     if item["kind"] in FILE_KINDS:

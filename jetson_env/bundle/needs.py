@@ -18,7 +18,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from jetson_env import collection, provisioning, tensorrt_tarballs
 from jetson_env import roles as role_defaults
 from jetson_env.bundle.errors import BundleError
-from jetson_env.bundle.targets import Target
+from jetson_env.bundle.targets import BundleTarget
 from jetson_env.matrix import CusparseLt, Matrix, TorchSource, UnknownRelease
 
 ROLES = collection.roles_a_bundle("files")  # the roles whose files a bundle carries
@@ -99,7 +99,7 @@ class Row:
     """A target's matrix row as its roles read it, and the --file KIND=PATH files given."""
 
     matrix: Matrix
-    target: Target
+    target: BundleTarget
     fields: dict  # numpy, pip_prerequisites, apt_prerequisites, onnx_export_packages
     torch: TorchSource
     torchvision: str
@@ -108,7 +108,7 @@ class Row:
 
 
 def needs_for(
-    matrix: Matrix, target: Target, roles: Iterable[str], files: dict[str, Path]
+    matrix: Matrix, target: BundleTarget, roles: Iterable[str], files: dict[str, Path]
 ) -> Needs:
     """What the playbook fetches for `target` with `roles` (the matrix row, the roles'
     defaults), and what a `--file KIND=PATH` supplies instead: each role's ROLE_NEEDS."""

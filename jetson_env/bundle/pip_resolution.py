@@ -23,7 +23,7 @@ from jetson_env import wheels
 from jetson_env.bundle import fit
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.fetching import CACHE, cache_path, check_url
-from jetson_env.bundle.targets import Target
+from jetson_env.bundle.targets import BundleTarget
 
 RESOLVE_TIMEOUT_S = 900
 # Rounds of resolving again without the release series that did not fit (fit.py).
@@ -48,7 +48,7 @@ class NoWheelFits(BundleError):
     """No release of `project` has a wheel the target installs (JetPack 4's Python 3.6 and
     termcolor: its last release for 3.6, 1.1.0, is an sdist): only its sdist can serve it."""
 
-    def __init__(self, project: str, target: Target):
+    def __init__(self, project: str, target: BundleTarget):
         super().__init__(
             f"no wheel of {project} installs on {target.key} (Python {target.python})",
             hint=f"pin a {project} that has a wheel for it in the role's variables",
@@ -61,7 +61,7 @@ def _pip_command() -> list[str]:
 
 
 def resolve(
-    target: Target,
+    target: BundleTarget,
     requirements: list[str],
     *,
     index: str | None = None,
@@ -150,7 +150,7 @@ def resolve(
     return found
 
 
-def _below(pip: list[str], args: list[str], name: str, version: str, target: Target) -> str:
+def _below(pip: list[str], args: list[str], name: str, version: str, target: BundleTarget) -> str:
     """The constraint that leaves out `version` of `name`, which does not fit the target:
     `<=` the newest release below it whose wheel fits, as `pip download` picks it (it checks
     Requires-Python against --python-version, where `install --dry-run --target` of pip 23.2
@@ -197,7 +197,7 @@ def _require_pip(pip: list[str]) -> None:
 
 def _pip_report(pip: list[str], args: list[str], requirements: list[str],
                 pins: dict[str, str] | None, excluded: dict[str, str],
-                target: Target) -> list[dict[str, Any]]:  # fmt: skip
+                target: BundleTarget) -> list[dict[str, Any]]:  # fmt: skip
     """pip's `install --report` items for one round: `pins` preferred, `excluded` versions
     left out ({name: "<=2.4.0"}: newer ones)."""
     with tempfile.TemporaryDirectory(prefix="jetson-env-resolve-") as tmp:

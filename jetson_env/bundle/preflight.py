@@ -13,7 +13,7 @@ from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import apt_files, artifact_problem, entry_roles
 from jetson_env.bundle.needs import FILE_KINDS, ROLES, archive_version
 from jetson_env.bundle.pip_resolution import project_of
-from jetson_env.bundle.targets import Target, target_from_facts
+from jetson_env.bundle.targets import BundleTarget, target_from_facts
 from jetson_env.bundle.untrusted import (
     MANIFEST,
     read_manifest,
@@ -205,7 +205,7 @@ def _skipped_roles(
 
 
 def _served(
-    directory: Path, manifest: dict[str, Any], key: str, target: Target, wanted: list[str]
+    directory: Path, manifest: dict[str, Any], key: str, target: BundleTarget, wanted: list[str]
 ) -> tuple[dict[str, Any], str, dict[str, list[str]], dict[str, list[str]], list[str]]:
     """What the bundle serves the host of `key` for the `wanted` roles: its apt entry, its
     flat apt repository ("" where none serves a wanted role on this distribution) with the
@@ -289,7 +289,7 @@ def _cannot_provision(
     )
 
 
-def _matching_target(manifest: dict[str, Any], target: Target) -> str | None:
+def _matching_target(manifest: dict[str, Any], target: BundleTarget) -> str | None:
     """The bundle's target for a host: same machine, row and Python, a glibc the host's
     accepts (jetson_env.wheels, the doctor's rule too)."""
     for key, entry in manifest["targets"].items():

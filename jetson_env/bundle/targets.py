@@ -20,7 +20,7 @@ CUDA = re.compile(r"\d{1,2}\.\d{1,2}")
 
 
 @dataclass(frozen=True)
-class Target:
+class BundleTarget:
     """One kind of host a bundle serves: its matrix row (an L4T release, or x86), machine,
     Python and glibc, and the CUDA toolkit it has where known (the pycuda role's cuda-python
     follows the host's CUDA major; "" = the row's: its release's CUDA, x86 its torch's)."""
@@ -56,7 +56,7 @@ class Target:
         return " ".join(shell_word(word) for word in words)
 
     @classmethod
-    def from_manifest(cls, entry: dict[str, Any]) -> Target:
+    def from_manifest(cls, entry: dict[str, Any]) -> BundleTarget:
         """A target of a manifest (its fields checked by jetson_env.bundle.untrusted)."""
         return cls(entry["machine"], entry["python"], entry["glibc"], entry["l4t"],
                    entry["distribution"], entry.get("cuda", ""))  # fmt: skip
@@ -86,7 +86,7 @@ def targets_from_args(
     glibc: str | None,
     distribution: str | None = None,
     cuda: str | None = None,
-) -> list[Target]:
+) -> list[BundleTarget]:
     """Targets from `--l4t R36.4.3 ... --x86 --python 3.12 --glibc 2.39`: a Jetson target
     takes its row's Python, and its Ubuntu's glibc and apt suite (the matrix's `ubuntu`),
     unless given; x86 the controller's."""
@@ -106,7 +106,7 @@ def targets_from_args(
         release = matrix.release(l4t)  # UnknownRelease lists the supported ones
         ubuntu = matrix.ubuntu[release.ubuntu]  # every row's Ubuntu has an entry (validated)
         targets.append(
-            Target(
+            BundleTarget(
                 "aarch64",
                 python or release.python,
                 glibc or ubuntu.glibc,
@@ -118,7 +118,7 @@ def targets_from_args(
     if x86:
         current = f"{sys.version_info.major}.{sys.version_info.minor}"
         targets.append(
-            Target(
+            BundleTarget(
                 "x86_64",
                 python or current,
                 glibc or controller_glibc(),
@@ -135,7 +135,7 @@ def targets_from_args(
 
 def target_from_facts(
     platform: dict[str, Any], python: dict[str, Any], cuda: dict[str, Any] | None = None
-) -> Target:
+) -> BundleTarget:
     """The target a host with these jetson_env facts is (the playbook's bundle preflight and
     `bundle -i` use the same rule); `cuda`, the host's CUDA toolkit facts where read."""
     major_minor = str(
@@ -146,7 +146,7 @@ def target_from_facts(
     l4t = normalize_l4t(str(platform.get("l4t") or "")) if platform.get("is_jetson") else ""
     distribution = apt_repository.distribution_of(platform.get("os") or {})
     found = ".".join(str((cuda or {}).get("version") or "").split(".")[:2])
-    return Target(str(platform.get("machine") or ""), major_minor, glibc, l4t, distribution,
+    return BundleTarget(str(platform.get("machine") or ""), major_minor, glibc, l4t, distribution,
                   found if CUDA.fullmatch(found) else "")  # fmt: skip
 
 

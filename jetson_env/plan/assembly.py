@@ -1,12 +1,12 @@
 """`jetson-env plan`: the plan's probes on each host, the judgement, and the commands.
 
-The facts come from read-only probes (platform, cuda, native, kernels, engines, apt_upgrade) in each
-host's own Python, run the way the doctor runs them: here, over SSH (--host) or through
-Ansible (-i, jetson_env.fleet.inventory). jetson_env.plan.judgement judges them; this module puts
-the hosts' plans together with the commands that rebuild them offline: `jetson-env bundle`
-before the upgrade, `jetson-env provision --bundle` and `jetson-env doctor` after it, each
-argument shell-quoted, so that they run as printed. Nothing here changes a host.
-"""
+The facts come from read-only probes (platform, cuda, compiled, kernels, engines,
+apt_upgrade) in each host's own Python, run the way the doctor runs them: here, over SSH
+(--host) or through Ansible (-i, jetson_env.fleet.inventory). jetson_env.plan.judgement
+judges them; this module puts the hosts' plans together with the commands that rebuild them
+offline: `jetson-env bundle` before the upgrade, `jetson-env provision --bundle` and
+`jetson-env doctor` after it, each argument shell-quoted, so that they run as printed.
+Nothing here changes a host."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wr
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
-PROBES = ("platform", "cuda", "native", "kernels", "engines", "apt_upgrade", "docker")
+PROBES = ("platform", "cuda", "compiled", "kernels", "engines", "apt_upgrade", "docker")
 REFUSED, UNREACHABLE = "refused", "unreachable"
 HOST_STATUSES = (UNREACHABLE, REFUSED, *judgement.VERDICTS)  # worst first
 
@@ -93,8 +93,9 @@ def _judged(
 ) -> dict[str, Any]:
     cuda = results["cuda"].data if results["cuda"].ok else {}
     platform = platforms.describe(results["platform"].data, cuda, matrix)
-    native = results["native"].data if results["native"].ok else {"error": results["native"].error}
-    python = (native.get("python") or {}) if "error" not in native else {}
+    compiled = results["compiled"]
+    compiled = compiled.data if compiled.ok else {"error": compiled.error}
+    python = (compiled.get("python") or {}) if "error" not in compiled else {}
     plan.update(
         platform_label=_label(platform),
         python={"version": _text(python.get("version") or platform["python"]["version"]),

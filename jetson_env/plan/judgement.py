@@ -1,7 +1,7 @@
 """`jetson-env plan --to RELEASE`: what a JetPack upgrade or an OTA does to a host's stack.
 
 Pure judgement: a host's facts (the platform as `info` describes it, and the plan's probes:
-native, kernels, engines, apt_upgrade) + its matrix row now + the target row -> one verdict
+compiled, kernels, engines, apt_upgrade) + its matrix row now + the target row -> one verdict
 per part, with the reason. Nothing here runs a probe or prints (jetson_env.plan.assembly does).
 
 Verdicts, worst first: blocked (the upgrade cannot go on as it is), rebuild (compiled here
@@ -131,14 +131,14 @@ def judge(
     target: Release,
     kind: str,
 ) -> list[Part]:
-    """Every part's verdict. facts: {"native": ..., "kernels": ..., "engines": ...,
+    """Every part's verdict. facts: {"compiled": ..., "kernels": ..., "engines": ...,
     "apt_upgrade": ...} (the
     probes' data, or {"error": why} for a probe that failed)."""
-    python_now = _minor(str((facts.get("native") or {}).get("python", {}).get("version")
+    python_now = _minor(str((facts.get("compiled") or {}).get("python", {}).get("version")
                             or platform["python"]["version"]))  # fmt: skip
     python_after = python_now if kind == APT else target.python
     change = Change(current, target, python_now, python_after, kind)
-    parts = [*_python_parts(matrix, facts.get("native") or {}, change),
+    parts = [*_python_parts(matrix, facts.get("compiled") or {}, change),
              *_kernel_parts(facts.get("kernels") or {}, platform, change),
              *_engine_parts(facts.get("engines") or {}, change),
              *_apt_parts(facts.get("apt_upgrade") or {}, change),
@@ -195,15 +195,15 @@ def _torch_source(release: Release) -> str:
     return f"the pip index {torch.index} ({cuda})"
 
 
-def _python_parts(matrix: Matrix, native: dict[str, Any], change: Change) -> list[Part]:
-    if "error" in native:
+def _python_parts(matrix: Matrix, compiled: dict[str, Any], change: Change) -> list[Part]:
+    if "error" in compiled:
         return [Part("python", "native parts", "?", "?", "unknown",
-                     f"the native-code parts were not read: {native['error']}")]  # fmt: skip
+                     f"the native-code parts were not read: {compiled['error']}")]  # fmt: skip
     parts = []
     target = change.target
     torch_after = target.torch.version
     vision_after = torchvision_tag_for(matrix, torch_after, target.torchvision)
-    for dist in native.get("distributions", []):
+    for dist in compiled.get("distributions", []):
         name = str(dist.get("name") or "?")
         key = name.lower().replace("_", "-")
         version = str(dist.get("version") or "?")
@@ -213,12 +213,12 @@ def _python_parts(matrix: Matrix, native: dict[str, Any], change: Change) -> lis
             parts.append(_torchvision(version, vision_after, change))
         else:
             parts.append(_compiled(name, version, dist, change))
-    for unread in native.get("unread") or []:  # a file list past the probe's bounds
+    for unread in compiled.get("unread") or []:  # a file list past the probe's bounds
         folder = str(unread.get("path") or "?").rstrip("/").rsplit("/", 1)[-1]
         parts.append(Part("python", folder, "?", "?", "unknown",
                           f"its file list was not read ({unread.get('error')}): what it "
                           "installs is not judged"))  # fmt: skip
-    pure = int(native.get("pure") or 0)
+    pure = int(compiled.get("pure") or 0)
     if pure:
         if change.python_changes:
             verdict, reason = (

@@ -1,4 +1,5 @@
-"""The native-code parts of the target Python: installed distributions with compiled files.
+"""The compiled (native-code) distributions of the target Python: those that install shared
+objects.
 
 Read-only and stdlib-only; runs in the TARGET interpreter (Python 3.6+). For every
 distribution on sys.path (its dist-info RECORD or egg-info installed-files.txt) that

@@ -216,7 +216,7 @@ def test_a_file_in_the_way_is_not_overwritten(tmp_path: Path):
     directory = tmp_path / "b"
     (directory / "pip").mkdir(parents=True)
     resolved = pip_resolution.resolve(
-        targets.Target("aarch64", "3.11", "2.36", "36.4.3"), ["termcolor"], no_deps=True
+        targets.BundleTarget("aarch64", "3.11", "2.36", "36.4.3"), ["termcolor"], no_deps=True
     )
     in_the_way = directory / "pip" / resolved[0]["filename"]
     in_the_way.write_bytes(b"not termcolor")
@@ -268,7 +268,7 @@ def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     them, where they go and the --file that adds them; a stand-in given with --file replaces
     the entry for that target."""
     matrix = matrix_mod.load()
-    target = targets.Target("aarch64", "3.11", "2.36", "36.4.3")
+    target = targets.BundleTarget("aarch64", "3.11", "2.36", "36.4.3")
     result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], workers=2)
     manual = {m["what"]: m for m in result.manifest["manual"]}
     assert set(manual) == {"torch wheel", "cuSPARSELt archive"}
@@ -324,7 +324,7 @@ def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
     """pycuda is built on the host: its sdist, its runtime requirements and its PEP 517
     build requirements, as wheels for the target, so pip builds it with --no-index."""
     matrix = matrix_mod.load()
-    target = targets.Target("x86_64", PY, targets.controller_glibc())
+    target = targets.BundleTarget("x86_64", PY, targets.controller_glibc())
     result = bundle.make(tmp_path / "b", matrix, [target], ["pycuda"])
     names = {pip_resolution.project_of(Path(p).name) for p in result.manifest["artifacts"]}
     assert {"pycuda", "pytools", "platformdirs", "mako", "setuptools", "numpy"} <= names
@@ -401,7 +401,7 @@ def test_a_file_two_roles_need_reaches_a_host_that_runs_either(tmp_path: Path):
     `provision --bundle --tags python_base,pycuda` after a bundle for python_base, torchvision
     and pycuda had setuptools, which torchvision's build needs too, only as torchvision's;
     pip's isolated build of pycuda found no setuptools.)"""
-    target = targets.Target("x86_64", PY, targets.controller_glibc())
+    target = targets.BundleTarget("x86_64", PY, targets.controller_glibc())
     result = bundle.make(tmp_path / "b", matrix_mod.load(), [target], ["python_base", "pycuda"])
     numpy = next(p for p in result.manifest["artifacts"] if p.startswith("pip/numpy-"))
     assert set(entry_roles(result.manifest["artifacts"][numpy])) == {"python_base", "pycuda"}
@@ -518,7 +518,7 @@ def test_x86_tensorrt_is_the_matrix_pin_from_pip_or_named_as_supply_by_hand(tmp_
     only as an sdist and none of its -libs wheels: pip resolves wheels only, so the manifest
     names the wheels as supplied by hand and where they come from; the bundle is still made."""
     matrix = matrix_mod.load()
-    target = targets.Target("x86_64", "3.12", "2.39")
+    target = targets.BundleTarget("x86_64", "3.12", "2.39")
     sets = needs_for(matrix, target, ["tensorrt"], {}).pip
     (pip_set,) = [p for p in sets if p.unresolved is not None]
     assert pip_set.requirements == ["tensorrt-cu13==10.16.1.11"]

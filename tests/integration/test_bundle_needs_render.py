@@ -127,7 +127,7 @@ PLAYBOOK = [
 ]
 
 
-def targets() -> dict[str, bundle_targets.Target]:
+def targets() -> dict[str, bundle_targets.BundleTarget]:
     m = matrix.load()
     rows = bundle_targets.targets_from_args(m, [f"R{key}" for key in m.releases], False, None, None)
     x86 = [target  # Ubuntu 22.04's, 24.04's and 26.04's Python (3.14: TensorRT 11.1's pin)

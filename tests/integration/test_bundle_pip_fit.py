@@ -17,10 +17,10 @@ from packaging.specifiers import SpecifierSet
 
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.pip_resolution import resolve
-from jetson_env.bundle.targets import Target
+from jetson_env.bundle.targets import BundleTarget
 
-JETPACK5 = Target("aarch64", "3.8", "2.31", "35.6.0")
-CONTROLLER_312 = Target("x86_64", "3.12", "2.36")
+JETPACK5 = BundleTarget("aarch64", "3.8", "2.31", "35.6.0")
+CONTROLLER_312 = BundleTarget("x86_64", "3.12", "2.36")
 
 
 def pip_venv(where: Path, pip: str) -> list[str]:

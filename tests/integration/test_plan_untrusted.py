@@ -103,7 +103,7 @@ def facts(**overrides) -> dict[str, ProbeResult]:
                 "board": None, "model": "Orin", "soc": "tegra234", "os": {},
                 "python": {"version": "3.10.12", "executable": "/usr/bin/python3"}}  # fmt: skip
     data = {"platform": platform, "cuda": {"version": "12.6.68"},
-            "native": {"python": {"version": "3.10.12"}, "distributions": [], "pure": 1},
+            "compiled": {"python": {"version": "3.10.12"}, "distributions": [], "pure": 1},
             "engines": {"engines": []}, "apt_upgrade": {"simulation": {"skipped": "no"}},
             **overrides}  # fmt: skip
     return {name: ProbeResult(name, value, None, 0.1) for name, value in data.items()}
@@ -112,14 +112,14 @@ def facts(**overrides) -> dict[str, ProbeResult]:
 # Facts of another shape, and the host's status: unreachable (no plan from them), or a plan
 # where they are only shown (as text).
 ODD = {
-    "native-list": ({"native": {"python": [], "distributions": "torch", "pure": "x"}},
+    "compiled-list": ({"compiled": {"python": [], "distributions": "torch", "pure": "x"}},
                     "unreachable"),
-    "distributions": ({"native": {"distributions": [["torch"]], "pure": 0}}, "unreachable"),
-    "python": ({"native": {"python": {"version": ["3.10"], "executable": 7, "venv": 1}}},
+    "distributions": ({"compiled": {"distributions": [["torch"]], "pure": 0}}, "unreachable"),
+    "python": ({"compiled": {"python": {"version": ["3.10"], "executable": 7, "venv": 1}}},
                "unreachable"),
-    "nan": ({"native": {"distributions": [], "pure": float("nan")}}, "unreachable"),
-    "infinite": ({"native": {"distributions": [], "pure": float("inf")}}, "unreachable"),
-    "unread": ({"native": {"distributions": [], "pure": 1, "unread": ["/a.dist-info"]}},
+    "nan": ({"compiled": {"distributions": [], "pure": float("nan")}}, "unreachable"),
+    "infinite": ({"compiled": {"distributions": [], "pure": float("inf")}}, "unreachable"),
+    "unread": ({"compiled": {"distributions": [], "pure": 1, "unread": ["/a.dist-info"]}},
                "unreachable"),
     "engines": ({"engines": {"engines": [{"path": "/a", "tensorrt": {"x": 1}}]}}, "unknown"),
     "apt": ({"apt_upgrade": {"holds": [[1]], "simulation": {"ok": True, "kept_back": [[1]]}}},

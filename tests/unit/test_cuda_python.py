@@ -115,7 +115,7 @@ def test_the_matrix_rule_for_cuda_python(python, cuda, wanted):
 )  # fmt: skip
 def test_a_bundle_carries_the_cuda_python_the_pycuda_role_installs(l4t, python, wanted):
     machine = "aarch64" if l4t else "x86_64"
-    target = targets.Target(machine, python, "2.35", l4t)
+    target = targets.BundleTarget(machine, python, "2.35", l4t)
     pip = needs.needs_for(MATRIX, target, ["pycuda"], {}).pip
     assert [r for s in pip if s.role == "pycuda" for r in s.requirements] == wanted
 

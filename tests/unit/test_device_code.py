@@ -317,9 +317,9 @@ TORCH_RECORD_BYTES = 1_468_285  # torch 2.13.0+cpu's installed RECORD: 14,623 fi
 
 @pytest.mark.parametrize("python", [sys.executable, str(PYTHON36)], ids=["this", "py3.6"])
 def test_a_record_the_size_of_torchs_is_read(objects, tmp_path, python):
-    """A distribution whose RECORD is as long as torch's (past 1 MiB, the native probe's
+    """A distribution whose RECORD is as long as torch's (past 1 MiB, the compiled probe's
     former bound): both probes read its shared object (libneeds_missing.so: sm_87, and a
-    library that is nowhere), as `plan` (native) and the kernels check need it; one of 4 GiB
+    library that is nowhere), as `plan` (compiled) and the kernels check need it; one of 4 GiB
     (sparse) is named as not read by both."""
     if python == str(PYTHON36):
         required("3.6.15")
@@ -339,14 +339,14 @@ def test_a_record_the_size_of_torchs_is_read(objects, tmp_path, python):
     with open(past / "RECORD", "wb") as handle:
         handle.truncate(4 << 30)
     target = LocalTarget(python, env={**os.environ, "PYTHONPATH": str(site)})
-    results = run_probes(target, ["native", "kernels"], {"native": 60, "kernels": 60})
-    assert results["native"].ok and results["kernels"].ok, results
-    native = {d["name"]: d for d in results["native"].data["distributions"]}
+    results = run_probes(target, ["compiled", "kernels"], {"compiled": 60, "kernels": 60})
+    assert results["compiled"].ok and results["kernels"].ok, results
+    native = {d["name"]: d for d in results["compiled"].data["distributions"]}
     assert native["bigrecord"]["needs"] == sorted(native["bigrecord"]["needs"])
     assert "libjetsonenv_gone.so" in native["bigrecord"]["needs"]
-    assert not [p for p in results["native"].data["problems"] if "bigrecord" in p]
+    assert not [p for p in results["compiled"].data["problems"] if "bigrecord" in p]
     too_large = f"[Errno 27] larger than {LISTING_LIMIT} bytes (not read)"
-    assert results["native"].data["unread"] == [{"path": str(past), "error": too_large}]
+    assert results["compiled"].data["unread"] == [{"path": str(past), "error": too_large}]
     assert results["kernels"].data["unread"] == [f"{past}: {too_large}"]
     (entry,) = by_package(results["kernels"].data)["bigrecord"]["files"]
     assert entry["sass"] == ["sm_87"]

@@ -9,7 +9,7 @@ from support.local_play import COLLECTION, run_on_localhost
 from jetson_env import matrix
 from jetson_env.bundle import BundleError
 from jetson_env.bundle.needs import needs_for
-from jetson_env.bundle.targets import Target
+from jetson_env.bundle.targets import BundleTarget
 from jetson_env.pairing import requires_admit
 from jetson_env.provisioning import torchvision_kept, torchvision_tag_for
 
@@ -202,7 +202,7 @@ def test_a_requires_dist_admits_a_torch_release(requirement, torch, admits):
 )
 def test_the_bundle_brings_the_torchvision_of_the_torch_it_brings(tmp_path, torch_file, archive):
     files = {"torch": tmp_path / torch_file} if torch_file else {}
-    target = Target("x86_64", "3.12", "2.39")
+    target = BundleTarget("x86_64", "3.12", "2.39")
     needs = needs_for(M, target, ["torch", "torchvision"], files)
     assert [u.filename for u in needs.urls if u.role == "torchvision"] == [archive]
 
@@ -210,4 +210,4 @@ def test_the_bundle_brings_the_torchvision_of_the_torch_it_brings(tmp_path, torc
 def test_a_bundle_torch_without_a_pair_is_refused(tmp_path):
     files = {"torch": tmp_path / "torch-2.16.0-cp312-cp312-manylinux_2_28_x86_64.whl"}
     with pytest.raises(BundleError, match=r"torch 2\.16\.0 has no torchvision pair"):
-        needs_for(M, Target("x86_64", "3.12", "2.39"), ["torchvision"], files)
+        needs_for(M, BundleTarget("x86_64", "3.12", "2.39"), ["torchvision"], files)

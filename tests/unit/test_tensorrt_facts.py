@@ -163,7 +163,7 @@ def test_the_matrix_states_tensorrt_and_converters_per_row_and_per_x86_python():
     [("3.12", "tensorrt-cu13==10.16.1.11"), ("3.14", "tensorrt-cu13==11.1.0.106")],
 )
 def test_an_x86_bundle_carries_the_tensorrt_its_python_installs(python, requirement):
-    target = targets.Target("x86_64", python, "2.39")
+    target = targets.BundleTarget("x86_64", python, "2.39")
     sets = needs.needs_for(MATRIX, target, ["tensorrt"], {}).pip
     (pip_set,) = [pip_set for pip_set in sets if pip_set.unresolved is not None]
     assert pip_set.requirements == [requirement]

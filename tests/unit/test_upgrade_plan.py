@@ -30,7 +30,7 @@ def dist(name, version, abis=("cpython-310-aarch64-linux-gnu",), needs=()):
 
 
 # What an Orin on R36.4.3 provisioned by the roles has (needs as `readelf -d` lists them).
-NATIVE = {
+COMPILED = {
     "python": {"version": "3.10.12", "soabi": "cpython-310-aarch64-linux-gnu",
                "executable": "/usr/bin/python3", "prefix": "/usr", "venv": False},
     "distributions": [
@@ -58,10 +58,10 @@ NO_CHANGE = {"configured": [{"suite": "r36.4"}], "holds": [], "holds_error": Non
              "simulation": {"ok": True, "error": None, "changes": [], "kept_back": []}}  # fmt: skip
 
 
-def verdicts(to, native=NATIVE, engines=ENGINES, apt=NO_CHANGE, platform=ORIN):
+def verdicts(to, compiled=COMPILED, engines=ENGINES, apt=NO_CHANGE, platform=ORIN):
     target = judgement.target_release(MATRIX, to)
     current, kind = judgement.move(MATRIX, platform, target)
-    facts = {"native": native, "engines": engines, "apt_upgrade": apt}
+    facts = {"compiled": compiled, "engines": engines, "apt_upgrade": apt}
     parts = judgement.judge(MATRIX, platform, facts, current, target, kind)
     return kind, {p.name: (p.verdict, p.reason) for p in parts}
 
@@ -81,19 +81,19 @@ def test_within_the_line_almost_everything_survives():
 
 
 def test_a_distribution_whose_file_list_was_not_read_is_unknown_not_left_out():
-    """The native probe's `unread` (a RECORD past the probes' bounds): an unknown part that
+    """The compiled probe's `unread` (a RECORD past the probes' bounds): an unknown part that
     says why, not a distribution the plan is silent about."""
     why = "[Errno 27] larger than 16777216 bytes (not read)"
     unread = [{"path": "/usr/local/lib/python3.10/dist-packages/torch-2.5.0.dist-info",
                "error": why}]  # fmt: skip
-    _kind, found = verdicts("R39.2.2", native={**NATIVE, "unread": unread})
+    _kind, found = verdicts("R39.2.2", compiled={**COMPILED, "unread": unread})
     assert found["torch-2.5.0.dist-info"] == (
         "unknown",
         f"its file list was not read ({why}): what it installs is not judged",
     )
 
 
-def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged():
+def test_to_jetpack_7_the_native_parts_rebuild_and_the_engines_are_flagged():
     kind, found = verdicts("R39.2.2")
     assert kind == judgement.REFLASH
     assert {name: verdict for name, (verdict, _) in found.items()} == {
@@ -118,10 +118,11 @@ def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged():
 
 def test_an_engine_built_for_the_target_survives_and_a_cuda_13_part_is_kept():
     engines = {**ENGINES, "engines": [{**ENGINES["engines"][1], "tensorrt": "10.16.2"}]}
-    native = {**NATIVE, "python": {**NATIVE["python"], "version": "3.12.3"}, "distributions": [
+    python = {**COMPILED["python"], "version": "3.12.3"}
+    compiled = {**COMPILED, "python": python, "distributions": [
         dist("cupy-cuda13x", "13.6.0", abis=["cpython-312-aarch64-linux-gnu"],
              needs=["libcudart.so.13"])]}  # fmt: skip
-    _, found = verdicts("R39.2.2", native=native, engines=engines)
+    _, found = verdicts("R39.2.2", compiled=compiled, engines=engines)
     assert found["/srv/models/resnet.plan"][0] == "survives"
     # a 3.12 build stays 3.12, but CUDA 12 -> 13 still links libcudart.so.13: only the row's
     # CUDA major changes, which is what the verdict reads
@@ -264,8 +265,8 @@ def test_a_reflash_bundles_the_rows_python_and_a_venv_is_named_to_provision():
     ]
 
 
-def results(platform, native=NATIVE, engines=ENGINES, apt=NO_CHANGE):
-    data = {"platform": platform, "cuda": {"version": "12.6.68"}, "native": native,
+def results(platform, compiled=COMPILED, engines=ENGINES, apt=NO_CHANGE):
+    data = {"platform": platform, "cuda": {"version": "12.6.68"}, "compiled": compiled,
             "engines": engines, "apt_upgrade": apt}  # fmt: skip
     return {name: ProbeResult(name, value, None, 0.1) for name, value in data.items()}
 
