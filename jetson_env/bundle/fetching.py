@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import shutil
 import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from jetson_env import controller_files
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import disk_error
-from jetson_env.bundle.untrusted import NewFile, open_inside, plain_path
+from jetson_env.bundle.untrusted import NewFile, open_inside, plain_path, remove_inside
 
 FETCH_WORKERS = 4
 SOCKET_TIMEOUT_S = 60
@@ -181,3 +182,47 @@ class FetchFailed(Exception):
         super().__init__(f"{fetch.url}: {reason}")
         self.fetch = fetch
         self.reason = reason
+
+
+def fetch_all(
+    todo: list[Fetch], directory: Path, progress: Progress, workers: int
+) -> Iterator[tuple[Fetch, tuple[str, int] | BaseException]]:
+    """Each fetch with its (sha256, size) or its error, as they complete, from `workers`
+    threads. Ctrl-C or SIGTERM in the caller stops every download within a block, removes
+    the partial files and lets the signal's exception go on: the threads are daemons, so
+    nothing waits for a download in flight."""
+    pending: queue.Queue[Fetch] = queue.Queue()
+    for fetch in todo:
+        pending.put(fetch)
+    done: queue.Queue[tuple[Fetch, tuple[str, int] | BaseException]] = queue.Queue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                fetch = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((fetch, fetch_file(fetch, directory, progress, stop)))
+            except Interrupted:
+                return
+            except (FetchFailed, BundleError) as exc:
+                done.put((fetch, exc))
+
+    for _ in range(max(1, min(workers, len(todo)))):
+        threading.Thread(target=work, name="jetson-env-fetch", daemon=True).start()
+    try:
+        for _ in todo:
+            while True:
+                try:
+                    item = done.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    continue
+            yield item
+    except BaseException:
+        stop.set()
+        for fetch in todo:
+            remove_inside(directory, partial_path(fetch))
+        raise

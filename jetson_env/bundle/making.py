@@ -12,10 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import hashlib
 import os
-import queue
-import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
@@ -27,16 +24,14 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from jetson_env import apt_repository
-from jetson_env.bundle import controller, judging, signing
+from jetson_env.bundle import apt_files, controller, judging, signing
 from jetson_env.bundle.fetching import (
     CACHE,
     FETCH_WORKERS,
     Fetch,
     FetchFailed,
-    Interrupted,
     Progress,
-    fetch_file,
-    partial_path,
+    fetch_all,
 )
 from jetson_env.bundle.manifest import (
     MANIFEST,
@@ -51,10 +46,7 @@ from jetson_env.bundle.needs import FILE_KINDS, ROLES, Manual, Needs, PipSet, fi
 from jetson_env.bundle.pip_resolution import NoWheelFits, project_of, resolve, resolve_sdist
 from jetson_env.bundle.targets import BundleTarget
 from jetson_env.bundle.untrusted import (
-    PACKAGES_MAX_BYTES,
-    NewFile,
     folder_fd,
-    read_checked,
     remove_inside,
     sha256_inside,
 )
@@ -159,71 +151,20 @@ def _make(
     controller_python: str | None,
     judge: tuple[dict[str, set[str]], bool],
 ) -> Result:
+    """What the targets need, fetched (torch's dependencies after the torch wheels), judged
+    for the targets' GPUs, then the manifest and the apt repositories written."""
     say = report or (lambda _msg: None)
     manifest = load_manifest(directory)
     manifest.pop("signature", None)  # what it signed changes: signed again with --sign
-
-    fetches: list[Fetch] = []
-    made_for: dict[str, dict[str, Any]] = {}  # the targets' entries, once their files are in
-    manual: list[Manual] = []
-    apt_roots: dict[tuple[str, str], apt_repository.AptRoot | str] = {}
-    stanzas: dict[str, str] = {}  # .deb path in the bundle -> its Packages entry
-    for target in targets:
-        needs = needs_for(matrix, target, roles, files)
-        manual += needs.manual
-        fetches += _target_fetches(target, needs, manual, say)
-        made_for[target.key] = {
-            **target.as_dict(),
-            "roles": sorted(
-                set(manifest["targets"].get(target.key, {}).get("roles", [])) | set(roles)
-            ),
-        }
-        if needs.apt:
-            fetches += _apt_fetches(target, needs.apt, manifest, apt_roots, stanzas, say)
-
+    wanted = _wanted(matrix, targets, roles, files, manifest, say)
     if controller_python:
-        say(f"the controller (Python {controller_python}): jetson-env[provision]'s wheels")
-        served = [entry.get("python", "") for entry in
-                  (*manifest["targets"].values(), *made_for.values())]  # fmt: skip
-        controller_key = controller.target(controller_python).key
-        fetches += [_resolved(item, controller.ROLE, " (the controller's)", controller_key,
-                              controller.FOLDER)
-                    for item in controller.requirements(controller_python, served)]  # fmt: skip
-    added: list[str] = []
-    failed: list[FetchFailed] = []
-    refused: list[BundleError] = []
-
-    def run(batch: list[Fetch]) -> None:
-        todo = _plan_fetches(directory, manifest, batch)
-        progress = Progress(report)
-        progress.add_files(len(todo))
-        for fetch, outcome in fetch_all(todo, directory, progress, workers):
-            if isinstance(outcome, FetchFailed):
-                failed.append(outcome)
-            elif isinstance(outcome, BaseException):  # a sha256 mismatch, a full disk
-                refused.append(outcome)
-            else:
-                _record(manifest, fetch, *outcome)
-                added.append(fetch.dest)
-                write_manifest(directory, manifest)  # an interrupted run stays consistent
-        if refused:  # keep what was fetched consistent with the manifest, then stop
-            write_manifest(directory, manifest)
-            raise refused[0]
-        for fetch in batch:  # already there, or fetched once for several: they use it too
-            entry = manifest["artifacts"].get(fetch.dest)
-            if entry is None:
-                continue
-            if fetch.target not in entry["targets"]:
-                entry["targets"].append(fetch.target)
-            roles = entry.setdefault("roles", [entry["role"]])
-            if fetch.role not in roles:
-                roles.append(fetch.role)
-
-    run(fetches)
+        wanted.fetches += _controller_fetches(manifest, wanted.made_for, controller_python, say)
+    fetcher = _Fetcher(directory, manifest, report, workers)
+    fetcher.run(wanted.fetches)
     # torch's dependencies, for the torch wheels now in the bundle (a URL wheel's are only
     # known from its metadata).
     dep_fetches = _torch_dependency_fetches(directory, manifest, targets, say)
-    run(dep_fetches)
+    fetcher.run(dep_fetches)
     required = {(fetch.dest, fetch.target) for fetch in dep_fetches}
     kernels = judging.judge_bundle(directory, manifest, matrix, targets, *judge, required, say)
     refused = judging.refusal(kernels)
@@ -233,35 +174,133 @@ def _make(
             del manifest["artifacts"][path]
         write_manifest(directory, manifest)
         raise refused
-
-    for failure in failed:
-        fetch = failure.fetch
-        kind = file_kind({"what": fetch.what, "role": fetch.role})
-        manual.append(
-            Manual(
-                fetch.role,
-                fetch.what,
-                fetch.dest,
-                f"{fetch.url} ({failure.reason})",
-                kind,
-                fetch.sha256,
-                fetch.target,
-            )
-        )
-    manifest["targets"].update(made_for)
-    for apt in manifest["apt"].values():  # a line to run: from checked names, never the file's
-        apt["download"] = (
-            apt_repository.download_line(apt["not_bundled"]) if apt["not_bundled"] else ""
-        )
-    manifest["manual"] = _merge_manual(manifest, manual)
-    _write_apt_repositories(directory, manifest, stanzas)
-    write_manifest(directory, manifest)
+    wanted.manual += [_manual_for(failure) for failure in fetcher.failed]
+    _finish_manifest(directory, manifest, wanted)
     sizes = {
         t.key: sum(e["size"] for e in manifest["artifacts"].values() if t.key in e["targets"])
         for t in targets
     }
     total = sum(e["size"] for e in manifest["artifacts"].values())
-    return Result(directory, manifest, sorted(added), sizes, total, 0.0, kernels)
+    return Result(directory, manifest, sorted(fetcher.added), sizes, total, 0.0, kernels)
+
+
+@dataclass
+class _Wanted:
+    """What a run adds: the files to fetch, the targets' manifest entries (written once their
+    files are in), what must be supplied by hand, and the apt packages' index entries."""
+
+    fetches: list[Fetch] = dataclasses.field(default_factory=list)
+    made_for: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    manual: list[Manual] = dataclasses.field(default_factory=list)
+    stanzas: dict[str, str] = dataclasses.field(default_factory=dict)  # .deb path -> entry
+
+
+def _wanted(
+    matrix: Matrix,
+    targets: list[BundleTarget],
+    roles: list[str],
+    files: dict[str, Path],
+    manifest: dict,
+    say: Callable[[str], None],
+) -> _Wanted:
+    """Each target's needs for `roles` (jetson_env.bundle.needs), resolved into fetches."""
+    wanted = _Wanted()
+    apt_roots: dict[tuple[str, str], apt_repository.AptRoot | str] = {}
+    for target in targets:
+        needs = needs_for(matrix, target, roles, files)
+        wanted.manual += needs.manual
+        wanted.fetches += _target_fetches(target, needs, wanted.manual, say)
+        served_before = manifest["targets"].get(target.key, {}).get("roles", [])
+        wanted.made_for[target.key] = {
+            **target.as_dict(),
+            "roles": sorted(set(served_before) | set(roles)),
+        }
+        if needs.apt:
+            wanted.fetches += apt_files.apt_fetches(
+                target, needs.apt, manifest, apt_roots, wanted.stanzas, say
+            )
+    return wanted
+
+
+def _controller_fetches(
+    manifest: dict,
+    made_for: dict[str, dict[str, Any]],
+    controller_python: str,
+    say: Callable[[str], None],
+) -> list[Fetch]:
+    """The wheels that install jetson-env[provision] on the controller's Python, with the
+    ansible-core every target the bundle serves can be driven by."""
+    say(f"the controller (Python {controller_python}): jetson-env[provision]'s wheels")
+    served = [entry.get("python", "") for entry in
+              (*manifest["targets"].values(), *made_for.values())]  # fmt: skip
+    controller_key = controller.target(controller_python).key
+    return [_resolved(item, controller.ROLE, " (the controller's)", controller_key,
+                      controller.FOLDER)
+            for item in controller.requirements(controller_python, served)]  # fmt: skip
+
+
+class _Fetcher:
+    """Fetches batches into the bundle, each file recorded in the manifest as it lands (an
+    interrupted run stays consistent). A file refused (a sha256 mismatch, a full disk) stops
+    the run; one that could not be downloaded is kept in `failed` (supplied by hand)."""
+
+    def __init__(
+        self, directory: Path, manifest: dict, report: Callable[[str], None] | None, workers: int
+    ):
+        self.directory = directory
+        self.manifest = manifest
+        self.report = report
+        self.workers = workers
+        self.added: list[str] = []
+        self.failed: list[FetchFailed] = []
+
+    def run(self, batch: list[Fetch]) -> None:
+        todo = _plan_fetches(self.directory, self.manifest, batch)
+        progress = Progress(self.report)
+        progress.add_files(len(todo))
+        refused: list[BaseException] = []
+        for fetch, outcome in fetch_all(todo, self.directory, progress, self.workers):
+            if isinstance(outcome, FetchFailed):
+                self.failed.append(outcome)
+            elif isinstance(outcome, BaseException):  # a sha256 mismatch, a full disk
+                refused.append(outcome)
+            else:
+                _record(self.manifest, fetch, *outcome)
+                self.added.append(fetch.dest)
+                write_manifest(self.directory, self.manifest)
+        if refused:  # keep what was fetched consistent with the manifest, then stop
+            write_manifest(self.directory, self.manifest)
+            raise refused[0]
+        for fetch in batch:  # already there, or fetched once for several: they use it too
+            entry = self.manifest["artifacts"].get(fetch.dest)
+            if entry is None:
+                continue
+            if fetch.target not in entry["targets"]:
+                entry["targets"].append(fetch.target)
+            roles = entry.setdefault("roles", [entry["role"]])
+            if fetch.role not in roles:
+                roles.append(fetch.role)
+
+
+def _manual_for(failure: FetchFailed) -> Manual:
+    """A file that could not be downloaded, as one to supply by hand (with why)."""
+    fetch = failure.fetch
+    kind = file_kind({"what": fetch.what, "role": fetch.role})
+    return Manual(fetch.role, fetch.what, fetch.dest, f"{fetch.url} ({failure.reason})", kind,
+                  fetch.sha256, fetch.target)  # fmt: skip
+
+
+def _finish_manifest(directory: Path, manifest: dict, wanted: _Wanted) -> None:
+    """The targets' entries, the apt download lines and what to supply by hand in the
+    manifest; the flat apt repositories written beside it."""
+    manifest["targets"].update(wanted.made_for)
+    for apt in manifest["apt"].values():  # a line to run: from checked names, never the file's
+        apt["download"] = (
+            apt_repository.download_line(apt["not_bundled"]) if apt["not_bundled"] else ""
+        )
+    manifest["manual"] = _merge_manual(manifest, wanted.manual)
+    apt_files.write_apt_repositories(directory, manifest, wanted.stanzas)
+    write_manifest(directory, manifest)
 
 
 def _resolved(item: dict, role: str, suffix: str, target: str, folder: str = "pip") -> Fetch:
@@ -357,147 +396,6 @@ def folder_lock(directory: Path, say: Callable[[str], None]) -> Iterator[None]:
         yield
     finally:
         os.close(handle)
-
-
-def fetch_all(
-    todo: list[Fetch], directory: Path, progress: Progress, workers: int
-) -> Iterator[tuple[Fetch, tuple[str, int] | BaseException]]:
-    """Each fetch with its (sha256, size) or its error, as they complete, from `workers`
-    threads. Ctrl-C or SIGTERM in the caller stops every download within a block, removes
-    the partial files and lets the signal's exception go on: the threads are daemons, so
-    nothing waits for a download in flight."""
-    pending: queue.Queue[Fetch] = queue.Queue()
-    for fetch in todo:
-        pending.put(fetch)
-    done: queue.Queue[tuple[Fetch, tuple[str, int] | BaseException]] = queue.Queue()
-    stop = threading.Event()
-
-    def work() -> None:
-        while not stop.is_set():
-            try:
-                fetch = pending.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                done.put((fetch, fetch_file(fetch, directory, progress, stop)))
-            except Interrupted:
-                return
-            except (FetchFailed, BundleError) as exc:
-                done.put((fetch, exc))
-
-    for _ in range(max(1, min(workers, len(todo)))):
-        threading.Thread(target=work, name="jetson-env-fetch", daemon=True).start()
-    try:
-        for _ in todo:
-            while True:
-                try:
-                    item = done.get(timeout=0.2)
-                    break
-                except queue.Empty:
-                    continue
-            yield item
-    except BaseException:
-        stop.set()
-        for fetch in todo:
-            remove_inside(directory, partial_path(fetch))
-        raise
-
-
-def _apt_fetches(
-    target: BundleTarget,
-    wanted: dict[str, list[str]],
-    manifest: dict[str, Any],
-    roots: dict[tuple[str, str], apt_repository.AptRoot | str],
-    stanzas: dict[str, str],
-    say: Callable[[str], None],
-) -> list[Fetch]:
-    """The .debs `wanted` (role -> packages) takes on the target, dependencies included,
-    for its flat apt repository; records the target's apt entry in the manifest (what is
-    bundled, what is not and the line that downloads that)."""
-    entry = manifest["apt"].get(target.key, {})
-    by_role = {role: list(p) for role, p in entry.get("roles", {}).items()}
-    for role, packages in wanted.items():
-        by_role[role] = list(dict.fromkeys(by_role.get(role, []) + packages))
-    not_bundled = set(entry.get("not_bundled", []))
-    why_not: dict[str, str] = dict(entry.get("why_not", {}))
-    fetches: list[Fetch] = []
-    repo = None
-    place = (target.distribution, target.machine)
-    if place not in roots:
-        say(f"{target.key}: apt package lists of {target.distribution or 'its distribution'}")
-        try:
-            roots[place] = apt_repository.open_root(CACHE, target.distribution, target.machine)
-        except apt_repository.AptUnavailable as exc:
-            roots[place] = str(exc)
-    root = roots[place]
-    for role, packages in wanted.items():
-        if isinstance(root, str):
-            not_bundled |= set(packages)
-            why_not[role] = root
-            continue
-        say(f"{target.key}: resolving apt {' '.join(packages)} ({role})")
-        try:
-            debs = root.closure(packages)
-        except apt_repository.AptUnavailable as exc:
-            not_bundled |= set(packages)
-            why_not[role] = str(exc)
-            continue
-        not_bundled -= set(packages)
-        why_not.pop(role, None)
-        repo = f"apt/{root.key}"
-        for deb in debs:
-            dest = f"{repo}/{deb.filename}"
-            stanzas[dest] = deb.stanza
-            fetches.append(
-                Fetch(
-                    deb.url, dest, deb.sha256, role, f"{deb.name} {deb.version} (apt)", target.key
-                )
-            )
-    missing = sorted(not_bundled)
-    manifest["apt"][target.key] = {
-        "distribution": target.distribution,
-        "roles": by_role,
-        "packages": sorted({p for packages in by_role.values() for p in packages}),
-        "repo": repo or entry.get("repo"),
-        "not_bundled": missing,
-        "why_not": why_not,
-        "download": apt_repository.download_line(missing) if missing else "",
-    }
-    return fetches
-
-
-def _write_apt_repositories(
-    directory: Path, manifest: dict[str, Any], stanzas: dict[str, str]
-) -> None:
-    """Packages and Release of every apt repository this run added to, written as every
-    file of the bundle is (untrusted.NewFile); the manifest keeps the Packages file's sha256
-    for --verify and the preflight. The entries of a Packages already there are kept when it
-    is the one the manifest records."""
-    repos = manifest.setdefault("apt_repos", {})
-    for repo in sorted({str(Path(path).parent) for path in stanzas}):
-        mine = {
-            Path(path).name: text
-            for path, text in stanzas.items()
-            if str(Path(path).parent) == repo and path in manifest["artifacts"]
-        }
-        recorded = repos.get(repo, {}).get("packages_sha256")
-        previous = (
-            read_checked(directory, f"{repo}/Packages", recorded, PACKAGES_MAX_BYTES).decode()
-            if recorded
-            else ""
-        )
-        present = {path.rpartition("/")[2] for path in manifest["artifacts"]
-                   if path.startswith(repo + "/")}  # fmt: skip
-        packages = apt_repository.repository_index(previous, mine, present)
-        try:
-            for name, data in (("Packages", packages),
-                               ("Release", apt_repository.release_of(packages))):  # fmt: skip
-                with NewFile(directory, f"{repo}/{name}", f".{name}.part") as new:
-                    new.write(data)
-                    new.commit()
-        except OSError as exc:
-            raise disk_error(directory, exc) from None
-        repos[repo] = {"packages_sha256": hashlib.sha256(packages).hexdigest()}
 
 
 def _wheels_or_sdists(
