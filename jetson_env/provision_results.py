@@ -22,7 +22,7 @@ from jetson_env.exit_codes import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
-from jetson_env.fixing import RESULTS_CALLBACK, callbacks_enabled
+from jetson_env.playbook_runs import RESULTS_CALLBACK, callbacks_enabled
 
 # ansible-playbook's own exit codes (ansible.cli's): 1 an error, 2 a host failed (or its
 # option parser's usage error), 4 a host unreachable or a parser error, 5 bad options, 99

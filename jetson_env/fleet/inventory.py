@@ -36,6 +36,7 @@ from jetson_env import (
     host_keys,
     installed,
     lifeline,
+    playbook_runs,
     target_python,
 )
 from jetson_env import doctor as doctor_mod
@@ -495,7 +496,7 @@ def fix(
                        hint=f"set jetson_facts_python for {host} in the inventory to its "
                        "Python's absolute path; the other hosts still run")  # fmt: skip
             continue
-        connection = fixing.InventoryHost(before.inventory, host)
+        connection = playbook_runs.InventoryHost(before.inventory, host)
         fixed = fixing.fix_host(term, term.line, request, connection, the_plan, variables, host,
                                 yes=yes)  # fmt: skip
         if fixed.status == "no-terminal":
