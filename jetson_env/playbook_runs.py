@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env import collection, lifeline
+from jetson_env.ssh_address import DEFAULT_PORT, parse_address
 
 RESULTS_CALLBACK = f"{collection.FQCN}.results"
 
@@ -37,8 +38,6 @@ class Connection:
     def arguments(self) -> list[str]:
         if self.host is None:
             return ["-i", "localhost,", "-l", "localhost", "-c", "local"]
-        from jetson_env.remote import parse_address  # --host's own rules (IPv6 in brackets)
-
         address = parse_address(self.host)
         known_hosts = shlex.quote(str(Path.home() / ".ssh" / "known_hosts"))
         args = ["-i", f"{address.host},", "-l", address.host, "-c", "ssh",
@@ -55,8 +54,6 @@ class Connection:
         """Connection variables that go with the others (the vars file)."""
         if self.host is None:
             return {}
-        from jetson_env.remote import DEFAULT_PORT, parse_address
-
         port = parse_address(self.host).port
         return {} if port == DEFAULT_PORT else {"ansible_port": port}
 

@@ -24,6 +24,7 @@ from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_U
 from jetson_env.matrix import Matrix, Release
 from jetson_env.plan import judgement
 from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wrong_shape
+from jetson_env.ssh_address import DEFAULT_PORT, parse_address
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
@@ -161,8 +162,6 @@ def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[st
         provision += ["-i", request.inventory, "--limit", names]
         doctor += ["-i", request.inventory, "--limit", names]
     elif request.ssh_host is not None:  # provisioned through Ansible over ssh, like --fix
-        from jetson_env.remote import DEFAULT_PORT, parse_address
-
         address = parse_address(request.ssh_host)
         provision += ["-i", f"{address.host},"]
         connection = {"ansible_user": address.user} if address.user else {}

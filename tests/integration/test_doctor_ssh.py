@@ -25,7 +25,8 @@ from support.hosts import CONTAINER_PREFIX, VENV, Host, free_port, wait_for_port
 from support.signals import sigint_as_in_a_terminal
 
 from jetson_env.probing import not_started
-from jetson_env.remote import SSHTarget, parse_address
+from jetson_env.remote import SSHTarget
+from jetson_env.ssh_address import parse_address
 from jetson_env.targets import Deadline
 
 pytestmark = pytest.mark.hosts
