@@ -1,2 +1,3 @@
 """The doctor on a fleet (`doctor --inventory`): inventory.py runs it on every host of an
-Ansible inventory through Ansible, page.py writes the fleet as a page for people."""
+Ansible inventory through Ansible, report.py puts the hosts' reports together (its --json),
+page.py writes the fleet as a page for people."""

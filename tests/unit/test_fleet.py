@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from jetson_env.fleet import page as fleet_page
-from jetson_env.fleet.inventory import fleet_fixes
+from jetson_env.fleet.report import fleet_fixes
 
 HOSTILE = '<script>alert(1)</script> | `x` **b** "q" & \x1b[31m'
 
