@@ -1,6 +1,6 @@
 """Issue 59, item 8: the README is where a newcomer starts, not the manual. It stays short (the
 two set-up commands, one provisioning and one offline example, where the docs are), every
-docs/*.md page is linked from it, and every relative link of the README and the docs opens in
+docs/*.md page is linked from it, and every relative link of the READMEs and the docs opens in
 the checkout: a file that exists and, after `#`, a heading of that file (GitHub's anchor)."""
 
 import re
@@ -9,6 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).parents[2]
 README = ROOT / "README.md"
 PAGES = sorted((ROOT / "docs").glob("*.md"))
+COLLECTION_README = ROOT / "ansible_collections" / "jetson_env" / "jetson" / "README.md"
 MOST_LINES = 130  # what a newcomer reads in five minutes; the rest belongs in docs/
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
@@ -62,7 +63,7 @@ def test_every_docs_page_is_linked_from_the_readme():
 
 def test_every_relative_link_of_the_readme_and_the_docs_opens():
     broken, checked = [], 0
-    for path in [README, ROOT / "tests" / "README.md", *PAGES]:
+    for path in [README, ROOT / "tests" / "README.md", COLLECTION_README, *PAGES]:
         for target in links(path):
             if re.match(r"[a-z]+:", target):  # https:, mailto:
                 continue
