@@ -8,8 +8,8 @@ target that says `light_probes_together` (a fleet host, where one interpreter st
 host instead of seven is what the fleet's wall time is made of) they share one process,
 in order, as the framework ones do. Probes that import frameworks (torch, tensorrt,
 pycuda) share ONE process per doctor run, one after another: torch is imported once,
-and pycuda's CUDA context is destroyed before torch makes its own, so at most one
-context is alive at any time (a 4 GB Nano cannot hold two imports of torch, or two
+and every probe uses the GPU's primary context, so at most one context is alive at any
+time (a 4 GB Nano cannot hold two imports of torch, or two
 contexts). The launcher keeps each probe's own timeout inside its process; one that
 crashes, hangs or floods is reported as such, and the probes after it run in a fresh
 process, all on the target.
@@ -60,10 +60,10 @@ class Probe:
     required: tuple[str, ...] = ()  # keys its result must have (read outside the checks)
 
 
-# Framework probes run in this order with the smoke: pycuda's allocation without a context
-# meets none (torch's probe makes the primary context current), and torch's import (seconds)
-# starts before cuda-python's context, with the context made beside it (the prelude's
-# warm_cuda). Without the smoke no probe makes a context, and torch's runs first (plan()).
+# Framework probes run torch's first (plan()): its import (seconds) is the longest wait, and
+# with the smoke the primary context is made beside it (the prelude's warm_cuda), before
+# pycuda's and cuda-python's round trips use it. pycuda's allocation without a context runs
+# in a thread of its own, which has none current.
 PROBES = (
     Probe("platform", 30, required=("is_jetson", "machine", "l4t", "os", "python")),
     Probe("cuda", 60, required=("version", "root")),
@@ -395,7 +395,7 @@ def plan(
     timeouts = {p.name: timeout or p.timeout for p in wanted}
     light = [p.name for p in wanted if not p.framework]
     framework = [p.name for p in wanted if p.framework]
-    if "smoke" not in framework and "torch" in framework:  # nothing must run before it
+    if "torch" in framework:  # nothing must run before it
         framework.remove("torch")
         framework.insert(0, "torch")
     return timeouts, light, framework
