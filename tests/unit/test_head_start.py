@@ -45,26 +45,30 @@ def test_the_console_script_is_the_head_start():
     assert scripts["jetson-env"] == "jetson_env.head_start:main"
 
 
-@pytest.mark.parametrize("smoke", [True, False], ids=["smoke", "no-smoke"])
-def test_the_head_start_launches_what_a_plain_doctor_asks_for(smoke):
-    names = [name for name in head_start.PROBES if smoke or name != "smoke"]
-    checks = doctor.select(None, smoke=smoke)
+@pytest.mark.parametrize(
+    "options, smoke, quick",
+    [([], True, False), (["--no-smoke"], False, False), (["--quick"], True, True)],
+    ids=["smoke", "no-smoke", "quick"],
+)
+def test_the_head_start_launches_what_a_plain_doctor_asks_for(options, smoke, quick):
+    _python, names = head_start.plain_doctor(["doctor", *options])
+    checks = doctor.select(None, smoke=smoke, quick=quick)
     assert probing.launch_plan(names, None, together=False) == probing.launch_plan(
         doctor.needed_probes(checks), None, together=False
     )
 
 
-def test_the_launcher_starts_before_the_command_lines_imports(tmp_path):
+@pytest.mark.parametrize("option", ["--no-smoke", "--quick"])
+def test_the_launcher_starts_before_the_command_lines_imports(tmp_path, option):
     """One launcher, started before rich, PyYAML or the checks are imported, and taken by
     the run (no second one); the exit code and report as without the head start."""
-    proc, events = watched("doctor", "--json", "--no-smoke", "--python", sys.executable,
-                           cwd=tmp_path)  # fmt: skip
+    proc, events = watched("doctor", "--json", option, "--python", sys.executable, cwd=tmp_path)
     popens = [event for event in events if event.startswith("popen ")]
     assert popens == [f"popen {sys.executable}"], events
     assert events[0] == popens[0], events  # before any HEAVY import
     assert {f"import {name}" for name in HEAVY} <= set(events), events
     plain = subprocess.run(
-        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", "--no-smoke", "--python",
+        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", option, "--python",
          sys.executable], capture_output=True, text=True, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert proc.returncode == plain.returncode, proc.stderr
@@ -80,10 +84,10 @@ def test_the_launcher_starts_before_the_command_lines_imports(tmp_path):
     [
         ["doctor", "--json", "--check", "platform"],
         ["--no-color", "doctor", "--json", "--no-smoke"],  # NO_COLOR: another environment
-        ["doctor", "--json", "--quick"],
+        ["doctor", "--json", "--timeout", "60"],
         ["info", "--json"],
     ],
-    ids=["check", "no-color", "quick", "info"],
+    ids=["check", "no-color", "timeout", "info"],
 )
 def test_no_head_start_where_the_probes_are_not_a_plain_doctors(tmp_path, args):
     """Each command line starts one launcher, after the command line's imports."""
@@ -117,10 +121,11 @@ def test_a_launcher_no_run_took_is_ended():
 @pytest.mark.parametrize(
     "argv, expected",
     [
-        (["doctor"], ("python3", True)),
-        (["-v", "doctor", "--no-smoke", "-q", "--json"], ("python3", False)),
-        (["doctor", "--python", "/opt/py", "-vv"], ("/opt/py", True)),
-        (["doctor", "--python=/opt/py", "--no-smoke"], ("/opt/py", False)),
+        (["doctor"], ("python3", list(head_start.PROBES))),
+        (["-v", "doctor", "--no-smoke", "-q", "--json"], ("python3", list(head_start.PROBES[:-1]))),
+        (["doctor", "--python", "/opt/py", "-vv"], ("/opt/py", list(head_start.PROBES))),
+        (["doctor", "--python=/opt/py", "--no-smoke"], ("/opt/py", list(head_start.PROBES[:-1]))),
+        (["doctor", "--quick", "--no-smoke"], ("python3", list(head_start.QUICK))),
         (["doctor", "--host", "h"], None),
         (["doctor", "--python"], None),
         (["doctor", "--timeout", "3"], None),
