@@ -4,10 +4,10 @@ second, more on a busy or small machine), so that they overlap torch's import in
 instead of coming before it.
 
 Only the command lines whose probes are known without those imports start early: `doctor`
-with none but --json, --no-smoke, --quick, --python, -v and -q (before or after the command). The
-run that follows takes the launcher only if it asks for the same interpreter, script and
-environment (jetson_env.targets.LocalTarget.launch), else ends it and starts its own: a
-guess that went stale costs one process start, never a different report.
+with none but --json, --no-smoke, --quick, --python, -v and -q (before or after the
+command). The run that follows takes the launcher only if it asks for the same interpreter,
+script and environment (jetson_env.targets.LocalTarget.launch), else ends it and starts its
+own: a guess that went stale costs one process start, never a different report.
 """
 
 from __future__ import annotations
