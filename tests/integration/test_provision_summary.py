@@ -20,6 +20,7 @@ import yaml
 from playbook_support import pip_version, remove_host, start_host
 from support.hosts import Host, free_port
 from support.schemas import DOCS
+from support.standins import build_standin_wheel
 from test_provision_command import provision
 
 pytestmark = pytest.mark.hosts
@@ -135,3 +136,28 @@ def test_a_failed_install_and_a_done_one_say_what_pip_said(inventory: Path, x86:
     summary = summary_of(done)
     assert f"  python_base: termcolor=={termcolor} installed\n" in summary, summary
     assert "Install with the target Python's pip" not in summary, summary
+
+
+def test_check_says_torchvision_would_be_built_from_source(
+    inventory: Path, x86: Host, tmp_path: Path
+):
+    """Where no wheel is cached for the host's torch, --check says the torchvision version it
+    would build (main: only task names, none of which said it). The host's torch is a
+    stand-in wheel (tests/support/standins.py) in a venv of its own, the controller's wheel
+    cache an empty folder."""
+    venv = "/opt/venv-standin-torch"
+    wheel = build_standin_wheel("torch", "2.13.0+cpu", tmp_path / "wheels")
+    x86.copy_in(wheel, f"/tmp/{wheel.name}")
+    x86.exec(["python3", "-m", "venv", venv])
+    x86.exec([f"{venv}/bin/pip", "install", "--quiet", "--no-index", "--no-deps",
+              f"/tmp/{wheel.name}"])  # fmt: skip
+    cache = tmp_path / "torchvision-wheels"
+    cache.mkdir()
+    proc = provision("-i", str(inventory), "--limit", "x86", "--tags", "torchvision", "--check",
+                     "--python", f"{venv}/bin/python3", "-e",
+                     json.dumps({"torchvision_wheel_cache": str(cache)}))  # fmt: skip
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr[-3000:] + out[-3000:]
+    summary = summary_of(proc)
+    (line,) = [line for line in summary.splitlines() if line.startswith("  torchvision: ")]
+    assert re.match(r"  torchvision: torchvision 0\.28\.\d+ would be built from source", line), line
