@@ -21,7 +21,10 @@ nothing.
 
     python bench/doctor_vs_collect_env.py --python /path/to/python-with-torch [--gpu]
 
-jetson-env must be importable by --doctor-python (default: the interpreter running this).
+The doctor runs as the user types it: the `jetson-env` script beside --doctor-python (its
+venv's bin/), else `--doctor-python -m jetson_env` (the same entry: the head start, then the
+command line); jetson-env must be installed for --doctor-python (default: the interpreter
+running this).
 """
 
 from __future__ import annotations
@@ -175,8 +178,9 @@ def main() -> None:
     args.python, args.doctor_python = (os.path.abspath(p) if os.sep in p else shutil.which(p) or p
                                        for p in (args.python, args.doctor_python))  # fmt: skip
 
-    doctor = [args.doctor_python, "-m", "jetson_env.cli", "doctor", "--json",
-              "--python", args.python]  # fmt: skip
+    script = os.path.join(os.path.dirname(args.doctor_python), "jetson-env")
+    entry = [script] if os.access(script, os.X_OK) else [args.doctor_python, "-m", "jetson_env"]
+    doctor = [*entry, "doctor", "--json", "--python", args.python]
     commands = {
         "collect_env": [args.python, "-m", "torch.utils.collect_env"],
         "import torch": [args.python, "-c", "import torch"],

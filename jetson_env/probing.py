@@ -8,8 +8,8 @@ target that says `light_probes_together` (a fleet host, where one interpreter st
 host instead of seven is what the fleet's wall time is made of) they share one process,
 in order, as the framework ones do. Probes that import frameworks (torch, tensorrt,
 pycuda) share ONE process per doctor run, one after another: torch is imported once,
-and pycuda's CUDA context is destroyed before torch makes its own, so at most one
-context is alive at any time (a 4 GB Nano cannot hold two imports of torch, or two
+and every probe uses the GPU's primary context, so at most one context is alive at any
+time (a 4 GB Nano cannot hold two imports of torch, or two
 contexts). The launcher keeps each probe's own timeout inside its process; one that
 crashes, hangs or floods is reported as such, and the probes after it run in a fresh
 process, all on the target.
@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shlex
 import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
+from jetson_env import probes
 from jetson_env.probes._prelude import RECORD, STAGE
 from jetson_env.targets import (
     BOOTSTRAP,
@@ -59,10 +60,10 @@ class Probe:
     required: tuple[str, ...] = ()  # keys its result must have (read outside the checks)
 
 
-# Framework probes run in this order with the smoke: pycuda's allocation without a context
-# meets none (torch's probe makes the primary context current), and torch's import (seconds)
-# starts before cuda-python's context, with the context made beside it (the prelude's
-# warm_cuda). Without the smoke no probe makes a context, and torch's runs first (plan()).
+# Framework probes run torch's first (plan()): its import (seconds) is the longest wait, and
+# with the smoke the primary context is made beside it (the prelude's warm_cuda), before
+# pycuda's and cuda-python's round trips use it. pycuda's allocation without a context runs
+# in a thread of its own, which has none current.
 PROBES = (
     Probe("platform", 30, required=("is_jetson", "machine", "l4t", "os", "python")),
     Probe("cuda", 60, required=("version", "root")),
@@ -108,7 +109,12 @@ class ProbeResult:
 
 
 def source(name: str) -> str:
-    return (resources.files("jetson_env.probes") / f"{name}.py").read_text(encoding="utf-8")
+    """A probe's file, read beside the package (importlib.resources' import, a tenth of the
+    head start's, is not needed for a package installed as files)."""
+    with open(
+        os.path.join(os.path.dirname(probes.__file__), f"{name}.py"), encoding="utf-8"
+    ) as file:
+        return file.read()
 
 
 def functions(name: str) -> str:
@@ -389,17 +395,28 @@ def plan(
     timeouts = {p.name: timeout or p.timeout for p in wanted}
     light = [p.name for p in wanted if not p.framework]
     framework = [p.name for p in wanted if p.framework]
-    if "smoke" not in framework and "torch" in framework:  # nothing must run before it
+    if "torch" in framework:  # nothing must run before it
         framework.remove("torch")
         framework.insert(0, "torch")
     return timeouts, light, framework
 
 
 def process_groups(light: list[str], framework: list[str], together: bool) -> list[list[str]]:
-    """The probe processes a doctor run starts: each light probe alone (or all of them in
-    one process where `together`), then the framework probes in one."""
+    """The probe processes a doctor run starts, in the order the launcher starts them: the
+    framework probes in one, first (torch's import is the longest wait: the light ones'
+    process starts come after it, not before), then each light probe alone (or all of them
+    in one process where `together`)."""
     groups = ([light] if light else []) if together else [[name] for name in light]
-    return groups + ([framework] if framework else [])
+    return ([framework] if framework else []) + groups
+
+
+def launch_plan(
+    names: Iterable[str], timeout: float | None, together: bool
+) -> tuple[dict[str, float], list[list[str]]]:
+    """The probes' timeouts and the launcher's process groups (plan, process_groups): what
+    probe_all sends, and the head start (jetson_env.head_start) before it."""
+    timeouts, light, framework = plan(names, timeout)
+    return timeouts, process_groups(light, framework, together)
 
 
 def startup_timeout(timeouts: dict[str, float]) -> float:
@@ -427,8 +444,8 @@ def probe_all(
     """Every probe, in the launcher's processes (process_groups), on the target. Raises
     Unusable when the target's interpreter cannot run probes. `arguments`: probe name ->
     its ARGUMENTS (launcher_script)."""
-    timeouts, light, framework = plan(names, timeout)
-    groups = process_groups(light, framework, getattr(target, "light_probes_together", False))
+    together = getattr(target, "light_probes_together", False)
+    timeouts, groups = launch_plan(names, timeout, together)
     progress(f"probing {target.description}: {', '.join(timeouts)}")
     CANCELLATION.event.clear()
     on_stage = lambda text: progress(f"smoke: {text}")  # noqa: E731

@@ -28,7 +28,9 @@ from typing import Any
 
 from jetson_env.collection import Data
 
-DEFAULT = "python3"
+# python3: kept in targets, where jetson_env.head_start reads it without PyYAML
+from jetson_env.targets import DEFAULT_PYTHON as DEFAULT
+
 # interpreter_python's values that ask Ansible to discover the host's Python.
 DISCOVERY_MODES = ("auto", "auto_legacy", "auto_silent", "auto_legacy_silent")
 # JSON: a path with a newline stays one line (and is then refused by checked()).

@@ -61,6 +61,9 @@ RUN_ENV = "JETSON_ENV_PROBE_RUN"
 WATCHDOG_ENV = "JETSON_ENV_WATCHDOG"
 # "none": BOOTSTRAP keeps no lifeline on stdin (Ansible closes it after the payload).
 LIFELINE_ENV = "JETSON_ENV_LIFELINE"
+# The target interpreter where none is given (target_python.DEFAULT; here, where
+# jetson_env.head_start reads it before the rest of jetson-env is imported).
+DEFAULT_PYTHON = "python3"
 # launch_command's mark (":GROUP:") on everything it starts, so that what left its process
 # group (a wrapper's `setsid` child) is still found and ended with it.
 LAUNCH_ENV = "JETSON_ENV_LAUNCH"
@@ -375,69 +378,134 @@ class Target(Protocol):
         ...
 
 
+class Launched:
+    """`python -c BOOTSTRAP` started here with `script` on stdin, its streams read from the
+    start: what it prints before a reader is given (attach) is kept and given first. Kept
+    in CANCELLATION's groups until it is ended (end)."""
+
+    def __init__(self, python: str, script: str, env: dict[str, str]):
+        self.python = python
+        self.script = script
+        self.env = env  # without RUN_ENV: what it was started for (LocalTarget.launch)
+        self.run_id = uuid.uuid4().hex
+        self.proc = start_process([python, "-c", BOOTSTRAP], {**env, RUN_ENV: self.run_id})
+        with CANCELLATION.lock:
+            CANCELLATION.groups.add(self.proc.pid)
+        self.lock = threading.Lock()
+        self.said: list[tuple[str, str]] | None = []  # lines before attach(), then None
+        self.on_line: LineCallback | None = None
+        self.collectors = [StreamCollector("stdout", self.line),
+                           StreamCollector("stderr", self.line)]  # fmt: skip
+        self.overflowed = threading.Event()
+        self.readers = [
+            threading.Thread(target=self.read, args=(stream, collector), daemon=True)
+            for stream, collector in zip(
+                (self.proc.stdout, self.proc.stderr), self.collectors, strict=True
+            )
+        ]
+        for reader in self.readers:
+            reader.start()
+        # An interpreter that never reads (a wrapper that hangs) must not block the doctor.
+        writer = threading.Thread(target=_send, args=(self.proc.stdin, framed(script)),
+                                  daemon=True)  # fmt: skip
+        writer.start()
+
+    def read(self, stream, collector: StreamCollector) -> None:
+        with contextlib.suppress(OSError, ValueError):  # closed under a holder that escaped
+            for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
+                collector.feed(chunk)
+                if collector.overflow:
+                    self.overflowed.set()
+                    return
+
+    def line(self, stream: str, line: str) -> None:
+        with self.lock:
+            if self.on_line is None:
+                self.said.append((stream, line))
+            else:
+                self.on_line(stream, line)
+
+    def attach(self, on_line: LineCallback) -> None:
+        """From now on each line goes to on_line, those said before first."""
+        with self.lock:
+            for stream, line in self.said:
+                on_line(stream, line)
+            self.said, self.on_line = None, on_line
+
+    def end(self) -> Completed:
+        """Its process group ended, and what escaped it; how it ended."""
+        _end(self.proc, self.run_id)
+        for reader in self.readers:
+            reader.join(timeout=1)
+        with CANCELLATION.lock:
+            CANCELLATION.groups.discard(self.proc.pid)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+        for collector in self.collectors:
+            collector.finish()
+        overflow = next((c.name for c in self.collectors if c.overflow), None)
+        code = self.proc.returncode if self.proc.returncode is not None else -signal.SIGKILL
+        return Completed(code, self.collectors[0].text, self.collectors[1].text, overflow)
+
+
+# The launcher a command started before it knew it would need it (jetson_env.head_start):
+# the first run_python asking for the same interpreter, script and environment takes it.
+_EARLY: list[Launched] = []
+
+
 class LocalTarget:
     remote = False
 
-    def __init__(self, python: str = "python3", env: dict[str, str] | None = None):
+    def __init__(self, python: str = DEFAULT_PYTHON, env: dict[str, str] | None = None):
         self.python = python
         self.env = env
         self.description = f"local ({python})"
 
+    def launch(self, script: str) -> Launched:
+        """The launcher of `script`, started now, or the one started early for it."""
+        env = dict(self.env if self.env is not None else os.environ)
+        early = _EARLY.pop() if _EARLY else None
+        if early is not None:
+            if (early.python, early.script, early.env) == (self.python, script, env):
+                return early
+            early.end()  # started for another run than this one
+        try:
+            return Launched(self.python, script, env)
+        except (OSError, ValueError) as exc:
+            raise Unstarted(getattr(exc, "strerror", None) or str(exc)) from None
+
     def run_python(
         self, script: str, deadline: Deadline, on_line: LineCallback, budget: float = 0
     ) -> Completed:
-        run_id = uuid.uuid4().hex
-        env = {**(self.env if self.env is not None else os.environ), RUN_ENV: run_id}
-        try:
-            proc = start_process([self.python, "-c", BOOTSTRAP], env)
-        except (OSError, ValueError) as exc:
-            raise Unstarted(getattr(exc, "strerror", None) or str(exc)) from None
-        with CANCELLATION.lock:
-            CANCELLATION.groups.add(proc.pid)
-        collectors = [StreamCollector("stdout", on_line), StreamCollector("stderr", on_line)]
-        overflowed = threading.Event()
-
-        def read(stream, collector: StreamCollector) -> None:
-            with contextlib.suppress(OSError, ValueError):  # closed under a holder that escaped
-                for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
-                    collector.feed(chunk)
-                    if collector.overflow:
-                        overflowed.set()
-                        return
-
-        readers = [
-            threading.Thread(target=read, args=(stream, collector), daemon=True)
-            for stream, collector in zip((proc.stdout, proc.stderr), collectors, strict=True)
-        ]
-        for reader in readers:
-            reader.start()
-        # An interpreter that never reads (a wrapper that hangs) must not block the doctor.
-        writer = threading.Thread(target=_send, args=(proc.stdin, framed(script)), daemon=True)
-        writer.start()
+        launched = self.launch(script)
+        launched.attach(on_line)
         try:
             # stdin stays open: it is the probe's lifeline (see BOOTSTRAP).
-            while proc.poll() is None:
+            while launched.proc.poll() is None:
                 if CANCELLATION.event.is_set():
                     raise Cancelled()
-                if deadline.finished or overflowed.is_set():
+                if deadline.finished or launched.overflowed.is_set():
                     break
                 if deadline.expired():
                     raise TimeoutError(f"timed out after {deadline.seconds:g}s")
                 time.sleep(POLL_SECONDS)
         finally:
-            _end(proc, run_id)
-            for reader in readers:
-                reader.join(timeout=1)
-            with CANCELLATION.lock:
-                CANCELLATION.groups.discard(proc.pid)
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                with contextlib.suppress(OSError):
-                    stream.close()
-        for collector in collectors:
-            collector.finish()
-        overflow = next((c.name for c in collectors if c.overflow), None)
-        code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
-        return Completed(code, collectors[0].text, collectors[1].text, overflow)
+            done = launched.end()
+        return done
+
+
+def start_early(python: str, script: str) -> None:
+    """Start the launcher of `script` in `python` now, for the LocalTarget that will ask
+    for it (jetson_env.head_start); nothing where the interpreter does not start."""
+    with contextlib.suppress(OSError, ValueError):
+        _EARLY.append(Launched(python, script, dict(os.environ)))
+
+
+def end_early() -> None:
+    """End the launcher started early that no run took."""
+    while _EARLY:
+        _EARLY.pop().end()
 
 
 def _send(stream, data: bytes) -> None:

@@ -204,8 +204,8 @@ def run_probes(probes, gpu_work=False, cuda=False):
     probes initialise the driver: torch's first, importing) the driver alone is initialised
     beside them."""
     # Lazy kernel loading unless the user chose. The driver fixes the mode at cuInit (an
-    # H100, driver 580: EAGER set after cuInit is ignored), and warm_cuda and pycuda's probe
-    # call cuInit before torch starts CUDA. torch sets LAZY itself, where it does at all,
+    # H100, driver 580: EAGER set after cuInit is ignored), and warm_cuda calls cuInit
+    # before torch starts CUDA. torch sets LAZY itself, where it does at all,
     # only when it initialises CUDA (pytorch#85692; #152695: for drivers before CUDA 12.2;
     # torch 2.11+cu130 names the variable only in collect_env): too late after them.
     # Drivers of CUDA 11.7-12.1 default to EAGER: every kernel loaded with the context, GBs

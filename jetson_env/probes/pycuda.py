@@ -55,11 +55,7 @@ def collect():
         return info
     if not info["device_count"] or not gpu_work:
         return info
-    try:
-        cuda.mem_alloc(4).free()
-        info["without_context"] = "allocated"
-    except Exception as exc:
-        info["without_context"] = describe(exc)
+    info["without_context"] = without_context(cuda)
     context = None
     try:
         context = own_context(cuda.Device(0))
@@ -72,6 +68,26 @@ def collect():
             context.pop()
             context.detach()  # released: torch, next in this process, keeps the only context
     return info
+
+
+def without_context(cuda):
+    """An allocation in a new thread, which has no current context whatever torch's probe
+    (before this one) made current in this one: what pycuda says to code that has none."""
+    import threading
+
+    said = []
+
+    def allocate():
+        try:
+            cuda.mem_alloc(4).free()
+            said.append("allocated")
+        except Exception as exc:
+            said.append(describe(exc))
+
+    thread = threading.Thread(target=allocate, name="without_context")
+    thread.start()
+    thread.join()
+    return said[0] if said else None
 
 
 def own_context(device):

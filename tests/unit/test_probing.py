@@ -147,8 +147,8 @@ def test_a_probe_that_raises_is_reported_with_its_traceback(tmp_path, monkeypatc
 def test_cuda_module_loading_is_lazy_before_the_first_probe_unless_the_user_chose(
     monkeypatch, users, seen
 ):
-    """pycuda's probe, the first in the shared process, calls cuInit: the driver reads the
-    variable then. A stand-in in its place reports what it would see."""
+    """The prelude sets it before any probe runs (warm_cuda and pycuda's probe call cuInit:
+    the driver reads the variable then). A stand-in for pycuda's reports what it sees."""
     source = probing.source
     reporting = (
         "import os\n"

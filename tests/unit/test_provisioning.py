@@ -1,12 +1,7 @@
 """jetson_env.provisioning: the row and values the playbook's roles read, as a table."""
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from support.local_play import COLLECTION, run_on_localhost
 
 from jetson_env import matrix
 from jetson_env.matrix import UnknownRelease
@@ -153,18 +148,10 @@ def test_the_torch_source_rule(source, overrides, expected):
     assert torch_source(matrix_torch(source), **overrides) == expected
 
 
-COLLECTIONS = Path(__file__).parents[2]  # holds ansible_collections/jetson_env/jetson
-ROLE = COLLECTIONS / "ansible_collections" / "jetson_env" / "jetson" / "roles" / "torch"
-RENDER = """
-- hosts: localhost
-  gather_facts: false
-  vars_files: [{defaults}, {vars}]
-  tasks:
-    - ansible.builtin.debug:
-        msg: "{{{{ {{'kind': _torch_kind, 'url': _torch_url, 'filename': _torch_url_filename,
-                   'index': _torch_index, 'version': _torch_requested_version,
-                   'matrix_sha256': _torch_matrix_sha256}} }}}}"
-"""
+ROLE = COLLECTION / "roles" / "torch"
+RENDERED = ("{{ {'kind': _torch_kind, 'url': _torch_url, 'filename': _torch_url_filename,"
+            " 'index': _torch_index, 'version': _torch_requested_version,"
+            " 'matrix_sha256': _torch_matrix_sha256} }}")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -175,20 +162,10 @@ RENDER = """
 )  # fmt: skip
 def test_the_torch_role_reads_the_python_rule(tmp_path, source, overrides):
     """The role's variables, rendered by the ansible-core in this venv, are torch_source's."""
-    playbook = tmp_path / "render.yml"
-    playbook.write_text(
-        RENDER.format(defaults=ROLE / "defaults" / "main.yml", vars=ROLE / "vars" / "main.yml")
-    )
+    play = {"vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")],
+            "tasks": [{"ansible.builtin.debug": {"msg": RENDERED}}]}  # fmt: skip
     extra = {"jetson_facts_row": {"torch": matrix_torch(source)}, **overrides}
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-         str(playbook), "-e", json.dumps(extra)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
-             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    rendered = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    rendered = run_on_localhost(tmp_path, play, extra)[0]["msg"]
     expected = torch_source(
         matrix_torch(source),
         wheel_url=overrides.get("torch_wheel_url", ""),

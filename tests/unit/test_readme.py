@@ -1,4 +1,5 @@
-"""The README's version tables are copies of matrix facts: they must not drift from it."""
+"""The README's table of supported releases and docs/images.md's table of images are copies of
+matrix facts: they must not drift from it."""
 
 import re
 from pathlib import Path
@@ -8,12 +9,14 @@ from packaging.version import Version
 
 from jetson_env import images, matrix
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
+ROOT = Path(__file__).parents[2]
+README = (ROOT / "README.md").read_text()
+IMAGES = (ROOT / "docs" / "images.md").read_text()
 M = matrix.load()
 
 
-def table(header: str) -> list[list[str]]:
-    lines = README[README.index(header) :].splitlines()[2:]
+def table(header: str, text: str = README) -> list[list[str]]:
+    lines = text[text.index(header) :].splitlines()[2:]
     rows = []
     for line in lines:
         if not line.startswith("|"):
@@ -54,7 +57,7 @@ def test_release_table_covers_every_release():
     assert listed == set(M.releases)
 
 
-@pytest.mark.parametrize("row", table("| Image | Host L4T"), ids=lambda row: row[0])
+@pytest.mark.parametrize("row", table("| Image | Host L4T", IMAGES), ids=lambda row: row[0])
 def test_image_table_matches_the_matrix(row):
     tag, _, base, cuda_from, torch = row
     image = images.find(tag.strip("`").split(":")[1], M)

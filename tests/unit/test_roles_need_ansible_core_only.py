@@ -1,4 +1,4 @@
-"""ansible-core alone is enough for the roles (README, "Provisioning"): every module or
+"""ansible-core alone is enough for the roles (docs/provisioning.md): every module or
 action a task of the collection's roles and playbooks names is ansible.builtin's or this
 collection's. Issue 33's case 4: torchvision's swap.yml named ansible.posix.mount, which the
 `provision` extra (ansible-core alone) cannot resolve, and the test extra (the whole

@@ -1,4 +1,4 @@
-"""README.md's Layout section names what the tree holds: every module and package of the
+"""docs/layout.md names what the tree holds: every module and package of the
 jetson_env package, every data file, the collection's roles, playbooks and plugin kinds, and
 every top-level folder of the checkout; and each jetson_env path it names exists."""
 
@@ -13,9 +13,7 @@ PACKAGE = REPO / "jetson_env"
 
 
 def layout() -> str:
-    text = (REPO / "README.md").read_text()
-    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
-    return section.split("```", 2)[1]
+    return (REPO / "docs" / "layout.md").read_text().split("```", 2)[1]
 
 
 def tracked(folder: Path) -> list[str]:

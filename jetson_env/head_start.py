@@ -1,0 +1,73 @@
+"""The doctor's head start: a plain `jetson-env doctor` on this machine starts its probes
+before the command line's own imports (the checks, rich, PyYAML, packaging: a third of a
+second, more on a busy or small machine), so that they overlap torch's import in the target
+instead of coming before it.
+
+Only the command lines whose probes are known without those imports start early: `doctor`
+with none but --json, --no-smoke, --quick, --python, -v and -q (before or after the
+command). The run that follows takes the launcher only if it asks for the same interpreter,
+script and environment (jetson_env.targets.LocalTarget.launch), else ends it and starts its
+own: a guess that went stale costs one process start, never a different report.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from jetson_env import probing, targets
+
+QUIET = ("-q", "--quiet", "--verbose")  # and -v, -vv ...: what changes no probe
+# What a plain doctor's checks read (doctor.needed_probes of doctor.select(None)), the smoke
+# left out with --no-smoke, and --quick's: tests/unit/test_head_start.py holds them the same.
+PROBES = ("platform", "cuda", "tensorrt", "cudnn", "pymodules", "docker", "kernels",
+          "pycuda", "torch", "cuda_python", "tensorrt_bindings", "torch2trt", "smoke")  # fmt: skip
+QUICK = ("platform", "cuda", "tensorrt", "cudnn", "pymodules", "packages", "docker")
+
+
+def plain_doctor(argv: list[str]) -> tuple[str, list[str]] | None:
+    """(the target interpreter, the probes) for a plain doctor's command line, else None."""
+    words = list(argv)
+    while words and _quiet(words[0]):
+        words.pop(0)
+    if not words or words.pop(0) != "doctor":
+        return None
+    python, smoke, quick = None, True, False
+    while words:
+        word = words.pop(0)
+        if word == "--no-smoke":
+            smoke = False
+        elif word == "--quick":
+            quick = True
+        elif word == "--python" and words:
+            python = words.pop(0)
+        elif word.startswith("--python="):
+            python = word.partition("=")[2]
+        elif word != "--json" and not _quiet(word):
+            return None
+    names = list(QUICK) if quick else [name for name in PROBES if smoke or name != "smoke"]
+    return (targets.DEFAULT_PYTHON if python is None else python), names
+
+
+def _quiet(word: str) -> bool:
+    return word in QUIET or (len(word) > 1 and word.strip("v") == "-")
+
+
+def begin(argv: list[str]) -> None:
+    """Start the probes of a plain doctor's command line now (nothing for any other)."""
+    plain = plain_doctor(argv)
+    if plain is None:
+        return
+    python, names = plain
+    timeouts, groups = probing.launch_plan(names, None, together=False)
+    targets.start_early(python, probing.launcher_script(groups, timeouts))
+
+
+def main() -> int:
+    """The `jetson-env` command: the head start, then the command line (jetson_env.cli)."""
+    begin(sys.argv[1:])
+    try:
+        from jetson_env import cli
+
+        return cli.main()
+    finally:
+        targets.end_early()
