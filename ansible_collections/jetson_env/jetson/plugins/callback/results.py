@@ -15,7 +15,13 @@ description:
   - At the end of the run writes one JSON object to the file named by the environment
     variable C(JETSON_ENV_RESULTS_FILE) (nothing without it), with C(hosts) (per host
     Ansible's stats, C(ok), C(changed), C(failures), C(unreachable), C(skipped), C(rescued),
-    C(ignored)) and C(failed) (per failed task C(host), C(task), C(role), C(msg)).
+    C(ignored)), C(failed) (per failed task C(host), C(task), C(role), C(msg)), C(roles) (per
+    host and role the counts, C(said) with what the role said it changed, C(changed) with the
+    changed tasks no such sentence covers, C(failed)) and C(never_reached) (per host that failed
+    or was not reached, the roles the play stopped before, as the tags select them).
+  - A role says what it changed in the user's terms with ansible.builtin.set_stats of
+    C(jetson_env_changes), a list of sentences ("termcolor==3.3.0 installed"), which stand for
+    the changed tasks of that role.
 requirements:
   - enable in callbacks_enabled
 """
@@ -23,9 +29,12 @@ requirements:
 import json
 import os
 
+from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 VALIDATION = ("validate_argument_spec", "ansible.builtin.validate_argument_spec")
+SET_STATS = ("set_stats", "ansible.builtin.set_stats")
+CHANGES = "jetson_env_changes"
 
 
 class CallbackModule(CallbackBase):
@@ -38,14 +47,30 @@ class CallbackModule(CallbackBase):
         super().__init__(*args, **kwargs)
         self.failed = []
         self.roles = {}
+        self.events = {}  # host -> outer role -> [(own role, "said" or "changed", text)]
+        self.plays = []
+        self.play = -1
+        self.reached = {}  # host -> {(play, outer role)}
+        self.stopped = {}  # host -> the play of its last failure
+
+    def v2_playbook_on_start(self, playbook):
+        self.plays = list(playbook.get_plays())
+
+    def v2_playbook_on_play_start(self, play):
+        self.play += 1
 
     def v2_runner_on_ok(self, result):
         if result._task.action in VALIDATION:  # every role's, whatever --tags selects
             return
         tally = self._tally(result)
         tally["ok"] += 1
-        if result._result.get("changed"):
-            tally["changed"].append(_task_name(result._task))
+        said = result._result.get("ansible_stats", {}).get("data", {}).get(CHANGES)
+        if result._task.action in SET_STATS and said:
+            self._event(
+                result, "said", [str(s) for s in (said if isinstance(said, list) else [said])]
+            )
+        elif result._result.get("changed"):
+            self._event(result, "changed", [_task_name(result._task)])
 
     def v2_runner_on_skipped(self, result):
         self._tally(result)["skipped"] += 1
@@ -60,12 +85,20 @@ class CallbackModule(CallbackBase):
         self._failure(result)
 
     def _tally(self, result):
-        roles = self.roles.setdefault(result._host.get_name(), {})
-        return roles.setdefault(
-            _outer_role(result._task), {"ok": 0, "skipped": 0, "changed": [], "failed": []}
+        host, role = result._host.get_name(), _outer_role(result._task)
+        self.reached.setdefault(host, set()).add((self.play, role))
+        return self.roles.setdefault(host, {}).setdefault(
+            role, {"ok": 0, "skipped": 0, "said": [], "changed": [], "failed": []}
         )
 
+    def _event(self, result, kind, texts):
+        role = getattr(result._task, "_role", None)
+        own = role.get_name(include_role_fqcn=False) if role else ""
+        events = self.events.setdefault(result._host.get_name(), {})
+        events.setdefault(_outer_role(result._task), []).extend((own, kind, t) for t in texts)
+
     def _failure(self, result):
+        self.stopped[result._host.get_name()] = self.play
         role = getattr(result._task, "_role", None)
         self.failed.append({
             "host": result._host.get_name(),
@@ -79,8 +112,50 @@ class CallbackModule(CallbackBase):
         if not path:
             return
         hosts = {host: stats.summarize(host) for host in sorted(stats.processed)}
+        for host, roles in self.events.items():
+            for role, events in roles.items():
+                stated = {own for own, kind, _ in events if kind == "said"}
+                tally = self.roles[host][role]
+                tally["said"] = [text for _, kind, text in events if kind == "said"]
+                tally["changed"] = [text for own, kind, text in events
+                                    if kind == "changed" and own not in stated]  # fmt: skip
+        never = {host: self._never_reached(host) for host, counts in hosts.items()
+                 if counts.get("failures") or counts.get("unreachable")}  # fmt: skip
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump({"hosts": hosts, "failed": self.failed, "roles": self.roles}, handle)
+            json.dump({"hosts": hosts, "failed": self.failed, "roles": self.roles,
+                       "never_reached": never}, handle)  # fmt: skip
+
+    def _never_reached(self, host):
+        """The roles of the plays' `roles:` that the tags select, from the play where the host
+        last failed on, that ran no task there: the play stopped before them."""
+        only = set(context.CLIARGS.get("tags") or ("all",))
+        skip = set(context.CLIARGS.get("skip_tags") or ())
+        reached = self.reached.get(host, set())
+        names = []
+        for index, play in enumerate(self.plays):
+            if index < self.stopped.get(host, 0):
+                continue
+            for role in play.get_roles():
+                name = role.get_name(include_role_fqcn=False)
+                if (
+                    (index, name) not in reached
+                    and name not in names
+                    and _selected(role, only, skip)
+                ):
+                    names.append(name)
+        return names
+
+
+def _selected(role, only, skip):
+    """Whether --tags and --skip-tags select the play's role entry (Taggable.evaluate_tags's
+    rule, for the entry's own tags: a role has no parent to inherit more from)."""
+    tags = set(role.tags) if isinstance(role.tags, list) else set()
+    if "always" in tags and "always" not in skip:
+        return True
+    if "never" in tags and not tags & only:
+        return False
+    chosen = "all" in only or bool(tags & only) or ("tagged" in only and bool(tags))
+    return chosen and not tags & skip and not ("all" in skip and "always" not in tags)
 
 
 def _outer_role(task):

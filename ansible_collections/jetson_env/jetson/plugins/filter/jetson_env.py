@@ -26,6 +26,7 @@ try:
         keeping,
         matrix,
         pins,
+        pip_failure,
         pip_satisfied,
         probing,
         provisioning,
@@ -35,8 +36,7 @@ try:
     )
 except ImportError as exc:  # the collection without its Python package
     apt_repository = bundle = controller_files = keeping = matrix = pins = pip_satisfied = None
-    provisioning = None
-    probing = target_python = None
+    pip_failure = provisioning = probing = target_python = None
     tensorrt_tarballs = wheels = None
     MISSING = (
         f"the jetson_env.jetson collection needs the jetson-env Python package in the "
@@ -165,6 +165,14 @@ def pip_satisfied_by(names, read):
     requirement in `names`, [] otherwise: pip is not asked then (jetson_env.pip_satisfied)."""
     _require_package()
     return pip_satisfied.satisfied([str(n) for n in names], str(read or ""))
+
+
+def pip_failure_sentence(output, argv=(), env=None):
+    """pip's failure (its stderr `output`) in one sentence: the index it could not reach among
+    those in `argv` and `env`, its final error (jetson_env.pip_failure)."""
+    _require_package()
+    return pip_failure.sentence(str(output or ""), [str(a) for a in argv or ()],
+                                {str(k): str(v) for k, v in (env or {}).items()})  # fmt: skip
 
 
 def pip_platforms(machine, glibc):
@@ -303,6 +311,7 @@ class FilterModule:
             "matrix": matrix_mapping,
             "numpy_major": numpy_major,
             "onnx_export_packages": onnx_export_packages,
+            "pip_failure": pip_failure_sentence,
             "pip_installed_argv": pip_installed_argv,
             "pip_overrides_pep668": pip_overrides_pep668,
             "pip_satisfied_by": pip_satisfied_by,
