@@ -51,7 +51,9 @@ class Parser(argparse.ArgumentParser):
         if extras:  # nothing in jetson-env takes unknown arguments: `--` passes them on
             options = [extra.partition("=")[0] for extra in extras if extra.startswith("-")]
             self.error(f"unrecognized arguments: {' '.join(extras)}"
-                       + _nearest(options, self._option_string_actions))  # fmt: skip
+                       + _nearest(options, (name for name, action in
+                                            self._option_string_actions.items()
+                                            if action.help != argparse.SUPPRESS)))  # fmt: skip
         return namespace, extras
 
     def _check_value(self, action, value):

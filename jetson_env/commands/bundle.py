@@ -14,7 +14,7 @@ from pathlib import Path
 from jetson_env import installed
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import roles_a_bundle
-from jetson_env.commands.options import forks, host_selection
+from jetson_env.commands.options import host_selection, renamed, roles_option
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
             )
         if args.inventory and not (args.l4t or args.x86):
-            for option, value in (("--python", args.python), ("--glibc", args.glibc),
+            for option, value in (("--python-version", args.python), ("--glibc", args.glibc),
                                   ("--distribution", args.distribution),
                                   ("--cuda", args.cuda)):  # fmt: skip
                 if value:
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 roles,
                 files,
                 report=progress,
-                workers=args.jobs,
+                workers=args.forks or bundle.fetching.FETCH_WORKERS,
                 sign_key=sign_key,
                 controller_python=None if args.no_controller else args.controller_python,
                 capabilities=capabilities,
@@ -253,6 +253,8 @@ def _inventory_targets(
         ]
         if args.limit:
             cmd += ["--limit", args.limit]
+        if args.forks:
+            cmd += ["--forks", str(args.forks)]
         term.note("reading the hosts' facts: " + shlex.join(cmd))
         result = subprocess.run(
             cmd,
@@ -333,8 +335,14 @@ def register(sub) -> None:
         "--x86", action="store_true", help="an x86_64 target (the matrix's x86 profile)"
     )
     bundle.add_argument(
-        "--python", metavar="X.Y", help="the targets' Python (default: the row's; x86: this one's)"
+        "--python-version",
+        dest="python",
+        metavar="X.Y",
+        help="the targets' Python version (default: the row's; x86: this one's)",
     )
+    renamed(bundle, "--python", "--python-version X.Y",
+            "a bundle's targets are not here to run, so their Python is a version; --python "
+            "names an interpreter to run, in doctor, plan, info and provision")  # fmt: skip
     bundle.add_argument(
         "--glibc",
         metavar="2.N",
@@ -355,11 +363,16 @@ def register(sub) -> None:
     bundle.add_argument(
         "-i", "--inventory", metavar="INVENTORY", help="targets from these hosts' facts"
     )
-    host_selection(bundle, forks_too=False)
-    bundle.add_argument(
-        "--roles",
-        metavar="ROLE[,ROLE]",
-        help=f"only what these roles need, of {', '.join(roles_a_bundle('files'))} (default: all)",
+    host_selection(
+        bundle,
+        forks_help="downloads at once (default 4); with -i, hosts whose facts are read at once",
+    )
+    renamed(bundle, "--jobs", "-f/--forks N",
+            "one word for \"this many at once\" in every command, as Ansible's")  # fmt: skip
+    roles_option(
+        bundle,
+        f"only what these roles need, of {', '.join(roles_a_bundle('files'))} (default: all)",
+        dest="roles",
     )
     bundle.add_argument(
         "--file",
@@ -369,7 +382,6 @@ def register(sub) -> None:
         help="a file this machine cannot download (torch, torchvision, torch2trt, "
         "tensorrt, cusparselt), added for the targets given",
     )
-    bundle.add_argument("--jobs", type=forks, default=4, help="parallel downloads (default 4)")
     bundle.add_argument(
         "--controller-python",
         metavar="X.Y",

@@ -16,6 +16,7 @@ from jetson_env.commands.options import (
     host_selection,
     missing_folder,
     refused_with_inventory,
+    roles_option,
     seconds,
 )
 from jetson_env.exit_codes import (
@@ -42,6 +43,12 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.list:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
         return EXIT_OK
+    if args.fix_roles is not None:  # --fix --roles A,B is --fix A,B
+        if args.fix is None:
+            term.error("--roles chooses the roles that --fix applies: give --fix --roles "
+                       f"{args.fix_roles}")  # fmt: skip
+            return EXIT_USAGE
+        args.fix = [*args.fix, args.fix_roles]
     if args.trust and args.fix is None:
         term.error("--trust checks the bundle that --fix installs from: give --fix --bundle DIR")
         return EXIT_USAGE
@@ -302,9 +309,11 @@ def register(sub) -> None:
         const=[],
         type=lambda text: [text],
         metavar="ROLE[,ROLE]",
-        help="apply the playbook's roles that fix the findings (only these roles, if given): "
-        "show the plan (--check --diff), ask, apply, check again; needs Ansible",
+        help="apply the playbook's roles that fix the findings (only these roles, if given: "
+        "the same as --fix --roles ROLE,...): show the plan (--check --diff), ask, apply, check "
+        "again; needs Ansible",
     )
+    roles_option(doctor, "with --fix: only these roles", dest="fix_roles")
     doctor.add_argument("--yes", action="store_true", help="--fix without asking")
     doctor.add_argument(
         "--playbook-vars", metavar="JSON", help="--fix: more variables for the playbook"

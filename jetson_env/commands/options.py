@@ -34,17 +34,37 @@ def forks(text: str) -> int:
     return int(text)
 
 
-def host_selection(parser: argparse.ArgumentParser, forks_too: bool = True) -> None:
+def host_selection(parser: argparse.ArgumentParser, forks_help: str | None = None) -> None:
     """-l/--limit and -f/--forks, as ansible-playbook spells them, in every command that takes
-    an inventory (doctor, plan, provision; bundle's has no --forks: its --jobs are downloads)."""
+    an inventory (doctor, plan, provision, bundle). -f/--forks is the one word for "this many
+    at once" (bundle's: downloads, `forks_help` with its default)."""
     parser.add_argument(
         "-l", "--limit", metavar="PATTERN", help="only these hosts of the inventory (Ansible's "
         "--limit)"
     )  # fmt: skip
-    if forks_too:
-        parser.add_argument(
-            "-f", "--forks", type=forks, metavar="N", help="hosts at once (Ansible's --forks)"
-        )
+    parser.add_argument("-f", "--forks", type=forks, metavar="N",
+                        help=forks_help or "hosts at once (Ansible's --forks)")  # fmt: skip
+
+
+ROLES_METAVAR = "ROLE[,ROLE]"
+
+
+def roles_option(parser: argparse.ArgumentParser, help: str, *aliases: str, dest: str) -> None:
+    """--roles ROLE[,ROLE]: which of the playbook's roles, spelled so in every command that
+    takes some (doctor --fix, provision, bundle); `aliases`: provision's -t/--tags, as
+    ansible-playbook spells them (the roles are the playbook's tags)."""
+    parser.add_argument("--roles", *aliases, dest=dest, metavar=ROLES_METAVAR, help=help)
+
+
+def renamed(parser: argparse.ArgumentParser, old: str, new: str, why: str) -> None:
+    """An option's old spelling, refused (exit 2, the command's usage) with the sentence that
+    names the new one: nothing is run with a word whose meaning changed."""
+
+    class Renamed(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            parser.error(f"{old} is now {new}: {why}")
+
+    parser.add_argument(old, action=Renamed, nargs="?", help=argparse.SUPPRESS)
 
 
 def checked_bundle(args: argparse.Namespace, term: Terminal):

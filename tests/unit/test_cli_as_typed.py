@@ -254,10 +254,8 @@ def test_limit_and_forks_have_their_short_options_wherever_they_exist(command, t
     helped = piped(command[0], "--help", cwd=tmp_path).stdout
     assert "-l PATTERN, --limit PATTERN\n" in helped, helped
     assert "only these hosts of the inventory (Ansible's --limit)" in " ".join(helped.split())
-    if command[0] == "bundle":  # its parallelism is --jobs: downloads, not hosts
-        assert "--forks" not in helped
-        return
-    assert "-f N, --forks N       hosts at once (Ansible's --forks)\n" in helped, helped
+    said = "downloads at once (default 4)" if command[0] == "bundle" else "hosts at once"
+    assert f"-f N, --forks N       {said}" in helped, helped
     done = piped(*command, "-i", "fleet.yml", "-f", "0", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr.startswith(f"usage: jetson-env {command[0]} ["), done.stderr
@@ -265,3 +263,52 @@ def test_limit_and_forks_have_their_short_options_wherever_they_exist(command, t
         f"jetson-env {command[0]}: error: argument -f/--forks: must be a positive whole number, "
         "not '0'"
     )
+
+
+RENAMED = (  # bundle's old spellings: the sentence that names the new one
+    (["--x86", "--python", "3.11"], "--python is now --python-version X.Y: a bundle's targets "
+     "are not here to run, so their Python is a version; --python names an interpreter to run, "
+     "in doctor, plan, info and provision"),
+    (["--jobs", "2"], '--jobs is now -f/--forks N: one word for "this many at once" in every '
+     "command, as Ansible's"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "sentence"), RENAMED, ids=[" ".join(a) for a, _ in RENAMED])
+def test_bundles_old_spellings_are_refused_with_the_new_one(args, sentence, tmp_path):
+    """--python is an interpreter to run in every command; bundle's targets' Python is a
+    version (--python-version X.Y), and its parallelism is -f/--forks as elsewhere. The old
+    spelling is refused before anything is made, with bundle's usage and the new word."""
+    done = piped("bundle", "out", *args, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith("usage: jetson-env bundle ["), done.stderr
+    assert done.stderr.splitlines()[-1] == f"jetson-env bundle: error: {sentence}"
+    assert list(tmp_path.iterdir()) == []
+    helped = " ".join(piped("bundle", "--help", cwd=tmp_path).stdout.split())
+    assert "--python-version X.Y the targets' Python version" in helped, helped
+    assert "--python " not in helped and "--jobs" not in helped
+    wrong = piped("bundle", "out", "--x86", "--python-version", "3.x", cwd=tmp_path)
+    assert wrong.returncode == 2 and list(tmp_path.iterdir()) == []
+    assert "error: --python-version '3.x' is not a Python version like 3.12" in wrong.stderr
+
+
+def test_which_roles_is_said_with_roles_in_every_command(tmp_path):
+    """ "Which roles" is --roles ROLE[,ROLE] in doctor (with --fix), provision and bundle;
+    provision's -t/--tags (ansible-playbook's) and doctor's --fix ROLE say the same thing:
+    an unknown role is the same refusal whichever spelling named it."""
+    for command in ("doctor", "provision", "bundle"):
+        helped = piped(command, "--help", cwd=tmp_path).stdout
+        assert "  --roles ROLE[,ROLE]" in helped, helped
+    for spelling in (["--roles"], ["-t"], ["--tags"]):
+        done = piped("provision", *spelling, "nosuch", cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.startswith("error: --roles: no role nosuch in the playbook"), done.stderr
+    refusals = {piped("doctor", "--quick", *spelling, cwd=tmp_path).stderr
+                for spelling in (["--fix", "nosuch"], ["--fix", "--roles", "nosuch"])}  # fmt: skip
+    (refusal,) = refusals
+    assert refusal.startswith("error: no role nosuch in jetson_env.jetson.provision"), refusal
+    alone = piped("doctor", "--roles", "torch", cwd=tmp_path)
+    assert (alone.returncode, alone.stdout) == (2, "")
+    assert alone.stderr.splitlines() == [
+        "error: --roles chooses the roles that --fix applies: give --fix --roles torch"
+    ]
