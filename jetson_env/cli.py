@@ -29,15 +29,19 @@ from jetson_env.terminal import Terminal
 
 
 class VersionAction(argparse.Action):
-    """--version, reading the package metadata only when asked (importlib.metadata is slow)."""
+    """--version: what runs (jetson_env.version, imported only when asked); as JSON where
+    --json is on the command line too. `argv`: the command line main() parses."""
+
+    argv: tuple[str, ...] = ()
 
     def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+        what = "jetson-env, its collection, ansible-core, the matrix's date, the Python"
+        super().__init__(option_strings, dest, nargs=0, help=f"show what runs ({what}); exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from importlib.metadata import version
+        from jetson_env import version
 
-        sys.stdout.write(f"{parser.prog} {version('jetson-env')}\n")
+        version.show(as_json="--json" in self.argv)
         parser.exit()
 
 
@@ -172,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     for stream in (sys.stdout, sys.stderr):  # a path the locale cannot encode is still shown
         stream.reconfigure(errors="backslashreplace")
+    VersionAction.argv = tuple(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if args.no_color:  # and for what runs under jetson-env: Ansible, pip (no-color.org)
         os.environ["NO_COLOR"] = "1"

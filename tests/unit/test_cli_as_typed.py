@@ -312,3 +312,37 @@ def test_which_roles_is_said_with_roles_in_every_command(tmp_path):
     assert alone.stderr.splitlines() == [
         "error: --roles chooses the roles that --fix applies: give --fix --roles torch"
     ]
+
+
+def test_version_says_what_runs(tmp_path):
+    """--version (before or after the command) names what a bug report needs: jetson-env and
+    where it is installed, the collection it carries, the ansible-core provision would run,
+    the day the matrix was last checked, and the Python; --json, anywhere on the line, the
+    same as one document valid against docs/version.schema.json."""
+    import importlib.metadata
+
+    import jsonschema
+    import yaml
+
+    root = Path(__file__).parents[2]
+    galaxy = yaml.safe_load((root / "ansible_collections/jetson_env/jetson/galaxy.yml").read_text())
+    checked = yaml.safe_load((root / "jetson_env/data/matrix.yml").read_text())["checked"]
+    core = importlib.metadata.version("ansible-core")
+    import jetson_env
+
+    package = Path(jetson_env.__file__).parent  # the package this venv imports (an editable one)
+    said = piped("--version", cwd=tmp_path)
+    assert said.returncode == 0 and said.stderr == "", said.stderr
+    assert said.stdout.splitlines() == [
+        f"jetson-env {importlib.metadata.version('jetson-env')} ({package.resolve()})",
+        f"collection jetson_env.jetson {galaxy['version']}",
+        f"ansible-core {core} ({VENV_BIN / 'ansible-playbook'})",
+        f"version matrix checked {checked}",
+        f"Python {'.'.join(map(str, sys.version_info[:3]))} ({sys.executable})",
+    ]
+    assert piped("doctor", "--version", cwd=tmp_path).stdout == said.stdout
+    schema = json.loads((root / "docs" / "version.schema.json").read_text())
+    for args in (["--version", "--json"], ["doctor", "--json", "--version"]):
+        data = json.loads(piped(*args, cwd=tmp_path).stdout)
+        jsonschema.validate(data, schema)
+        assert (data["ansible_core"], data["matrix_checked"]) == (core, checked)
