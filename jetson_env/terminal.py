@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -44,6 +45,18 @@ def clean(text: object) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), str(text)).replace(
         "\t", " "
     )
+
+
+SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def size(nbytes: int | float) -> str:
+    """A size as every line of jetson-env says one: binary units (pip's wheels, apt's .debs and
+    the limits on files all in the same), one decimal: '812 B', '4.0 MiB', '2.3 GiB'."""
+    value, unit = float(nbytes), 0
+    while value >= 1024 and unit < len(SIZE_UNITS) - 1:
+        value, unit = value / 1024, unit + 1
+    return f"{value:.0f} B" if unit == 0 else f"{value:.1f} {SIZE_UNITS[unit]}"
 
 
 def _width() -> int | None:
@@ -108,7 +121,8 @@ class Terminal:
 
     def progress(self):
         """A context giving a callable that shows progress on stderr: a spinner on a terminal,
-        plain lines elsewhere (CI logs), nothing at -q."""
+        plain lines elsewhere (CI logs; a counter's at most every few seconds), nothing at
+        -q."""
         return _Progress(self)
 
     def findings(self, report: dict[str, Any], target: Sequence[str] = ()) -> None:
@@ -300,10 +314,21 @@ class _Unshown:
         return None
 
 
+PIPE_EVERY_S = 5.0  # a pipe (a CI log) gets an update of the same line at most this often
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?: (?:B|KiB|MiB|GiB|TiB)\b)?")  # a count, a size
+
+
 class _Progress:
+    """Terminal.progress: a spinner's line on a terminal; in a pipe each step a line, and a
+    counter's updates ("fetched 3/52 files") at most one line every PIPE_EVERY_S seconds,
+    its last state when the next step (or the end) comes."""
+
     def __init__(self, term: Terminal):
         self.term = term
         self.status = None
+        self.shape = None  # the last line printed, its numbers left out
+        self.shown_at = 0.0
+        self.pending: str | None = None  # an update held back
 
     def __enter__(self):
         if self.term.verbosity < 0:
@@ -312,9 +337,25 @@ class _Progress:
             self.status = self.term.err.status("starting")
             self.status.__enter__()
             return lambda text: self.status.update(clean(text))
-        return lambda text: self.term.err.print(clean(text), style="dim", soft_wrap=True)
+        return self._piped
+
+    def _piped(self, text: str) -> None:
+        text = clean(text)
+        now = time.monotonic()
+        if _NUMBER.sub("#", text) == self.shape and now - self.shown_at < PIPE_EVERY_S:
+            self.pending = text
+            return
+        if self.pending is not None and _NUMBER.sub("#", text) != self.shape:
+            self._print(self.pending, self.shown_at)  # the counter's last state, then the step
+        self._print(text, now)
+
+    def _print(self, text: str, now: float) -> None:
+        self.term.err.print(text, style="dim", soft_wrap=True)
+        self.shape, self.shown_at, self.pending = _NUMBER.sub("#", text), now, None
 
     def __exit__(self, *exc_info):
         if self.status is not None:
             self.status.__exit__(*exc_info)
+        elif self.pending is not None:
+            self._print(self.pending, self.shown_at)
         return False

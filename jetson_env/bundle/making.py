@@ -196,7 +196,7 @@ def _make(
     def run(batch: list[Fetch]) -> None:
         todo = _plan_fetches(directory, manifest, batch)
         progress = Progress(report)
-        progress.add_files(len(todo))
+        progress.before(todo, workers)
         for fetch, outcome in fetch_all(todo, directory, progress, workers):
             if isinstance(outcome, FetchFailed):
                 failed.append(outcome)

@@ -17,7 +17,7 @@ from jetson_env.collection import roles_a_bundle
 from jetson_env.commands.options import host_selection, renamed, roles_option
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
-from jetson_env.terminal import Terminal
+from jetson_env.terminal import Terminal, size
 from jetson_env.terminal import clean as terminal_clean
 
 
@@ -112,10 +112,10 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     term.table(
         ["target", "roles", "size"],
         [
-            [key, ", ".join(result.manifest["targets"][key]["roles"]), _mib(size)]
-            for key, size in result.sizes.items()
+            [key, ", ".join(result.manifest["targets"][key]["roles"]), size(nbytes)]
+            for key, nbytes in result.sizes.items()
         ]
-        + [["total (the whole bundle)", "", _mib(result.total)]],
+        + [["total (the whole bundle)", "", size(result.total)]],
         title=f"bundle {directory}",
     )
     term.line(
@@ -147,7 +147,21 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 f"{apt['download']}",
                 style="dim",
             )
+    for line in _next_steps(args, directory, sign_key):
+        term.line(line, style="bold")
     return EXIT_OK
+
+
+def _next_steps(args: argparse.Namespace, directory: Path, sign_key: Path | None) -> list[str]:
+    """What to run next, wherever the folder is carried (its path as made here): check it,
+    then provision from it with no network, on the inventory it was made for if any."""
+    folder = shell_word(str(directory))
+    trust = f" --trust {shell_word(f'{sign_key}.pub')}" if sign_key else ""
+    hosts = f" -i {shell_word(args.inventory)}" if args.inventory else ""
+    verify = installed.command(f"jetson-env bundle --verify {folder}{trust}")
+    provision = installed.command(f"jetson-env provision --bundle {folder}{trust}{hosts}")
+    return [f"next: check it where it is used: {verify}",
+            f"then provision from it, with no network: {provision}"]  # fmt: skip
 
 
 def _kernel_lines(findings: list[dict]) -> list[str]:
@@ -174,10 +188,6 @@ def _kernel_lines(findings: list[dict]) -> list[str]:
     for (target, why), paths in unjudged.items():
         lines.append(f"kernels: {target}: {why}: {', '.join(paths)}")
     return lines
-
-
-def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
 
 
 def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bundle) -> int:
