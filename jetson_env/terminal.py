@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -59,6 +60,14 @@ def size(nbytes: int | float) -> str:
     return f"{value:.0f} B" if unit == 0 else f"{value:.1f} {SIZE_UNITS[unit]}"
 
 
+def _locale_has_boxes() -> bool:
+    """Whether the locale's character set is UTF-8 (Python's own UTF-8 mode, which it takes
+    under the C locale, says nothing of what the terminal shows)."""
+    import locale
+
+    return locale.nl_langinfo(locale.CODESET).replace("-", "").lower() == "utf8"
+
+
 def _width() -> int | None:
     """COLUMNS when it is a usable number; a fixed, wide layout when piped (tables don't fold
     at rich's default 80); otherwise the terminal's own."""
@@ -87,6 +96,10 @@ class Terminal:
         self.printed_json = False  # --json: one document, printed once (cli.main's promise)
         self.last_error: tuple[str, str | None] | None = None
         width = _width()
+        # Box drawing and the braille spinner where the locale has them; ASCII where it does
+        # not (LC_ALL=C, a Jetson's serial console), though Python writes UTF-8 there too.
+        boxes = _locale_has_boxes()
+        self.box, self.spinner = (box.HEAVY_HEAD, "dots") if boxes else (box.ASCII2, "line")
         self.out = Console(markup=False, highlight=False, width=width, **plain)
         self.err = Console(stderr=True, markup=False, highlight=False, width=width, **plain)
 
@@ -101,7 +114,7 @@ class Terminal:
         title: str | None = None,
         styles: Sequence[str | None] | None = None,
     ) -> None:
-        table = Table(title=title, title_justify="left", show_lines=False)
+        table = Table(box=self.box, title=title, title_justify="left", show_lines=False)
         for column in columns:
             table.add_column(column, overflow="fold")
         for index, row in enumerate(rows):
@@ -117,7 +130,7 @@ class Terminal:
         and at -q)."""
         if self.verbosity < 0:
             return contextlib.nullcontext(_Unshown())
-        return self.err.status(clean(text))
+        return self.err.status(clean(text), spinner=self.spinner)
 
     def progress(self):
         """A context giving a callable that shows progress on stderr: a spinner on a terminal,
@@ -129,7 +142,8 @@ class Terminal:
         """The doctor's report: findings grouped by area with short statuses, then every fix
         whole, numbered in the order to apply them (no borders: nothing to type is split).
         `target`: the options that name the host and Python checked, for `doctor --fix`."""
-        table = Table(title=f"jetson-env doctor: {clean(report['target'])}", title_justify="left")
+        title = f"jetson-env doctor: {clean(report['target'])}"
+        table = Table(box=self.box, title=title, title_justify="left")
         for column in ("Area", "Check", "Status", "Finding", "Fix"):
             table.add_column(column, overflow="fold")
         numbers = {fix["command"]: str(fix["number"]) for fix in report["fixes"]}
@@ -189,7 +203,7 @@ class Terminal:
 
     def fleet(self, fleet: dict[str, Any]) -> None:
         """`doctor --inventory`: one row per host, worst first, then each host's fixes."""
-        table = Table(title=f"jetson-env doctor: {clean(fleet['inventory'])}",
+        table = Table(box=self.box, title=f"jetson-env doctor: {clean(fleet['inventory'])}",
                       title_justify="left")  # fmt: skip
         for column in ("Host", "Platform", "Status", "Failing"):
             table.add_column(column, overflow="fold")
@@ -242,7 +256,7 @@ class Terminal:
     def engine_grid(self, grid: dict[str, Any]) -> None:
         """`doctor -i --engines`: engine file x host, the worst first; then why, per cell
         that is not "loads"."""
-        table = Table(title="Engine files", title_justify="left")
+        table = Table(box=self.box, title="Engine files", title_justify="left")
         for column in ("Engine", *grid["hosts"]):
             table.add_column(clean(column), overflow="fold")
         for row in grid["rows"]:
@@ -265,7 +279,7 @@ class Terminal:
             now = host["now"]
             moving = (f"R{now['l4t']} (JetPack {now['jetpack']}) -> {plan['to']} (JetPack "
                       f"{after['jetpack']}), {host['kind']}" if now else plan["to"])  # fmt: skip
-            table = Table(title=f"jetson-env plan: {clean(host['host'])}: {moving}",
+            table = Table(box=self.box, title=f"jetson-env plan: {clean(host['host'])}: {moving}",
                           title_justify="left")  # fmt: skip
             for column in ("Verdict", "Part", "Now", "After", "Why"):
                 table.add_column(column, overflow="fold")
@@ -334,7 +348,7 @@ class _Progress:
         if self.term.verbosity < 0:
             return lambda _text: None
         if self.term.err.is_terminal:
-            self.status = self.term.err.status("starting")
+            self.status = self.term.err.status("starting", spinner=self.term.spinner)
             self.status.__enter__()
             return lambda text: self.status.update(clean(text))
         return self._piped

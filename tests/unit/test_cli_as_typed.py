@@ -346,3 +346,22 @@ def test_version_says_what_runs(tmp_path):
         data = json.loads(piped(*args, cwd=tmp_path).stdout)
         jsonschema.validate(data, schema)
         assert (data["ansible_core"], data["matrix_checked"]) == (core, checked)
+
+
+@pytest.mark.parametrize("args", [["doctor", "--quick", "--check", "platform"], ["info"]],
+                         ids=" ".join)  # fmt: skip
+def test_a_locale_without_box_drawing_gets_ascii(args, tmp_path):
+    """A Jetson's serial console under LC_ALL=C shows ASCII only, though Python writes UTF-8
+    there (its UTF-8 mode): the tables' borders and the spinner's frames are ASCII on that
+    terminal and in a pipe; a UTF-8 locale keeps the box drawing."""
+    c_locale = {k: v for k, v in environment().items() if not k.startswith(("LC_", "LANG"))}
+    code, said = on_a_pty([JETSON_ENV, *args], tmp_path, {**c_locale, "LC_ALL": "C"}, timeout=300)
+    assert code in (0, 1), said[-2000:]
+    assert "probing local" in said and "+----" in said, said[-2000:]
+    assert said.isascii(), sorted({c for c in said if not c.isascii()})
+    piped_c = subprocess.run([JETSON_ENV, *args], cwd=tmp_path, env={**c_locale, "LC_ALL": "C"},
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert "+----" in piped_c.stdout and piped_c.stdout.isascii(), piped_c.stdout
+    code, utf8 = on_a_pty([JETSON_ENV, *args], tmp_path, {**c_locale, "LANG": "C.UTF-8"},
+                          timeout=300)  # fmt: skip
+    assert "┏━" in utf8, utf8[-2000:]
