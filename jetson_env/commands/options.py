@@ -129,3 +129,34 @@ def refused_with_inventory(
                        "the inventory's settings", hint=what)  # fmt: skip
             return EXIT_USAGE
     return None
+
+
+def report_problem(report: str | None) -> str | None:
+    """Why --report FILE cannot be written (said before any host is probed); None when it
+    can, or without --report. One rule for the doctor's pages and the plan's."""
+    if report is None:
+        return None
+    from jetson_env.fleet import page as fleet_page
+
+    path = Path(report)
+    if path.suffix.lower() not in fleet_page.FORMATS:
+        return f"--report {report}: the file name must end in {' or '.join(fleet_page.FORMATS)}"
+    if not path.parent.is_dir():
+        return f"--report {report}: no folder {path.parent}"
+    if why := fleet_page.unwritable(path):
+        return f"--report {report}: {why}"
+    return None
+
+
+def write_report(term: Terminal, report: str, page: str, exit_code: int,
+                 shown: str = "the report") -> int:  # fmt: skip
+    """The page written to --report FILE after the run was shown: the run's exit code, or
+    EXIT_USAGE when the file could not be written (said, with the run above it)."""
+    try:
+        Path(report).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        term.error(f"--report {report} was not written: {exc.strerror or exc}",
+                   hint=f"{shown} is above; give a file you can write")  # fmt: skip
+        return max(exit_code, EXIT_USAGE)
+    term.note(f"report written to {report}")
+    return exit_code

@@ -86,8 +86,7 @@ def html_page(fleet: dict[str, Any]) -> str:
     checks = columns(fleet)
     title = f"jetson-env doctor: {pages.name_of(fleet['inventory'])}"
     out = [
-        *pages.header(title, COLOURS, MEANINGS),
-        f'<p id="summary">{e(summary(fleet))}</p>',
+        *pages.header(title, COLOURS, MEANINGS, summary(fleet)),
         '<div class="scroll"><table id="grid"><thead><tr><th>Host</th><th>Platform</th>'
         "<th>Status</th>",
         *(f'<th class="column"><span>{e(check)}</span></th>' for check in checks),
@@ -190,7 +189,7 @@ def fence(text: str) -> str:
 def markdown(fleet: dict[str, Any]) -> str:
     checks = columns(fleet)
     title = f"jetson-env doctor: {md_text(pages.name_of(fleet['inventory']))}"
-    out = [*pages.markdown_header(title, MEANINGS, md_text), "", md_text(summary(fleet)), "",
+    out = [*pages.markdown_header(title, MEANINGS, md_text, summary(fleet)), "",
            "| " + " | ".join(["Host", "Platform", "Status", *map(md_text, checks)]) + " |",
            "|" + "---|" * (3 + len(checks))]  # fmt: skip
     for host in fleet["hosts"]:
