@@ -29,8 +29,8 @@ from jetson_env.terminal import Terminal
 
 
 class VersionAction(argparse.Action):
-    """--version: what runs (jetson_env.version, imported only when asked); as JSON where
-    --json is on the command line too. `argv`: the command line main() parses."""
+    """--version: what runs (installed.show_version: what it reads is read only when asked);
+    as JSON where --json is on the command line too. `argv`: the command line main() parses."""
 
     argv: tuple[str, ...] = ()
 
@@ -39,9 +39,7 @@ class VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help=f"show what runs ({what}); exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from jetson_env import version
-
-        version.show(as_json="--json" in self.argv)
+        installed.show_version(as_json="--json" in self.argv)
         parser.exit()
 
 
@@ -177,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a path the locale cannot encode is still shown
         stream.reconfigure(errors="backslashreplace")
     VersionAction.argv = tuple(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (docs/completion.md)
+        _complete(parser)
+    args = parser.parse_args(argv)
     if args.no_color:  # and for what runs under jetson-env: Ansible, pip (no-color.org)
         os.environ["NO_COLOR"] = "1"
     term = Terminal(
@@ -200,6 +201,15 @@ def main(argv: list[str] | None = None) -> int:
                    hint="give stdout a file or a pipe that takes it")  # fmt: skip
         return EXIT_FAILED
     return code
+
+
+def _complete(parser: argparse.ArgumentParser) -> None:
+    """argcomplete's answer to the shell, then exit; without jetson-env[completion], none."""
+    try:
+        import argcomplete
+    except ImportError:
+        sys.exit(EXIT_USAGE)
+    argcomplete.autocomplete(parser)
 
 
 def _stdout_fails() -> bool:

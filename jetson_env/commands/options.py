@@ -53,7 +53,20 @@ def roles_option(parser: argparse.ArgumentParser, help: str, *aliases: str, dest
     """--roles ROLE[,ROLE]: which of the playbook's roles, spelled so in every command that
     takes some (doctor --fix, provision, bundle); `aliases`: provision's -t/--tags, as
     ansible-playbook spells them (the roles are the playbook's tags)."""
-    parser.add_argument("--roles", *aliases, dest=dest, metavar=ROLES_METAVAR, help=help)
+    action = parser.add_argument("--roles", *aliases, dest=dest, metavar=ROLES_METAVAR,
+                                 help=help)  # fmt: skip
+    action.completer = _complete_roles  # argcomplete's (docs/completion.md)
+
+
+def _complete_roles(prefix: str, **_kwargs) -> list[str]:
+    """The playbook's roles that complete the last of `prefix`'s comma-separated words."""
+    from jetson_env import collection
+
+    done, _, last = prefix.rpartition(",")
+    given = set(done.split(","))
+    lead = f"{done}," if done else ""
+    return [lead + role for role in collection.provision_roles()
+            if role.startswith(last) and role not in given]  # fmt: skip
 
 
 def renamed(parser: argparse.ArgumentParser, old: str, new: str, why: str) -> None:

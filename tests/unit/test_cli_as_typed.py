@@ -365,3 +365,30 @@ def test_a_locale_without_box_drawing_gets_ascii(args, tmp_path):
     code, utf8 = on_a_pty([JETSON_ENV, *args], tmp_path, {**c_locale, "LANG": "C.UTF-8"},
                           timeout=300)  # fmt: skip
     assert "┏━" in utf8, utf8[-2000:]
+
+
+def completions(line: str, cwd: Path) -> list[str]:
+    """What the console script answers the shell for `line` (argcomplete's protocol, as the
+    function register-python-argcomplete installs asks it)."""
+    answer = cwd / "completions.txt"
+    env = {**environment(), "_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n", "COMP_LINE": line,
+           "COMP_POINT": str(len(line)), "_ARGCOMPLETE_STDOUT_FILENAME": str(answer)}  # fmt: skip
+    done = subprocess.run([JETSON_ENV], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return sorted(answer.read_text().split())
+
+
+def test_the_shell_completes_commands_options_and_roles(tmp_path):
+    """Shell completion (docs/completion.md, argcomplete as Ansible's): a command, an option
+    (never a refused old spelling), and the playbook's roles after --roles, after a comma
+    too; register-python-argcomplete's function names the console script."""
+    assert completions("jetson-env doc", tmp_path) == ["doctor"]
+    assert completions("jetson-env bundle --py", tmp_path) == ["--python-version"]
+    assert completions("jetson-env bundle --jo", tmp_path) == []
+    assert completions("jetson-env provision --roles torch,py", tmp_path) == [
+        "torch,pycuda", "torch,python_base"]  # fmt: skip
+    assert completions("jetson-env doctor --fix --roles cu", tmp_path) == ["cuda_env"]
+    script = subprocess.run([str(VENV_BIN / "register-python-argcomplete"), "jetson-env"],
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "complete " in script and "jetson-env" in script
