@@ -46,7 +46,7 @@ def make_bundle(directory: Path, jobs: str) -> tuple[float, dict]:
             "bundle",
             str(directory),
             "--x86",
-            "--python",
+            "--python-version",
             "3.11",
             "--glibc",
             "2.36",

@@ -3,7 +3,9 @@ path from an unrelated folder, as README's first line leaves it (in .venv, not o
 a folder named on the command line that this machine does not have is bad input (exit 2
 before any probe); -q silences progress and the spinner wherever it is typed; a misspelled
 option or command is refused with its command's usage and the word meant; -l/--limit and
--f/--forks are the same options in every command that takes -i.
+-f/--forks are the same options in every command that takes -i; one word per idea (--roles,
+--python an interpreter, bundle's --python-version); --version says what runs; ASCII where
+the locale has no box drawing; the shell completes what is typed.
 """
 
 from __future__ import annotations
