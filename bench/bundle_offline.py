@@ -7,7 +7,7 @@
 2. A fresh x86 test host with its network cut (docker --network none), provisioned from
    that bundle (jetson_env_bundle), then again (changed=0): wall times.
 
-    .venv/bin/python bench/bundle_offline.py [--oldest] [--cold-resolve] [--jobs N]
+    .venv/bin/python bench/bundle_offline.py [--oldest] [--cold-resolve] [--forks N]
 
 Prints one table; no test asserts on it.
 """
@@ -46,7 +46,7 @@ def make_bundle(directory: Path, jobs: str) -> tuple[float, dict]:
             "bundle",
             str(directory),
             "--x86",
-            "--python",
+            "--python-version",
             "3.11",
             "--glibc",
             "2.36",
@@ -54,7 +54,7 @@ def make_bundle(directory: Path, jobs: str) -> tuple[float, dict]:
             "python_base,torch",
             "--file",
             f"torch={TORCH_WHEEL_X86}",
-            "--jobs",
+            "--forks",
             jobs,
             "--json",
         ],
@@ -69,7 +69,7 @@ def make_bundle(directory: Path, jobs: str) -> tuple[float, dict]:
 
 def main() -> int:
     args = sys.argv[1:]
-    jobs = args[args.index("--jobs") + 1] if "--jobs" in args else "4"
+    jobs = args[args.index("--forks") + 1] if "--forks" in args else "4"
     ansible = ANSIBLE_ENDS["oldest" if "--oldest" in args else "newest"].ensure()
     work = Path(tempfile.mkdtemp(prefix="jetson-env-bench-bundle-"))
     shutil.rmtree(bundle.CACHE / "files", ignore_errors=True)
@@ -96,7 +96,7 @@ def main() -> int:
     files = len(json.loads((work / "cold" / "manifest.json").read_text())["artifacts"])
     print(
         f"bundle, cold (downloads)   {cold_s:7.1f} s  {files} files, "
-        f"{data['total_bytes'] / 2**20:.0f} MiB, --jobs {jobs}"
+        f"{data['total_bytes'] / 2**20:.0f} MiB, --forks {jobs}"
     )
     print(f"bundle, warm (cache)       {warm_s:7.1f} s")
     print(f"offline provisioning       {first.wall_s:7.1f} s  changed={first.changed('x86')}")

@@ -29,15 +29,17 @@ from jetson_env.terminal import Terminal
 
 
 class VersionAction(argparse.Action):
-    """--version, reading the package metadata only when asked (importlib.metadata is slow)."""
+    """--version: what runs (installed.show_version: what it reads is read only when asked);
+    as JSON where --json is on the command line too. `argv`: the command line main() parses."""
+
+    argv: tuple[str, ...] = ()
 
     def __init__(self, option_strings, dest, **kwargs):
-        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+        what = "jetson-env, its collection, ansible-core, the matrix's date, the Python"
+        super().__init__(option_strings, dest, nargs=0, help=f"show what runs ({what}); exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from importlib.metadata import version
-
-        sys.stdout.write(f"{parser.prog} {version('jetson-env')}\n")
+        installed.show_version(as_json="--json" in self.argv)
         parser.exit()
 
 
@@ -51,7 +53,9 @@ class Parser(argparse.ArgumentParser):
         if extras:  # nothing in jetson-env takes unknown arguments: `--` passes them on
             options = [extra.partition("=")[0] for extra in extras if extra.startswith("-")]
             self.error(f"unrecognized arguments: {' '.join(extras)}"
-                       + _nearest(options, self._option_string_actions))  # fmt: skip
+                       + _nearest(options, (name for name, action in
+                                            self._option_string_actions.items()
+                                            if action.help != argparse.SUPPRESS)))  # fmt: skip
         return namespace, extras
 
     def _check_value(self, action, value):
@@ -170,7 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     for stream in (sys.stdout, sys.stderr):  # a path the locale cannot encode is still shown
         stream.reconfigure(errors="backslashreplace")
-    args = build_parser().parse_args(argv)
+    VersionAction.argv = tuple(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (docs/completion.md)
+        _complete(parser)
+    args = parser.parse_args(argv)
     if args.no_color:  # and for what runs under jetson-env: Ansible, pip (no-color.org)
         os.environ["NO_COLOR"] = "1"
     term = Terminal(
@@ -193,6 +201,15 @@ def main(argv: list[str] | None = None) -> int:
                    hint="give stdout a file or a pipe that takes it")  # fmt: skip
         return EXIT_FAILED
     return code
+
+
+def _complete(parser: argparse.ArgumentParser) -> None:
+    """argcomplete's answer to the shell, then exit; without jetson-env[completion], none."""
+    try:
+        import argcomplete
+    except ImportError:
+        sys.exit(EXIT_USAGE)
+    argcomplete.autocomplete(parser)
 
 
 def _stdout_fails() -> bool:

@@ -1,5 +1,5 @@
 """This jetson-env as installed: the docs it carries, the pip lines that work for it, and
-every command line it prints for the user (command()).
+every command line it prints for the user (command()); and what runs (--version).
 
 jetson-env is on no package index: a line that names it must name where it came from (the
 checkout, or the folder or wheel pip recorded in direct_url.json, PEP 610). README's first
@@ -15,6 +15,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from packaging.requirements import Requirement
@@ -111,3 +112,81 @@ def requirement(extra: str | None = "provision") -> str:
     if url.scheme == "file" and where.exists():
         return shlex.quote(f"{where}{extras}")
     return shlex.quote(f".{extras}")
+
+
+VERSION_SCHEMA = 1
+
+
+def _distribution(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _collection_version() -> str | None:
+    """galaxy.yml's version of the collection this jetson-env carries."""
+    from jetson_env import collection, yaml_files
+
+    try:
+        return str(yaml_files.safe_load((collection.PATH / "galaxy.yml").read_text())["version"])
+    except (OSError, KeyError, TypeError):
+        return None
+
+
+def version_facts() -> dict[str, Any]:
+    """`jetson-env --version`: what runs, as a bug report needs it (docs/version.schema.json);
+    a part that is missing is null. ansible-core: this environment's (what provision runs),
+    else the ansible-playbook on PATH it would run, else how to get it."""
+    import platform
+
+    from jetson_env import collection
+    from jetson_env.matrix import MatrixError, load
+
+    try:
+        checked, matrix_error = load().raw["checked"], None
+    except MatrixError as exc:
+        checked, matrix_error = None, str(exc)
+    core = _distribution("ansible-core")
+    playbook = program("ansible-playbook")
+    return {
+        "schema": VERSION_SCHEMA,
+        "jetson_env": _distribution(DISTRIBUTION),
+        "installed_at": str(PACKAGE),
+        "collection": {"name": collection.FQCN, "version": _collection_version()},
+        "ansible_core": core,
+        "ansible_playbook": playbook,
+        "ansible_core_hint": None if core or playbook else collection.install_hint(),
+        "matrix_checked": checked,
+        "matrix_error": matrix_error,
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+    }
+
+
+def version_lines(data: dict[str, Any]) -> list[str]:
+    """The text of --version: the first line as `prog --version` always says it."""
+    unknown = "(version unknown)"
+    playbook = data["ansible_playbook"]
+    core = (
+        f"{data['ansible_core']} ({playbook})" if data["ansible_core"]
+        else f"of another environment: {playbook} (`{playbook} --version` says which)" if playbook
+        else f"not installed ({data['ansible_core_hint']})"
+    )  # fmt: skip
+    matrix = (f"checked {data['matrix_checked']}" if data["matrix_checked"]
+              else f"unreadable: {data['matrix_error']}")  # fmt: skip
+    return [
+        f"jetson-env {data['jetson_env'] or unknown} ({data['installed_at']})",
+        f"collection {data['collection']['name']} {data['collection']['version'] or unknown}",
+        f"ansible-core {core}",
+        f"version matrix {matrix}",
+        f"Python {data['python']['version']} ({data['python']['executable']})",
+    ]
+
+
+def show_version(as_json: bool) -> None:
+    """--version's answer on stdout; `as_json`: one document."""
+    data = version_facts()
+    text = json.dumps(data, indent=2) if as_json else "\n".join(version_lines(data))
+    sys.stdout.write(text + "\n")

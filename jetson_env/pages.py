@@ -1,6 +1,6 @@
-"""What the report pages (the doctor's fleet page, the plan's) share around their content:
-the style, a header that says what made the page and when, and a legend of the statuses,
-worst first, each painted darker the worse it is.
+"""What the report pages (the doctor's for one host and for a fleet, the plan's) share around
+their content: the style, a header that says what made the page and when, the verdict, and
+then a legend of the statuses, worst first, each painted darker the worse it is.
 
 Self-contained: inline style, no script, nothing fetched. A page names files of the machine
 that made it relative to the folder it was made in (its title by the inventory's name), so
@@ -28,7 +28,8 @@ BASE_STYLE = (
     "th.column span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}"
     "td.label{max-width:16em}"
     "pre{background:#f5f5f5;padding:.5em;white-space:pre-wrap;overflow-wrap:anywhere}"
-    "h1,h2,h3,p,li,td.label{overflow-wrap:anywhere}code{background:#f0f0f0;padding:0 .2em}"
+    "h1,h2,h3,p,li,td.label,td.finding{overflow-wrap:anywhere}"
+    "code{background:#f0f0f0;padding:0 .2em}"
     ".status{padding:0 .35em;border-radius:.2em}"
     "#legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.2em}"
 )
@@ -108,8 +109,10 @@ def inline(text: str) -> str:
     return "".join(out) + html.escape(text[at:])
 
 
-def header(title: str, colours: dict[str, str], meanings: dict[str, str]) -> list[str]:
-    """The page's head and header: title, what made it, the legend (worst first)."""
+def header(title: str, colours: dict[str, str], meanings: dict[str, str],
+           verdict: str) -> list[str]:  # fmt: skip
+    """The page's head and header: title, what made it, the verdict (what a reader came
+    for), then the legend (worst first)."""
     e = html.escape
     legend = "".join(f'<li><span class="status {status}" data-status="{status}">{status}</span> '
                      f"{e(meanings[status])}</li>" for status in colours)  # fmt: skip
@@ -120,15 +123,16 @@ def header(title: str, colours: dict[str, str], meanings: dict[str, str]) -> lis
         f"<title>{e(title)}</title><style>{style(colours)}</style></head><body>",
         f"<h1>{e(title)}</h1>",
         f'<p id="made">{e(made())}</p>',
+        f'<p id="summary">{e(verdict)}</p>',
         f'<ul id="legend" aria-label="statuses, worst first">{legend}</ul>',
     ]
 
 
-def markdown_header(title: str, meanings: dict[str, str], text: Any) -> list[str]:
-    """The Markdown page's header: title, what made it, the legend (worst first); `text`
-    escapes a text for Markdown (fleet.page.md_text)."""
+def markdown_header(title: str, meanings: dict[str, str], text: Any, verdict: str) -> list[str]:
+    """The Markdown page's header: title, what made it, the verdict, the legend (worst
+    first); `text` escapes a text for Markdown (fleet.page.md_text)."""
     legend = ", ".join(f"**{status}** ({text(meaning)})" for status, meaning in meanings.items())
-    return [f"# {title}", "", made(), "", f"Statuses, worst first: {legend}."]
+    return [f"# {title}", "", made(), "", text(verdict), "", f"Statuses, worst first: {legend}."]
 
 
 def md_inline(text: str, escape: Any) -> str:

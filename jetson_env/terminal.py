@@ -14,9 +14,11 @@ import os
 import re
 import shlex
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -44,6 +46,26 @@ def clean(text: object) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode(), str(text)).replace(
         "\t", " "
     )
+
+
+SIZE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def size(nbytes: int | float) -> str:
+    """A size as every line of jetson-env says one: binary units (pip's wheels, apt's .debs and
+    the limits on files all in the same), one decimal: '812 B', '4.0 MiB', '2.3 GiB'."""
+    value, unit = float(nbytes), 0
+    while value >= 1024 and unit < len(SIZE_UNITS) - 1:
+        value, unit = value / 1024, unit + 1
+    return f"{value:.0f} B" if unit == 0 else f"{value:.1f} {SIZE_UNITS[unit]}"
+
+
+def _locale_has_boxes() -> bool:
+    """Whether the locale's character set is UTF-8 (Python's own UTF-8 mode, which it takes
+    under the C locale, says nothing of what the terminal shows)."""
+    import locale
+
+    return locale.nl_langinfo(locale.CODESET).replace("-", "").lower() == "utf8"
 
 
 def _width() -> int | None:
@@ -74,6 +96,10 @@ class Terminal:
         self.printed_json = False  # --json: one document, printed once (cli.main's promise)
         self.last_error: tuple[str, str | None] | None = None
         width = _width()
+        # Box drawing and the braille spinner where the locale has them; ASCII where it does
+        # not (LC_ALL=C, a Jetson's serial console), though Python writes UTF-8 there too.
+        boxes = _locale_has_boxes()
+        self.box, self.spinner = (box.HEAVY_HEAD, "dots") if boxes else (box.ASCII2, "line")
         self.out = Console(markup=False, highlight=False, width=width, **plain)
         self.err = Console(stderr=True, markup=False, highlight=False, width=width, **plain)
 
@@ -88,7 +114,7 @@ class Terminal:
         title: str | None = None,
         styles: Sequence[str | None] | None = None,
     ) -> None:
-        table = Table(title=title, title_justify="left", show_lines=False)
+        table = Table(box=self.box, title=title, title_justify="left", show_lines=False)
         for column in columns:
             table.add_column(column, overflow="fold")
         for index, row in enumerate(rows):
@@ -104,18 +130,20 @@ class Terminal:
         and at -q)."""
         if self.verbosity < 0:
             return contextlib.nullcontext(_Unshown())
-        return self.err.status(clean(text))
+        return self.err.status(clean(text), spinner=self.spinner)
 
     def progress(self):
         """A context giving a callable that shows progress on stderr: a spinner on a terminal,
-        plain lines elsewhere (CI logs), nothing at -q."""
+        plain lines elsewhere (CI logs; a counter's at most every few seconds), nothing at
+        -q."""
         return _Progress(self)
 
     def findings(self, report: dict[str, Any], target: Sequence[str] = ()) -> None:
         """The doctor's report: findings grouped by area with short statuses, then every fix
         whole, numbered in the order to apply them (no borders: nothing to type is split).
         `target`: the options that name the host and Python checked, for `doctor --fix`."""
-        table = Table(title=f"jetson-env doctor: {clean(report['target'])}", title_justify="left")
+        title = f"jetson-env doctor: {clean(report['target'])}"
+        table = Table(box=self.box, title=title, title_justify="left")
         for column in ("Area", "Check", "Status", "Finding", "Fix"):
             table.add_column(column, overflow="fold")
         numbers = {fix["command"]: str(fix["number"]) for fix in report["fixes"]}
@@ -175,7 +203,7 @@ class Terminal:
 
     def fleet(self, fleet: dict[str, Any]) -> None:
         """`doctor --inventory`: one row per host, worst first, then each host's fixes."""
-        table = Table(title=f"jetson-env doctor: {clean(fleet['inventory'])}",
+        table = Table(box=self.box, title=f"jetson-env doctor: {clean(fleet['inventory'])}",
                       title_justify="left")  # fmt: skip
         for column in ("Host", "Platform", "Status", "Failing"):
             table.add_column(column, overflow="fold")
@@ -228,7 +256,7 @@ class Terminal:
     def engine_grid(self, grid: dict[str, Any]) -> None:
         """`doctor -i --engines`: engine file x host, the worst first; then why, per cell
         that is not "loads"."""
-        table = Table(title="Engine files", title_justify="left")
+        table = Table(box=self.box, title="Engine files", title_justify="left")
         for column in ("Engine", *grid["hosts"]):
             table.add_column(clean(column), overflow="fold")
         for row in grid["rows"]:
@@ -251,7 +279,7 @@ class Terminal:
             now = host["now"]
             moving = (f"R{now['l4t']} (JetPack {now['jetpack']}) -> {plan['to']} (JetPack "
                       f"{after['jetpack']}), {host['kind']}" if now else plan["to"])  # fmt: skip
-            table = Table(title=f"jetson-env plan: {clean(host['host'])}: {moving}",
+            table = Table(box=self.box, title=f"jetson-env plan: {clean(host['host'])}: {moving}",
                           title_justify="left")  # fmt: skip
             for column in ("Verdict", "Part", "Now", "After", "Why"):
                 table.add_column(column, overflow="fold")
@@ -300,21 +328,48 @@ class _Unshown:
         return None
 
 
+PIPE_EVERY_S = 5.0  # a pipe (a CI log) gets an update of the same line at most this often
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?: (?:B|KiB|MiB|GiB|TiB)\b)?")  # a count, a size
+
+
 class _Progress:
+    """Terminal.progress: a spinner's line on a terminal; in a pipe each step a line, and a
+    counter's updates ("fetched 3/52 files") at most one line every PIPE_EVERY_S seconds,
+    its last state when the next step (or the end) comes."""
+
     def __init__(self, term: Terminal):
         self.term = term
         self.status = None
+        self.shape = None  # the last line printed, its numbers left out
+        self.shown_at = 0.0
+        self.pending: str | None = None  # an update held back
 
     def __enter__(self):
         if self.term.verbosity < 0:
             return lambda _text: None
         if self.term.err.is_terminal:
-            self.status = self.term.err.status("starting")
+            self.status = self.term.err.status("starting", spinner=self.term.spinner)
             self.status.__enter__()
             return lambda text: self.status.update(clean(text))
-        return lambda text: self.term.err.print(clean(text), style="dim", soft_wrap=True)
+        return self._piped
+
+    def _piped(self, text: str) -> None:
+        text = clean(text)
+        now = time.monotonic()
+        if _NUMBER.sub("#", text) == self.shape and now - self.shown_at < PIPE_EVERY_S:
+            self.pending = text
+            return
+        if self.pending is not None and _NUMBER.sub("#", text) != self.shape:
+            self._print(self.pending, self.shown_at)  # the counter's last state, then the step
+        self._print(text, now)
+
+    def _print(self, text: str, now: float) -> None:
+        self.term.err.print(text, style="dim", soft_wrap=True)
+        self.shape, self.shown_at, self.pending = _NUMBER.sub("#", text), now, None
 
     def __exit__(self, *exc_info):
         if self.status is not None:
             self.status.__exit__(*exc_info)
+        elif self.pending is not None:
+            self._print(self.pending, self.shown_at)
         return False

@@ -19,6 +19,7 @@ from jetson_env import controller_files
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import disk_error
 from jetson_env.bundle.untrusted import NewFile, open_inside, plain_path, remove_inside
+from jetson_env.terminal import size
 
 FETCH_WORKERS = 4
 SOCKET_TIMEOUT_S = 60
@@ -28,18 +29,36 @@ CACHE = controller_files.cache_root() / "bundle"
 
 
 class Progress:
-    """Files and bytes fetched so far, on one line of stderr (or handed to a callback)."""
+    """Files and bytes fetched so far, on one line of stderr (or handed to a callback), of
+    the total said before the first byte (before)."""
 
     def __init__(self, report: Callable[[str], None] | None):
         self.report = report
         self.lock = threading.Lock()
         self.files = self.total_files = 0
         self.bytes = 0
+        self.expected = 0  # bytes, where every file's size is known before; else 0
         self.last = 0.0
 
     def add_files(self, count: int) -> None:
         with self.lock:
             self.total_files += count
+
+    def before(self, todo: list[Fetch], workers: int) -> None:
+        """Count `todo` in, and say how much it is before anything is fetched (a full --l4t
+        bundle is gigabytes): the sizes the sources give (HEAD), the cache's and local
+        files' own."""
+        self.add_files(len(todo))
+        if not todo or self.report is None:
+            return
+        download, local, unknown = source_sizes(todo, workers)
+        self.expected = 0 if unknown else download + local
+        said = [f"{size(download)} to download"] if download else []
+        if local:
+            said.append(f"{size(local)} from this machine (the cache, local files)")
+        if unknown:
+            said.append(f"{unknown} of unknown size")
+        self.report(f"to fetch: {len(todo)} file(s): {', '.join(said)}")
 
     def advance(self, nbytes: int, done: bool = False) -> None:
         with self.lock:
@@ -48,8 +67,9 @@ class Progress:
             now = time.monotonic()
             if self.report and (done or now - self.last > 0.5):
                 self.last = now
+                of = f" of {size(self.expected)}" if self.expected else ""
                 self.report(
-                    f"fetched {self.files}/{self.total_files} files, {self.bytes / 1e6:.1f} MB"
+                    f"fetched {self.files}/{self.total_files} files, {size(self.bytes)}{of}"
                 )
 
 
@@ -171,6 +191,42 @@ def _open_source(url: str):
         return Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path)).open("rb")
     request = urllib.request.Request(url, headers={"User-Agent": "jetson-env-bundle"})
     return urllib.request.urlopen(request, timeout=SOCKET_TIMEOUT_S)
+
+
+HEAD_TIMEOUT_S = 15  # a source that does not say its size in time is of unknown size
+
+
+def source_sizes(todo: list[Fetch], workers: int) -> tuple[int, int, int]:
+    """(bytes to download, bytes read from this machine: the cache's and local files, files
+    of unknown size), asked of each source in parallel before anything is fetched."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(1, min(workers, len(todo)))) as pool:
+        sized = list(pool.map(_source_size, todo))
+    download = sum(n for local, n in sized if n is not None and not local)
+    here = sum(n for local, n in sized if n is not None and local)
+    return download, here, sum(n is None for _, n in sized)
+
+
+def _source_size(fetch: Fetch) -> tuple[bool, int | None]:
+    """(read from this machine, its size or None): a cached or local file's own; an https
+    source's Content-Length, asked with HEAD (the URL checked as fetch_file checks it)."""
+    try:
+        if fetch.sha256 and not fetch.url.startswith("file:"):
+            cached = cache_path(fetch.sha256)
+            if cached.is_file():
+                return True, cached.stat().st_size
+        if fetch.url.startswith("file:"):
+            path = Path(urllib.request.url2pathname(urllib.parse.urlsplit(fetch.url).path))
+            return True, path.stat().st_size
+        check_url(fetch.url, signed_index=fetch.dest.startswith("apt/") and bool(fetch.sha256))
+        request = urllib.request.Request(fetch.url, method="HEAD",
+                                         headers={"User-Agent": "jetson-env-bundle"})  # fmt: skip
+        with urllib.request.urlopen(request, timeout=HEAD_TIMEOUT_S) as response:
+            length = response.headers.get("Content-Length", "")
+        return False, int(length) if length.isdigit() else None
+    except (OSError, ValueError, BundleError):  # unknown here; fetch_file says what fails
+        return False, None
 
 
 class Interrupted(Exception):

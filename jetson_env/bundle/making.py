@@ -257,7 +257,7 @@ class _Fetcher:
     def run(self, batch: list[Fetch]) -> None:
         todo = _plan_fetches(self.directory, self.manifest, batch)
         progress = Progress(self.report)
-        progress.add_files(len(todo))
+        progress.before(todo, self.workers)
         refused: list[BaseException] = []
         for fetch, outcome in fetch_all(todo, self.directory, progress, self.workers):
             if isinstance(outcome, FetchFailed):

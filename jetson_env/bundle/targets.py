@@ -46,7 +46,7 @@ class BundleTarget:
         come from a host's facts or a bundle's manifest); a value not known is left out."""
         words = [*(("--l4t", f"R{self.l4t}") if self.l4t else ("--x86",))]
         for option, value in (
-            ("--python", self.python),
+            ("--python-version", self.python),
             ("--glibc", self.glibc),
             ("--distribution", self.distribution),
             ("--cuda", self.cuda),
@@ -91,7 +91,7 @@ def targets_from_args(
     takes its row's Python, and its Ubuntu's glibc and apt suite (the matrix's `ubuntu`),
     unless given; x86 the controller's."""
     if python and not re.fullmatch(r"3\.\d{1,2}", python):
-        raise BundleError(f"--python {python!r} is not a Python version like 3.12")
+        raise BundleError(f"--python-version {python!r} is not a Python version like 3.12")
     if glibc and not re.fullmatch(r"2\.\d{1,2}", glibc):
         raise BundleError(f"--glibc {glibc!r} is not a glibc version like 2.39")
     if cuda and not CUDA.fullmatch(cuda):

@@ -14,10 +14,10 @@ from pathlib import Path
 from jetson_env import installed
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import roles_a_bundle
-from jetson_env.commands.options import forks, host_selection
+from jetson_env.commands.options import host_selection, renamed, roles_option
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
-from jetson_env.terminal import Terminal
+from jetson_env.terminal import Terminal, size
 from jetson_env.terminal import clean as terminal_clean
 
 
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
             )
         if args.inventory and not (args.l4t or args.x86):
-            for option, value in (("--python", args.python), ("--glibc", args.glibc),
+            for option, value in (("--python-version", args.python), ("--glibc", args.glibc),
                                   ("--distribution", args.distribution),
                                   ("--cuda", args.cuda)):  # fmt: skip
                 if value:
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 roles,
                 files,
                 report=progress,
-                workers=args.jobs,
+                workers=args.forks or bundle.fetching.FETCH_WORKERS,
                 sign_key=sign_key,
                 controller_python=None if args.no_controller else args.controller_python,
                 capabilities=capabilities,
@@ -112,10 +112,10 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     term.table(
         ["target", "roles", "size"],
         [
-            [key, ", ".join(result.manifest["targets"][key]["roles"]), _mib(size)]
-            for key, size in result.sizes.items()
+            [key, ", ".join(result.manifest["targets"][key]["roles"]), size(nbytes)]
+            for key, nbytes in result.sizes.items()
         ]
-        + [["total (the whole bundle)", "", _mib(result.total)]],
+        + [["total (the whole bundle)", "", size(result.total)]],
         title=f"bundle {directory}",
     )
     term.line(
@@ -147,7 +147,21 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
                 f"{apt['download']}",
                 style="dim",
             )
+    for line in _next_steps(args, directory, sign_key):
+        term.line(line, style="bold")
     return EXIT_OK
+
+
+def _next_steps(args: argparse.Namespace, directory: Path, sign_key: Path | None) -> list[str]:
+    """What to run next, wherever the folder is carried (its path as made here): check it,
+    then provision from it with no network, on the inventory it was made for if any."""
+    folder = shell_word(str(directory))
+    trust = f" --trust {shell_word(f'{sign_key}.pub')}" if sign_key else ""
+    hosts = f" -i {shell_word(args.inventory)}" if args.inventory else ""
+    verify = installed.command(f"jetson-env bundle --verify {folder}{trust}")
+    provision = installed.command(f"jetson-env provision --bundle {folder}{trust}{hosts}")
+    return [f"next: check it where it is used: {verify}",
+            f"then provision from it, with no network: {provision}"]  # fmt: skip
 
 
 def _kernel_lines(findings: list[dict]) -> list[str]:
@@ -174,10 +188,6 @@ def _kernel_lines(findings: list[dict]) -> list[str]:
     for (target, why), paths in unjudged.items():
         lines.append(f"kernels: {target}: {why}: {', '.join(paths)}")
     return lines
-
-
-def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
 
 
 def _bundle_verify(args: argparse.Namespace, term: Terminal, directory: Path, bundle) -> int:
@@ -253,6 +263,8 @@ def _inventory_targets(
         ]
         if args.limit:
             cmd += ["--limit", args.limit]
+        if args.forks:
+            cmd += ["--forks", str(args.forks)]
         term.note("reading the hosts' facts: " + shlex.join(cmd))
         result = subprocess.run(
             cmd,
@@ -333,8 +345,14 @@ def register(sub) -> None:
         "--x86", action="store_true", help="an x86_64 target (the matrix's x86 profile)"
     )
     bundle.add_argument(
-        "--python", metavar="X.Y", help="the targets' Python (default: the row's; x86: this one's)"
+        "--python-version",
+        dest="python",
+        metavar="X.Y",
+        help="the targets' Python version (default: the row's; x86: this one's)",
     )
+    renamed(bundle, "--python", "--python-version X.Y",
+            "a bundle's targets are not here to run, so their Python is a version; --python "
+            "names an interpreter to run, in doctor, plan, info and provision")  # fmt: skip
     bundle.add_argument(
         "--glibc",
         metavar="2.N",
@@ -355,11 +373,16 @@ def register(sub) -> None:
     bundle.add_argument(
         "-i", "--inventory", metavar="INVENTORY", help="targets from these hosts' facts"
     )
-    host_selection(bundle, forks_too=False)
-    bundle.add_argument(
-        "--roles",
-        metavar="ROLE[,ROLE]",
-        help=f"only what these roles need, of {', '.join(roles_a_bundle('files'))} (default: all)",
+    host_selection(
+        bundle,
+        forks_help="downloads at once (default 4); with -i, hosts whose facts are read at once",
+    )
+    renamed(bundle, "--jobs", "-f/--forks N",
+            "one word for \"this many at once\" in every command, as Ansible's")  # fmt: skip
+    roles_option(
+        bundle,
+        f"only what these roles need, of {', '.join(roles_a_bundle('files'))} (default: all)",
+        dest="roles",
     )
     bundle.add_argument(
         "--file",
@@ -369,7 +392,6 @@ def register(sub) -> None:
         help="a file this machine cannot download (torch, torchvision, torch2trt, "
         "tensorrt, cusparselt), added for the targets given",
     )
-    bundle.add_argument("--jobs", type=forks, default=4, help="parallel downloads (default 4)")
     bundle.add_argument(
         "--controller-python",
         metavar="X.Y",

@@ -16,7 +16,10 @@ from jetson_env.commands.options import (
     host_selection,
     missing_folder,
     refused_with_inventory,
+    report_problem,
+    roles_option,
     seconds,
+    write_report,
 )
 from jetson_env.exit_codes import (
     EXIT_FAILED,
@@ -42,6 +45,12 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if args.list:
         show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
         return EXIT_OK
+    if args.fix_roles is not None:  # --fix --roles A,B is --fix A,B
+        if args.fix is None:
+            term.error("--roles chooses the roles that --fix applies: give --fix --roles "
+                       f"{args.fix_roles}")  # fmt: skip
+            return EXIT_USAGE
+        args.fix = [*args.fix, args.fix_roles]
     if args.trust and args.fix is None:
         term.error("--trust checks the bundle that --fix installs from: give --fix --bundle DIR")
         return EXIT_USAGE
@@ -55,8 +64,15 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             return refused
         return run_fleet(args, term, matrix, checks)
     args.python = target_python.DEFAULT if args.python is None else args.python
-    if args.limit or args.forks or args.report:
-        term.error("--limit, --forks and --report go with --inventory")
+    if args.limit or args.forks:
+        term.error("--limit and --forks go with --inventory")
+        return EXIT_USAGE
+    if args.report and args.fix is not None:
+        term.error("--report with --fix goes with --inventory",
+                   hint="for one host, write its page after the fix: --report FILE")  # fmt: skip
+        return EXIT_USAGE
+    if problem := report_problem(args.report):
+        term.error(problem, hint="FILE.html or FILE.md, in a folder you can write")
         return EXIT_USAGE
     if not args.host and (missing := missing_folder(args, term)):
         return missing
@@ -66,6 +82,12 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     if isinstance(report, int):
         return report
     show_report(args, term, report)
+    if args.report:
+        from jetson_env.fleet import page as doctor_pages
+
+        page = doctor_pages.host_render(report.as_dict(), Path(args.report).suffix,
+                                 [*(args.engines or []), args.bundle])  # fmt: skip
+        return write_report(term, args.report, page, report.exit_code)
     return report.exit_code
 
 
@@ -150,18 +172,9 @@ def run_fleet(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: 
     if "," not in args.inventory and not inventory.exists():
         term.error(f"no inventory at {args.inventory}", hint="an Ansible inventory file or folder")
         return EXIT_USAGE
-    report_path = Path(args.report) if args.report else None
-    if report_path is not None:
-        if report_path.suffix.lower() not in fleet_page.FORMATS:
-            term.error(f"--report {args.report}: the file name must end in "
-                       f"{' or '.join(fleet_page.FORMATS)}")  # fmt: skip
-            return EXIT_USAGE
-        if not report_path.parent.is_dir():
-            term.error(f"--report {args.report}: no folder {report_path.parent}")
-            return EXIT_USAGE
-        if problem := fleet_page.unwritable(report_path):
-            term.error(f"--report {args.report}: {problem}", hint="give a file you can write")
-            return EXIT_USAGE
+    if problem := report_problem(args.report):
+        term.error(problem, hint="FILE.html or FILE.md, in a folder you can write")
+        return EXIT_USAGE
     if args.fix is not None:
         if args.json:
             term.error("--inventory --fix has no --json: run --fix --json for one host with --host")
@@ -186,14 +199,9 @@ def run_fleet(args: argparse.Namespace, term: Terminal, matrix: Matrix, checks: 
         term.json(data)
     else:
         term.fleet(data)
-    if report_path is not None:
-        try:  # the run is shown above whatever happens to the file
-            report_path.write_text(fleet_page.render(data, report_path.suffix), encoding="utf-8")
-        except OSError as exc:
-            term.error(f"--report {args.report} was not written: {exc.strerror or exc}",
-                       hint="the report is above; give a file you can write")  # fmt: skip
-            return max(report.exit_code, EXIT_USAGE)
-        term.note(f"report written to {report_path}")
+    if args.report:  # the run is shown above whatever happens to the file
+        page = fleet_page.render(data, Path(args.report).suffix)
+        return write_report(term, args.report, page, report.exit_code)
     return report.exit_code
 
 
@@ -265,7 +273,8 @@ def register(sub) -> None:
     doctor.add_argument(
         "--report",
         metavar="FILE",
-        help="also write a page for people: FILE.html (self-contained) or FILE.md (--inventory)",
+        help="also write a page for people: FILE.html (self-contained) or FILE.md, for one host or "
+        "the inventory",
     )
     doctor.add_argument(
         "--password", action="store_true", help="ask for an SSH password (--host; keys otherwise)"
@@ -302,9 +311,11 @@ def register(sub) -> None:
         const=[],
         type=lambda text: [text],
         metavar="ROLE[,ROLE]",
-        help="apply the playbook's roles that fix the findings (only these roles, if given): "
-        "show the plan (--check --diff), ask, apply, check again; needs Ansible",
+        help="apply the playbook's roles that fix the findings (only these roles, if given: "
+        "the same as --fix --roles ROLE,...): show the plan (--check --diff), ask, apply, check "
+        "again; needs Ansible",
     )
+    roles_option(doctor, "with --fix: only these roles", dest="fix_roles")
     doctor.add_argument("--yes", action="store_true", help="--fix without asking")
     doctor.add_argument(
         "--playbook-vars", metavar="JSON", help="--fix: more variables for the playbook"

@@ -11,7 +11,7 @@ from jetson_env.commands.info import gather
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix, UnknownRelease, normalize_l4t
 from jetson_env.targets import LocalTarget
-from jetson_env.terminal import Terminal
+from jetson_env.terminal import Terminal, size
 
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
@@ -94,8 +94,8 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.json({"schema": 1, "image": images_mod.describe(image, matrix, repo), **built})
     else:
         term.line(f"built {built['tag']} ({built['id'][:19]})")
-        term.line(f"size {built['size_bytes'] / 2**20:.0f} MiB, largest layer "
-                  f"{built['largest_layer_bytes'] / 2**20:.0f} MiB; log: {log}")  # fmt: skip
+        term.line(f"size {size(built['size_bytes'])}, largest layer "
+                  f"{size(built['largest_layer_bytes'])}; log: {log}")  # fmt: skip
     return EXIT_OK
 
 

@@ -34,17 +34,50 @@ def forks(text: str) -> int:
     return int(text)
 
 
-def host_selection(parser: argparse.ArgumentParser, forks_too: bool = True) -> None:
+def host_selection(parser: argparse.ArgumentParser, forks_help: str | None = None) -> None:
     """-l/--limit and -f/--forks, as ansible-playbook spells them, in every command that takes
-    an inventory (doctor, plan, provision; bundle's has no --forks: its --jobs are downloads)."""
+    an inventory (doctor, plan, provision, bundle). -f/--forks is the one word for "this many
+    at once" (bundle's: downloads, `forks_help` with its default)."""
     parser.add_argument(
         "-l", "--limit", metavar="PATTERN", help="only these hosts of the inventory (Ansible's "
         "--limit)"
     )  # fmt: skip
-    if forks_too:
-        parser.add_argument(
-            "-f", "--forks", type=forks, metavar="N", help="hosts at once (Ansible's --forks)"
-        )
+    parser.add_argument("-f", "--forks", type=forks, metavar="N",
+                        help=forks_help or "hosts at once (Ansible's --forks)")  # fmt: skip
+
+
+ROLES_METAVAR = "ROLE[,ROLE]"
+
+
+def roles_option(parser: argparse.ArgumentParser, help: str, *aliases: str, dest: str) -> None:
+    """--roles ROLE[,ROLE]: which of the playbook's roles, spelled so in every command that
+    takes some (doctor --fix, provision, bundle); `aliases`: provision's -t/--tags, as
+    ansible-playbook spells them (the roles are the playbook's tags)."""
+    action = parser.add_argument("--roles", *aliases, dest=dest, metavar=ROLES_METAVAR,
+                                 help=help)  # fmt: skip
+    action.completer = _complete_roles  # argcomplete's (docs/completion.md)
+
+
+def _complete_roles(prefix: str, **_kwargs) -> list[str]:
+    """The playbook's roles that complete the last of `prefix`'s comma-separated words."""
+    from jetson_env import collection
+
+    done, _, last = prefix.rpartition(",")
+    given = set(done.split(","))
+    lead = f"{done}," if done else ""
+    return [lead + role for role in collection.provision_roles()
+            if role.startswith(last) and role not in given]  # fmt: skip
+
+
+def renamed(parser: argparse.ArgumentParser, old: str, new: str, why: str) -> None:
+    """An option's old spelling, refused (exit 2, the command's usage) with the sentence that
+    names the new one: nothing is run with a word whose meaning changed."""
+
+    class Renamed(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            parser.error(f"{old} is now {new}: {why}")
+
+    parser.add_argument(old, action=Renamed, nargs="?", help=argparse.SUPPRESS)
 
 
 def checked_bundle(args: argparse.Namespace, term: Terminal):
@@ -109,3 +142,34 @@ def refused_with_inventory(
                        "the inventory's settings", hint=what)  # fmt: skip
             return EXIT_USAGE
     return None
+
+
+def report_problem(report: str | None) -> str | None:
+    """Why --report FILE cannot be written (said before any host is probed); None when it
+    can, or without --report. One rule for the doctor's pages and the plan's."""
+    if report is None:
+        return None
+    from jetson_env.fleet import page as fleet_page
+
+    path = Path(report)
+    if path.suffix.lower() not in fleet_page.FORMATS:
+        return f"--report {report}: the file name must end in {' or '.join(fleet_page.FORMATS)}"
+    if not path.parent.is_dir():
+        return f"--report {report}: no folder {path.parent}"
+    if why := fleet_page.unwritable(path):
+        return f"--report {report}: {why}"
+    return None
+
+
+def write_report(term: Terminal, report: str, page: str, exit_code: int,
+                 shown: str = "the report") -> int:  # fmt: skip
+    """The page written to --report FILE after the run was shown: the run's exit code, or
+    EXIT_USAGE when the file could not be written (said, with the run above it)."""
+    try:
+        Path(report).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        term.error(f"--report {report} was not written: {exc.strerror or exc}",
+                   hint=f"{shown} is above; give a file you can write")  # fmt: skip
+        return max(exit_code, EXIT_USAGE)
+    term.note(f"report written to {report}")
+    return exit_code

@@ -12,7 +12,9 @@ from jetson_env.commands.options import (
     host_selection,
     missing_folder,
     refused_with_inventory,
+    report_problem,
     seconds,
+    write_report,
 )
 from jetson_env.exit_codes import EXIT_USAGE
 from jetson_env.matrix import Matrix
@@ -22,7 +24,6 @@ from jetson_env.terminal import Terminal
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     """`jetson-env plan`: check the input (exit 2 before any probe), plan, show, write --report."""
     from jetson_env.fleet import inventory as fleet
-    from jetson_env.fleet import page as fleet_page
     from jetson_env.plan import assembly, judgement
     from jetson_env.plan import page as plan_page
 
@@ -35,14 +36,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     elif (args.inventory is not None and "," not in args.inventory
           and not Path(args.inventory).exists()):  # fmt: skip
         problem = f"no inventory at {args.inventory}"
-    report = Path(args.report) if args.report else None
-    if report is not None and problem is None:
-        if report.suffix.lower() not in fleet_page.FORMATS:
-            problem = f"--report {args.report}: the file name must end in .html or .md"
-        elif not report.parent.is_dir():
-            problem = f"--report {args.report}: no folder {report.parent}"
-        elif why := fleet_page.unwritable(report):
-            problem = f"--report {args.report}: {why}"
+    problem = problem or report_problem(args.report)
     if problem is not None:
         term.error(
             problem, hint=f"`{installed.command('jetson-env plan --help')}` shows the options"
@@ -70,14 +64,11 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.json(data)
     else:
         term.plan(data)
-    if report is not None:
-        try:
-            report.write_text(plan_page.render(data, report.suffix), encoding="utf-8")
-        except OSError as exc:
-            term.error(f"--report {args.report} was not written: {exc.strerror or exc}",
-                       hint="the plan is above; give a file you can write")  # fmt: skip
-            return max(data["exit_code"], EXIT_USAGE)
-        term.note(f"report written to {report}")
+    if args.report is not None:
+        page = plan_page.render(data, Path(args.report).suffix)
+        code = write_report(term, args.report, page, data["exit_code"], shown="the plan")
+        if code != data["exit_code"]:
+            return code
     for host in data["hosts"]:
         if host["status"] == assembly.REFUSED and not args.json:
             term.error(f"{host['host']}: no plan to R{to.l4t}: {host['refused']}",

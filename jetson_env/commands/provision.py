@@ -10,7 +10,7 @@ import shlex
 import sys
 
 from jetson_env import provision_results, target_python
-from jetson_env.commands.options import checked_bundle, host_selection
+from jetson_env.commands.options import checked_bundle, host_selection, roles_option
 from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     unknown = collection.unknown_tags(args.tags)
     if unknown:
         term.error(
-            f"--tags: no role {', '.join(unknown)} in the playbook (Ansible would run nothing)",
+            f"--roles: no role {', '.join(unknown)} in the playbook (Ansible would run nothing)",
             hint=f"roles: {', '.join(collection.provision_roles())}",
         )
         return EXIT_USAGE
@@ -123,7 +123,8 @@ def register(sub) -> None:
     )
     provision.add_argument("-i", "--inventory", metavar="INVENTORY", help="Ansible inventory")
     host_selection(provision)
-    provision.add_argument("-t", "--tags", metavar="ROLE[,ROLE]", help="only these roles")
+    roles_option(provision, "only these roles (-t/--tags: ansible-playbook's spelling; the "
+                 "roles are the playbook's tags)", "-t", "--tags", dest="tags")  # fmt: skip
     provision.add_argument(
         "-e", "--extra-vars", action="append", default=[], metavar="VARS",
         help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",

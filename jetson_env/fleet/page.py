@@ -1,6 +1,8 @@
-"""`doctor --inventory --report FILE`: the fleet as a page for people, HTML or Markdown.
+"""`doctor --report FILE`: the doctor's pages for people, HTML or Markdown: a fleet's
+(--inventory) and one host's (host_render).
 
-A grid of hosts x checks coloured by status, then each host's fixes; the header and legend
+A fleet's: a grid of hosts x checks coloured by status, then each host's fixes. One host's:
+its findings by area, then its fixes, as the terminal shows them. The header and legend
 are jetson_env.pages' (shared with the plan's page). The page is self-contained (inline
 style, no script, nothing fetched). Everything that came from a
 host is untrusted text: its control characters shown as the terminal shows them, escaped
@@ -17,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from jetson_env import pages
-from jetson_env.findings import worst_of
-from jetson_env.terminal import clean, fleet_fix_heading
+from jetson_env.findings import SEVERITY, worst_of
+from jetson_env.terminal import SUMMARY_WORDS, clean, fleet_fix_heading
 
 FORMATS = (".html", ".md")
 # Worst first (a host's statuses, then a check's skip), darker the worse.
@@ -86,8 +88,7 @@ def html_page(fleet: dict[str, Any]) -> str:
     checks = columns(fleet)
     title = f"jetson-env doctor: {pages.name_of(fleet['inventory'])}"
     out = [
-        *pages.header(title, COLOURS, MEANINGS),
-        f'<p id="summary">{e(summary(fleet))}</p>',
+        *pages.header(title, COLOURS, MEANINGS, summary(fleet)),
         '<div class="scroll"><table id="grid"><thead><tr><th>Host</th><th>Platform</th>'
         "<th>Status</th>",
         *(f'<th class="column"><span>{e(check)}</span></th>' for check in checks),
@@ -190,7 +191,7 @@ def fence(text: str) -> str:
 def markdown(fleet: dict[str, Any]) -> str:
     checks = columns(fleet)
     title = f"jetson-env doctor: {md_text(pages.name_of(fleet['inventory']))}"
-    out = [*pages.markdown_header(title, MEANINGS, md_text), "", md_text(summary(fleet)), "",
+    out = [*pages.markdown_header(title, MEANINGS, md_text, summary(fleet)), "",
            "| " + " | ".join(["Host", "Platform", "Status", *map(md_text, checks)]) + " |",
            "|" + "---|" * (3 + len(checks))]  # fmt: skip
     for host in fleet["hosts"]:
@@ -233,4 +234,87 @@ def markdown(fleet: dict[str, Any]) -> str:
         out += ["", f"## {md_text(host['host'])}", ""]
         out += [f"- {f['status']}: {md_text(f['check'])}: {pages.md_inline(f['summary'], md_text)}"
                 for f in problems]  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+# One host's page (doctor --report without -i): a finding's statuses, worst first, in the
+# fleet's colours.
+HOST_COLOURS = {status: COLOURS[status] for status in SEVERITY}
+HOST_MEANINGS = {"crash": "a probe crashed or timed out", "fail": "broken: its fix is below",
+                 "warn": "works, with a caveat", "ok": "works",
+                 "skip": "not checked: the reason is beside it"}  # fmt: skip
+HOST_COLUMNS = ("Area", "Check", "Status", "Finding", "Fix")
+
+
+def host_summary(report: dict[str, Any]) -> str:
+    """The terminal's last line (terminal.Terminal.findings)."""
+    counts = report["counts"]
+    parts = [f"{counts[s]} {SUMMARY_WORDS[s]}" for s in SEVERITY if counts[s]]
+    return f"{report['status'].upper()}: {', '.join(parts)} (exit code {report['exit_code']})"
+
+
+def host_render(report: dict[str, Any], suffix: str, paths: list[str | None]) -> str:
+    """`doctor --report FILE` without -i: one host's report as its page, the findings by area
+    with their statuses and each one's fix number, then every fix whole. `paths`: files of
+    this machine the report names (--engines folders, the bundle), named relative to the
+    folder the page was made in."""
+    report = pages.relative_paths(neutral(report), paths)
+    return host_html(report) if suffix.lower() == ".html" else host_markdown(report)
+
+
+def _numbers(report: dict[str, Any]) -> dict[str, int]:
+    return {fix["command"]: fix["number"] for fix in report["fixes"]}
+
+
+def host_html(report: dict[str, Any]) -> str:
+    e = html.escape
+    numbers = _numbers(report)
+    out = [*pages.header(f"jetson-env doctor: {report['target']}", HOST_COLOURS, HOST_MEANINGS,
+                         host_summary(report)),
+           '<div class="scroll"><table id="findings"><thead><tr>',
+           *(f"<th>{column}</th>" for column in HOST_COLUMNS[1:]),
+           "</tr></thead><tbody>"]  # fmt: skip
+    area = None
+    for finding in report["findings"]:
+        if finding["area"] != area:  # the area a row of its own: four columns fit a phone
+            area = finding["area"]
+            out.append(f'<tr><th colspan="{len(HOST_COLUMNS) - 1}">{e(area)}</th></tr>')
+        number = numbers.get(finding["remedy"])
+        fix = f'<a href="#fix-{number}">{number}</a>' if number else ""
+        status = finding["status"]
+        out.append(f'<tr data-check="{e(finding["check"])}">'
+                   f'<td>{e(finding["check"])}</td><td class="{status}">{status}</td>'
+                   f'<td class="finding">{pages.inline(finding["summary"])}</td><td>{fix}</td>'
+                   "</tr>")  # fmt: skip
+    out.append("</tbody></table></div>")
+    if report["fixes"]:
+        out.append('<section id="fixes"><h2>Fixes, in the order to apply them</h2>')
+        for fix in report["fixes"]:
+            command = (f'<p class="fix">{pages.inline(fix["command"])}</p>' if fix["words"]
+                       else f'<pre class="fix">{e(fix["command"])}</pre>')  # fmt: skip
+            note = f'<p class="note">{pages.inline(fix["note"])}</p>' if fix.get("note") else ""
+            out.append(f'<h4 id="fix-{fix["number"]}">Fix {fix["number"]}, '
+                       f"{e(', '.join(fix['checks']))}</h4>{command}{note}")  # fmt: skip
+        out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def host_markdown(report: dict[str, Any]) -> str:
+    numbers = _numbers(report)
+    title = f"jetson-env doctor: {md_text(report['target'])}"
+    out = [*pages.markdown_header(title, HOST_MEANINGS, md_text, host_summary(report)), "",
+           "| " + " | ".join(HOST_COLUMNS) + " |", "|" + "---|" * len(HOST_COLUMNS)]  # fmt: skip
+    for finding in report["findings"]:
+        number = numbers.get(finding["remedy"])
+        row = [md_text(finding["area"]), md_text(finding["check"]), finding["status"],
+               md_text(finding["summary"]),
+               str(number) if number else ""]  # fmt: skip
+        out.append("| " + " | ".join(row) + " |")
+    if report["fixes"]:
+        out += ["", "## Fixes, in the order to apply them"]
+    for fix in report["fixes"]:
+        text = pages.md_inline(fix["command"], md_text) if fix["words"] else fence(fix["command"])
+        out += ["", f"Fix {fix['number']}, {md_text(', '.join(fix['checks']))}:", "", text]
+        out += ["", pages.md_inline(fix["note"], md_text)] if fix.get("note") else []
     return "\n".join(out) + "\n"

@@ -149,7 +149,7 @@ def commands(request: Request, hosts: list[dict[str, Any]]) -> dict[str, list[st
     for python, distribution in dict.fromkeys(targets):
         command = ["jetson-env", "bundle", request.bundle, "--l4t", f"R{request.to.l4t}"]
         if python != request.to.python:
-            command += ["--python", python]
+            command += ["--python-version", python]
         if distribution:
             command += ["--distribution", distribution]
         before.append(installed.command(shlex.join(command)))

@@ -56,8 +56,7 @@ def _title(plan: dict[str, Any]) -> str:
 def html_page(plan: dict[str, Any]) -> str:
     e = html.escape
     parts = columns(plan)
-    out = [*pages.header(_title(plan), COLOURS, MEANINGS),
-           f'<p id="summary">{e(summary(plan))}</p>',
+    out = [*pages.header(_title(plan), COLOURS, MEANINGS, summary(plan)),
            '<div class="scroll"><table id="grid"><thead><tr><th>Host</th><th>Platform</th>'
            "<th>Status</th>",
            *(f'<th class="column"><span>{e(part)}</span></th>' for part in parts),
@@ -100,8 +99,7 @@ def html_page(plan: dict[str, Any]) -> str:
 def markdown(plan: dict[str, Any]) -> str:
     parts = columns(plan)
     title = f"jetson-env plan: {md_text(pages.name_of(plan['inventory']))} -> {plan['to']}"
-    out = [*pages.markdown_header(title, MEANINGS, md_text), "",
-           md_text(summary(plan)), "",
+    out = [*pages.markdown_header(title, MEANINGS, md_text, summary(plan)), "",
            "| " + " | ".join(["Host", "Platform", "Status", *map(md_text, parts)]) + " |",
            "|" + "---|" * (3 + len(parts))]  # fmt: skip
     for host in plan["hosts"]:

@@ -548,7 +548,7 @@ def test_the_doctors_bundle_command_has_no_empty_glibc(bundle: Path):
     lines = [why.split("`")[1] for why in reasons if "`jetson-env bundle" in why]
     for line in lines:
         words = shlex.split(line)
-        for option in ("--glibc", "--python", "--distribution"):
+        for option in ("--glibc", "--python-version", "--distribution"):
             if option in words:
                 assert words[words.index(option) + 1][:1].isalnum(), line
 

@@ -59,7 +59,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
         "2.36",
         "--l4t",
         "R36.4.3",
-        "--python",
+        "--python-version",
         "3.11",
         "--roles",
         "python_base",
@@ -75,7 +75,7 @@ def test_manifest_lists_every_artifact_with_its_sha256_size_and_source(made):
     assert set(manifest["targets"]) == {ORIN_KEY, "x86_64-x86-cp311"}
     assert (
         manifest["targets"][ORIN_KEY]["args"]
-        == "--l4t R36.4.3 --python 3.11 --glibc 2.36 --distribution ubuntu/jammy"
+        == "--l4t R36.4.3 --python-version 3.11 --glibc 2.36 --distribution ubuntu/jammy"
     )
     names = {Path(p).name.split("-")[0] for p in manifest["artifacts"]}
     assert {"numpy", "termcolor"} <= names
@@ -189,7 +189,15 @@ def test_running_again_adds_and_never_replaces(made, tmp_path: Path):
     before = (copy / "manifest.json").read_text()
     # Same targets again: nothing new, nothing rewritten.
     proc = jetson_env(
-        "bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base", "--json"
+        "bundle",
+        copy,
+        "--l4t",
+        "R36.4.3",
+        "--python-version",
+        "3.11",
+        "--roles",
+        "python_base",
+        "--json",
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["added"] == []
@@ -204,7 +212,7 @@ def test_running_again_adds_and_never_replaces(made, tmp_path: Path):
     (copy / "manifest.json").write_text(json.dumps(manifest))
     kept = (copy / termcolor).read_bytes()
     proc = jetson_env(
-        "bundle", copy, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base"
+        "bundle", copy, "--l4t", "R36.4.3", "--python-version", "3.11", "--roles", "python_base"
     )
     assert proc.returncode == 2
     assert "the bundle keeps the file it has" in proc.stderr
@@ -221,7 +229,14 @@ def test_a_file_in_the_way_is_not_overwritten(tmp_path: Path):
     in_the_way = directory / "pip" / resolved[0]["filename"]
     in_the_way.write_bytes(b"not termcolor")
     proc = jetson_env(
-        "bundle", directory, "--l4t", "R36.4.3", "--python", "3.11", "--roles", "python_base"
+        "bundle",
+        directory,
+        "--l4t",
+        "R36.4.3",
+        "--python-version",
+        "3.11",
+        "--roles",
+        "python_base",
     )
     assert proc.returncode == 2
     assert "move" in proc.stderr and in_the_way.name in proc.stderr.replace("\n", "")
@@ -233,7 +248,7 @@ def test_a_file_in_the_way_is_not_overwritten(tmp_path: Path):
     ("args", "message"),
     [
         (["--l4t", "R99.1.0"], "supported releases: R32.4.3"),
-        (["--x86", "--python", "three"], "is not a Python version"),
+        (["--x86", "--python-version", "three"], "is not a Python version"),
         (["--x86", "--glibc", "2"], "is not a glibc version"),
         (["--x86", "--cuda", "12"], "is not a CUDA version like 12.6"),
         (["--x86", "--roles", "python_base,kernel"], "unknown role(s) kernel"),
@@ -357,7 +372,7 @@ def test_the_hosts_cuda_major_picks_the_bundles_cuda_python(tmp_path: Path):
     the row's torch's: a bundle for a CUDA 12 x86 host carries cuda-python 12 and records the
     CUDA it was made for (bundle -i reads it from each host)."""
     directory = tmp_path / "b"
-    proc = jetson_env("bundle", directory, "--x86", "--python", PY, "--cuda", "12.6",
+    proc = jetson_env("bundle", directory, "--x86", "--python-version", PY, "--cuda", "12.6",
                       "--roles", "pycuda", "--no-controller", "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((directory / "manifest.json").read_text())

@@ -213,7 +213,7 @@ def test_a_corrupted_file_is_refused_before_any_change(
     assert result.task_hosts(PREFLIGHT_FAILURE, "failed") == {"x86"}
     message = result.messages()
     assert f"pip/{termcolor.name}: sha256 " in message
-    assert f"jetson-env bundle {corrupt} --x86 --python 3.11 --glibc 2.36" in message
+    assert f"jetson-env bundle {corrupt} --x86 --python-version 3.11 --glibc 2.36" in message
     assert "Nothing was changed" in message
     assert paths_changed_since(x86, MARKER) == set()
     assert pip_version(x86, "termcolor") is None
@@ -413,7 +413,7 @@ def offline_controller(bundle_dir: Path, x86: Host) -> str:
     """Issue 34: the offline host is its own controller. The bundle carries jetson-env with
     its provision extra for the host's Python, installed here into an empty venv with no
     index: that venv's jetson-env."""
-    proc = jetson_env("bundle", bundle_dir, "--x86", "--python", "3.11", "--glibc", "2.36",
+    proc = jetson_env("bundle", bundle_dir, "--x86", "--python-version", "3.11", "--glibc", "2.36",
                       "--distribution", "debian/bookworm", "--roles", "python_base",
                       "--controller-python", "3.11", "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -501,7 +501,7 @@ def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
         bundle_dir,
         "--l4t",
         "R36.4.3",
-        "--python",
+        "--python-version",
         "3.11",
         "--glibc",
         "2.36",

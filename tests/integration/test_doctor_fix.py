@@ -297,7 +297,7 @@ def test_a_bundle_without_a_roles_files_leaves_the_role_out_and_says_where_they_
     bundle = tmp_path / "bundle"
     made = subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "bundle", str(bundle), "--x86", "--roles",
-         "tensorrt", "--no-controller", "--python", "3.11", "--glibc", "2.36",
+         "tensorrt", "--no-controller", "--python-version", "3.11", "--glibc", "2.36",
          "--distribution", "debian/bookworm"],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip

@@ -84,6 +84,7 @@ def test_the_html_page_in_a_browser(made: Path, kind: str, width: int):
     grid = next(t for t in shown.tables if t["id"] == "grid")
     assert grid["right"] <= width and not grid["overflows"], "a column of the grid is off-screen"
     assert [status for status, _ in shown.legend] == statuses  # worst first, every one
+    assert html.index('id="summary"') < html.index('id="legend"'), "the verdict, then the legend"
     legend = dict(shown.legend)
     shades = [luminance(legend[status]) for status in ALARMS[kind]]
     assert shades == sorted(shades) and len(set(shades)) == len(shades), legend
@@ -118,6 +119,7 @@ def test_the_markdown_page_says_the_same(made: Path, kind: str):
     assert str(made) not in page
     legend = next(line for line in lines if line.startswith("Statuses, worst first:"))
     assert re.findall(r"\*\*([a-z]+)\*\*", legend) == statuses
+    assert "(exit code 3\\)" in lines[lines.index(legend) - 2]  # the verdict, then the legend
     fenced, headings = False, []
     for n, line in enumerate(lines):
         fenced ^= line.startswith("```")  # a command's own "#" is no heading

@@ -117,7 +117,8 @@ def test_within_the_line_almost_everything_survives(orin: Host) -> None:
     changed = {n: v for n, (v, _) in found.items() if v not in ("survives", "unknown")}
     assert changed == {f"{ENGINES}/yolo/b.plan": "rebuild"}
     assert data["commands"]["before"] == [
-        f"{JETSON_ENV} bundle /var/b --l4t R36.5.0 --python 3.11 --distribution debian/bookworm"
+        f"{JETSON_ENV} bundle /var/b --l4t R36.5.0 --python-version 3.11 "
+        "--distribution debian/bookworm"
     ]
     assert data["commands"]["after"] == [
         "jetson-env provision --bundle /var/b",

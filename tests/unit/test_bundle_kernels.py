@@ -257,7 +257,7 @@ def test_a_target_without_a_known_compute_capability_is_not_judged(objects, tmp_
     """--x86 names no GPU: the wheel is shipped and said to be not judged."""
     wheel = torch_wheel(tmp_path / "wheels", objects["sm80"], "312", "x86_64")
     directory = tmp_path / "b"
-    proc = bundle(directory, "--x86", "--python", "3.12", "--file", f"torch={wheel}")
+    proc = bundle(directory, "--x86", "--python-version", "3.12", "--file", f"torch={wheel}")
     assert proc.returncode == 0, proc.stderr
     key = "x86_64-x86-cp312"
     assert (

@@ -3,7 +3,9 @@ path from an unrelated folder, as README's first line leaves it (in .venv, not o
 a folder named on the command line that this machine does not have is bad input (exit 2
 before any probe); -q silences progress and the spinner wherever it is typed; a misspelled
 option or command is refused with its command's usage and the word meant; -l/--limit and
--f/--forks are the same options in every command that takes -i.
+-f/--forks are the same options in every command that takes -i; one word per idea (--roles,
+--python an interpreter, bundle's --python-version); --version says what runs; ASCII where
+the locale has no box drawing; the shell completes what is typed.
 """
 
 from __future__ import annotations
@@ -254,10 +256,8 @@ def test_limit_and_forks_have_their_short_options_wherever_they_exist(command, t
     helped = piped(command[0], "--help", cwd=tmp_path).stdout
     assert "-l PATTERN, --limit PATTERN\n" in helped, helped
     assert "only these hosts of the inventory (Ansible's --limit)" in " ".join(helped.split())
-    if command[0] == "bundle":  # its parallelism is --jobs: downloads, not hosts
-        assert "--forks" not in helped
-        return
-    assert "-f N, --forks N       hosts at once (Ansible's --forks)\n" in helped, helped
+    said = "downloads at once (default 4)" if command[0] == "bundle" else "hosts at once"
+    assert f"-f N, --forks N       {said}" in helped, helped
     done = piped(*command, "-i", "fleet.yml", "-f", "0", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr.startswith(f"usage: jetson-env {command[0]} ["), done.stderr
@@ -265,3 +265,132 @@ def test_limit_and_forks_have_their_short_options_wherever_they_exist(command, t
         f"jetson-env {command[0]}: error: argument -f/--forks: must be a positive whole number, "
         "not '0'"
     )
+
+
+RENAMED = (  # bundle's old spellings: the sentence that names the new one
+    (["--x86", "--python", "3.11"], "--python is now --python-version X.Y: a bundle's targets "
+     "are not here to run, so their Python is a version; --python names an interpreter to run, "
+     "in doctor, plan, info and provision"),
+    (["--jobs", "2"], '--jobs is now -f/--forks N: one word for "this many at once" in every '
+     "command, as Ansible's"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "sentence"), RENAMED, ids=[" ".join(a) for a, _ in RENAMED])
+def test_bundles_old_spellings_are_refused_with_the_new_one(args, sentence, tmp_path):
+    """--python is an interpreter to run in every command; bundle's targets' Python is a
+    version (--python-version X.Y), and its parallelism is -f/--forks as elsewhere. The old
+    spelling is refused before anything is made, with bundle's usage and the new word."""
+    done = piped("bundle", "out", *args, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith("usage: jetson-env bundle ["), done.stderr
+    assert done.stderr.splitlines()[-1] == f"jetson-env bundle: error: {sentence}"
+    assert list(tmp_path.iterdir()) == []
+    helped = " ".join(piped("bundle", "--help", cwd=tmp_path).stdout.split())
+    assert "--python-version X.Y the targets' Python version" in helped, helped
+    assert "--python " not in helped and "--jobs" not in helped
+    wrong = piped("bundle", "out", "--x86", "--python-version", "3.x", cwd=tmp_path)
+    assert wrong.returncode == 2 and list(tmp_path.iterdir()) == []
+    assert "error: --python-version '3.x' is not a Python version like 3.12" in wrong.stderr
+
+
+def test_which_roles_is_said_with_roles_in_every_command(tmp_path):
+    """ "Which roles" is --roles ROLE[,ROLE] in doctor (with --fix), provision and bundle;
+    provision's -t/--tags (ansible-playbook's) and doctor's --fix ROLE say the same thing:
+    an unknown role is the same refusal whichever spelling named it."""
+    for command in ("doctor", "provision", "bundle"):
+        helped = piped(command, "--help", cwd=tmp_path).stdout
+        assert "  --roles ROLE[,ROLE]" in helped, helped
+    for spelling in (["--roles"], ["-t"], ["--tags"]):
+        done = piped("provision", *spelling, "nosuch", cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.startswith("error: --roles: no role nosuch in the playbook"), done.stderr
+    refusals = {piped("doctor", "--quick", *spelling, cwd=tmp_path).stderr
+                for spelling in (["--fix", "nosuch"], ["--fix", "--roles", "nosuch"])}  # fmt: skip
+    (refusal,) = refusals
+    assert refusal.startswith("error: no role nosuch in jetson_env.jetson.provision"), refusal
+    alone = piped("doctor", "--roles", "torch", cwd=tmp_path)
+    assert (alone.returncode, alone.stdout) == (2, "")
+    assert alone.stderr.splitlines() == [
+        "error: --roles chooses the roles that --fix applies: give --fix --roles torch"
+    ]
+
+
+def test_version_says_what_runs(tmp_path):
+    """--version (before or after the command) names what a bug report needs: jetson-env and
+    where it is installed, the collection it carries, the ansible-core provision would run,
+    the day the matrix was last checked, and the Python; --json, anywhere on the line, the
+    same as one document valid against docs/version.schema.json."""
+    import importlib.metadata
+
+    import jsonschema
+    import yaml
+
+    root = Path(__file__).parents[2]
+    galaxy = yaml.safe_load((root / "ansible_collections/jetson_env/jetson/galaxy.yml").read_text())
+    checked = yaml.safe_load((root / "jetson_env/data/matrix.yml").read_text())["checked"]
+    core = importlib.metadata.version("ansible-core")
+    import jetson_env
+
+    package = Path(jetson_env.__file__).parent  # the package this venv imports (an editable one)
+    said = piped("--version", cwd=tmp_path)
+    assert said.returncode == 0 and said.stderr == "", said.stderr
+    assert said.stdout.splitlines() == [
+        f"jetson-env {importlib.metadata.version('jetson-env')} ({package.resolve()})",
+        f"collection jetson_env.jetson {galaxy['version']}",
+        f"ansible-core {core} ({VENV_BIN / 'ansible-playbook'})",
+        f"version matrix checked {checked}",
+        f"Python {'.'.join(map(str, sys.version_info[:3]))} ({sys.executable})",
+    ]
+    assert piped("doctor", "--version", cwd=tmp_path).stdout == said.stdout
+    schema = json.loads((root / "docs" / "version.schema.json").read_text())
+    for args in (["--version", "--json"], ["doctor", "--json", "--version"]):
+        data = json.loads(piped(*args, cwd=tmp_path).stdout)
+        jsonschema.validate(data, schema)
+        assert (data["ansible_core"], data["matrix_checked"]) == (core, checked)
+
+
+@pytest.mark.parametrize("args", [["doctor", "--quick", "--check", "platform"], ["info"]],
+                         ids=" ".join)  # fmt: skip
+def test_a_locale_without_box_drawing_gets_ascii(args, tmp_path):
+    """A Jetson's serial console under LC_ALL=C shows ASCII only, though Python writes UTF-8
+    there (its UTF-8 mode): the tables' borders and the spinner's frames are ASCII on that
+    terminal and in a pipe; a UTF-8 locale keeps the box drawing."""
+    c_locale = {k: v for k, v in environment().items() if not k.startswith(("LC_", "LANG"))}
+    code, said = on_a_pty([JETSON_ENV, *args], tmp_path, {**c_locale, "LC_ALL": "C"}, timeout=300)
+    assert code in (0, 1), said[-2000:]
+    assert "probing local" in said and "+----" in said, said[-2000:]
+    assert said.isascii(), sorted({c for c in said if not c.isascii()})
+    piped_c = subprocess.run([JETSON_ENV, *args], cwd=tmp_path, env={**c_locale, "LC_ALL": "C"},
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert "+----" in piped_c.stdout and piped_c.stdout.isascii(), piped_c.stdout
+    code, utf8 = on_a_pty([JETSON_ENV, *args], tmp_path, {**c_locale, "LANG": "C.UTF-8"},
+                          timeout=300)  # fmt: skip
+    assert "┏━" in utf8, utf8[-2000:]
+
+
+def completions(line: str, cwd: Path) -> list[str]:
+    """What the console script answers the shell for `line` (argcomplete's protocol, as the
+    function register-python-argcomplete installs asks it)."""
+    answer = cwd / "completions.txt"
+    env = {**environment(), "_ARGCOMPLETE": "1", "_ARGCOMPLETE_IFS": "\n", "COMP_LINE": line,
+           "COMP_POINT": str(len(line)), "_ARGCOMPLETE_STDOUT_FILENAME": str(answer)}  # fmt: skip
+    done = subprocess.run([JETSON_ENV], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return sorted(answer.read_text().split())
+
+
+def test_the_shell_completes_commands_options_and_roles(tmp_path):
+    """Shell completion (docs/completion.md, argcomplete as Ansible's): a command, an option
+    (never a refused old spelling), and the playbook's roles after --roles, after a comma
+    too; register-python-argcomplete's function names the console script."""
+    assert completions("jetson-env doc", tmp_path) == ["doctor"]
+    assert completions("jetson-env bundle --py", tmp_path) == ["--python-version"]
+    assert completions("jetson-env bundle --jo", tmp_path) == []
+    assert completions("jetson-env provision --roles torch,py", tmp_path) == [
+        "torch,pycuda", "torch,python_base"]  # fmt: skip
+    assert completions("jetson-env doctor --fix --roles cu", tmp_path) == ["cuda_env"]
+    script = subprocess.run([str(VENV_BIN / "register-python-argcomplete"), "jetson-env"],
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "complete " in script and "jetson-env" in script

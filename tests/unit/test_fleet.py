@@ -72,8 +72,8 @@ def test_options_only_host_reads_are_refused_with_the_inventory(tmp_path: Path):
             said = proc.stderr
             assert proc.returncode == 2, (command, args, proc.stdout, said)
             assert instead in said, (command, args, said)
-    for args in (("--python", "3.12"), ("--glibc", "2.36"), ("--distribution", "debian/bookworm"),
-                 ("--cuda", "12.6")):  # fmt: skip
+    for args in (("--python-version", "3.12"), ("--glibc", "2.36"),
+                 ("--distribution", "debian/bookworm"), ("--cuda", "12.6")):  # fmt: skip
         proc = subprocess.run(
             [sys.executable, "-m", "jetson_env.cli", "bundle", "out", "-i", "fleet.yml", *args],
             capture_output=True, text=True, cwd=tmp_path, timeout=60,

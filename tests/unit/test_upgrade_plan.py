@@ -244,7 +244,7 @@ def test_commands_name_the_row_and_the_hosts_pythons_quoted():
     assert [shlex.split(c) for c in found["before"]] == [
         ["jetson-env", "bundle", "/srv/bundles/it's here", "--l4t", "R36.5.0",
          "--distribution", "ubuntu/jammy"],
-        ["jetson-env", "bundle", "/srv/bundles/it's here", "--l4t", "R36.5.0", "--python",
+        ["jetson-env", "bundle", "/srv/bundles/it's here", "--l4t", "R36.5.0", "--python-version",
          "3.11", "--distribution", "debian/bookworm"],
     ]  # fmt: skip
     assert [shlex.split(c) for c in found["after"]] == [
