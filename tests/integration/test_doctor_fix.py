@@ -146,12 +146,15 @@ def fleet_state() -> ProvisionedState:
 
 
 @pytest.fixture
-def fleet(tmp_path: Path, fleet_state: ProvisionedState) -> Iterator[Fleet]:
+def fleet(
+    tmp_path_factory: pytest.TempPathFactory, fleet_state: ProvisionedState
+) -> Iterator[Fleet]:
     """A provisioned fleet host of this test's own, which it may break as it likes: a
     container of the kept state, else a fresh host provisioned here (and kept), so a test
-    gives the same verdict alone, in any order and on any worker."""
-    work = tmp_path / "controller"
-    work.mkdir()
+    gives the same verdict alone, in any order and on any worker. The controller's folder
+    (HOME for ssh) has a short path: ssh's control socket under a test's own tmp_path was
+    "too long for Unix domain socket"."""
+    work = tmp_path_factory.mktemp("fleet")
 
     def start(image: str | None) -> Host:
         return start_host("x86-debian12", "doctor-fix", image=image)
