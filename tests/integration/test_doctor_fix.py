@@ -15,6 +15,9 @@ loopback: the doctor (paramiko) and ansible-playbook (ssh, host key checked agai
 known_hosts written here) both reach it as `root@127.0.0.1:PORT`, as they reach a
 Jetson. --fix runs the ansible-playbook beside this interpreter (the provision extra's,
 as `pip install '.[provision]'` installs it); the host is provisioned with the newest end's.
+Each test breaks a fleet host of its own: a container of the provisioned state kept by
+tests/support/provisioned.py (else one provisioned from nothing, and kept), so a test's
+verdict depends on no other test's run or leftovers.
 """
 
 import json
@@ -37,7 +40,8 @@ from playbook_support import (
     write_inventory,
 )
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import VENV, Host, free_port, wait_for_port
+from support.hosts import HOSTS, VENV, Host, HostImage, free_port, wait_for_port
+from support.provisioned import ProvisionedState
 from support.schemas import fix_schema_validator
 from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
 from support.standins import (
@@ -74,44 +78,91 @@ class Fleet:
     playbook_vars: dict
 
 
+# What decides the fleet host's provisioned state (its key, with the host image, the Ansible
+# end and the roles it is provisioned with).
+PROVISION_INPUTS = (
+    "ansible_collections/jetson_env/jetson",
+    "jetson_env",
+    "playbooks/jetson.yml",
+    "ansible.cfg",
+    "tests/integration/test_doctor_fix.py",
+    "tests/integration/playbook_support.py",
+    "tests/support",
+    "tests/fixtures",
+)
+
+
+def provision_fleet_host(host: Host, work: Path) -> dict:
+    """A fresh x86 host made the fleet host: an sshd that takes the key made here (kept with
+    the controller's folder, so a kept state's host still takes it), a stand-in CUDA toolkit,
+    NVIDIA's container runtime (a stand-in), a daemon.json of other keys, then the playbook's
+    ROLES with the newest end's ansible-playbook. Returns the play's variables."""
+    install = (
+        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+        "apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"
+    )
+    host.exec(["sh", "-c", install], timeout=900)
+    home = work / "home"
+    (home / ".ssh").mkdir(parents=True, mode=0o700)
+    key = home / ".ssh" / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    host.exec(["mkdir", "-p", "/root/.ssh"])
+    host.copy_in(key.with_suffix(".pub"), "/root/.ssh/authorized_keys")
+    host.exec(["chown", "root:root", "/root/.ssh/authorized_keys"])
+    host.copy_in(build_cuda_toolkit_archive(work), "/tmp/cuda.tar")
+    host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
+    host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
+    stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
+    tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
+    playbook_vars = {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
+    write_daemon_json(host, OTHER_DAEMON_KEYS, work)
+    inventory = write_inventory(
+        work / "inventory.yml", {"fix": {"ansible_host": host.container}}, playbook_vars
+    )
+    provisioned = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", ROLES)
+    assert provisioned.rc == 0, provisioned.messages() or provisioned.stderr
+    host.exec(["sh", "-c", f"rm -f {DAEMON_JSON}.*~"])  # the tests count their own backups
+    return playbook_vars
+
+
+def serve_ssh(host: Host, home: Path) -> str:
+    """The host's sshd started on a free loopback port (a container of a kept state runs no
+    process of the one committed), that port's host key in `home`'s known_hosts: the
+    address `root@127.0.0.1:PORT`."""
+    port = free_port()
+    host.exec(["mkdir", "-p", "/run/sshd"])
+    host.exec(["sh", "-c", f"/usr/sbin/sshd -p {port} -o ListenAddress=127.0.0.1 "
+               "-o PasswordAuthentication=no"])  # fmt: skip
+    host_key = host.exec(["cat", "/etc/ssh/ssh_host_ed25519_key.pub"]).stdout.split()[:2]
+    (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {' '.join(host_key)}\n")
+    wait_for_port(port)
+    return f"root@127.0.0.1:{port}"
+
+
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    work = tmp_path_factory.mktemp("doctor-fix")
-    host = start_host("x86-debian12", "doctor-fix")
+def fleet_state() -> ProvisionedState:
+    return ProvisionedState("x86-debian12-ssh", "newest", PROVISION_INPUTS, {"tags": ROLES},
+                            base=HostImage(HOSTS["x86-debian12"]).ensure())  # fmt: skip
+
+
+@pytest.fixture
+def fleet(
+    tmp_path_factory: pytest.TempPathFactory, fleet_state: ProvisionedState
+) -> Iterator[Fleet]:
+    """A provisioned fleet host of this test's own, which it may break as it likes: a
+    container of the kept state, else a fresh host provisioned here (and kept), so a test
+    gives the same verdict alone, in any order and on any worker. The controller's folder
+    (HOME for ssh) has a short path: ssh's control socket under a test's own tmp_path was
+    "too long for Unix domain socket"."""
+    work = tmp_path_factory.mktemp("fleet")
+
+    def start(image: str | None) -> Host:
+        return start_host("x86-debian12", "doctor-fix", image=image)
+
+    host, playbook_vars = fleet_state.host(work, start, provision_fleet_host)
     try:
-        install = (
-            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-            "apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"
-        )
-        host.exec(["sh", "-c", install], timeout=900)
         home = work / "home"
-        (home / ".ssh").mkdir(parents=True, mode=0o700)
-        key = home / ".ssh" / "id_ed25519"
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-        host.exec(["mkdir", "-p", "/run/sshd", "/root/.ssh"])
-        host.copy_in(key.with_suffix(".pub"), "/root/.ssh/authorized_keys")
-        host.exec(["chown", "root:root", "/root/.ssh/authorized_keys"])
-        port = free_port()
-        host.exec(["sh", "-c", f"/usr/sbin/sshd -p {port} -o ListenAddress=127.0.0.1 "
-                   "-o PasswordAuthentication=no"])  # fmt: skip
-        host_key = host.exec(["cat", "/etc/ssh/ssh_host_ed25519_key.pub"]).stdout.split()[:2]
-        (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {' '.join(host_key)}\n")
-        wait_for_port(port)
-        host.copy_in(build_cuda_toolkit_archive(work), "/tmp/cuda.tar")
-        host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
-        host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
-        stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
-        tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
-        playbook_vars = {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
-        # Provisioned here, not by a test: each test starts from this state and leaves it so.
-        write_daemon_json(host, OTHER_DAEMON_KEYS, work)
-        inventory = write_inventory(
-            work / "inventory.yml", {"fix": {"ansible_host": host.container}}, playbook_vars
-        )
-        provisioned = run_playbook(ANSIBLE_ENDS["newest"].ensure(), inventory, "--tags", ROLES)
-        assert provisioned.rc == 0, provisioned.messages() or provisioned.stderr
-        host.exec(["sh", "-c", f"rm -f {DAEMON_JSON}.*~"])  # the tests count their own backups
-        yield Fleet(host, home, f"root@127.0.0.1:{port}", playbook_vars)
+        yield Fleet(host, home, serve_ssh(host, home), playbook_vars)
     finally:
         remove_host(host)
 
@@ -196,11 +247,10 @@ def test_without_nvidias_runtime_nothing_registers_it_and_the_doctor_names_its_p
     assert json.loads(host.exec(["cat", DAEMON_JSON]).stdout)["runtimes"] == NVIDIA_RUNTIME
     (ok,) = findings_of(report(fleet), "docker", DAEMON_JSON)
     assert ok["status"] == "ok", ok
-    host.exec(["sh", "-c", f"rm -f {DAEMON_JSON}.*~"])  # the next test counts its own backups
 
 
 def test_provision_then_break_then_fix(fleet: Fleet, tmp_path: Path):
-    """The fleet host as the fixture provisioned it, broken four ways, fixed by --fix."""
+    """The fleet host as provisioned, broken four ways, fixed by --fix."""
     host = fleet.host
     assert pip_version(host, "termcolor")
     provisioned_daemon_json = host.exec(["cat", DAEMON_JSON]).stdout
@@ -303,23 +353,21 @@ def test_a_bundle_without_a_roles_files_leaves_the_role_out_and_says_where_they_
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     host.exec(["sh", "-c", f"rm {TRT_LD_CONF} && ldconfig"])
-    try:
-        fixed = fix(fleet, "--bundle", str(bundle), "--json")
 
-        said = fixed.stdout + fixed.stderr
-        document = json.loads(fixed.stdout)
-        assert "tensorrt" not in document["plan"]["roles"], document["plan"]
-        assert "--fix: role tensorrt" not in said
-        (row,) = [r for r in document["findings"] if r["check"] == "libnvinfer"]
-        assert row["verdict"] == "left out", row
-        assert row["why"].startswith(
-            f"the bundle {bundle} lacks role tensorrt's files for this host: TensorRT wheels"
-        ), row
-        assert "add it as pip/tensorrt_cu13*-*.whl" in row["why"]
-        assert "--file tensorrt=PATH" in row["why"]
-        assert f"left out for libnvinfer on {fleet.address}: role tensorrt fixes it" in said
-    finally:
-        fix(fleet)  # the tarball of --playbook-vars lists TensorRT's folder again
+    fixed = fix(fleet, "--bundle", str(bundle), "--json")
+
+    said = fixed.stdout + fixed.stderr
+    document = json.loads(fixed.stdout)
+    assert "tensorrt" not in document["plan"]["roles"], document["plan"]
+    assert "--fix: role tensorrt" not in said
+    (row,) = [r for r in document["findings"] if r["check"] == "libnvinfer"]
+    assert row["verdict"] == "left out", row
+    assert row["why"].startswith(
+        f"the bundle {bundle} lacks role tensorrt's files for this host: TensorRT wheels"
+    ), row
+    assert "add it as pip/tensorrt_cu13*-*.whl" in row["why"]
+    assert "--file tensorrt=PATH" in row["why"]
+    assert f"left out for libnvinfer on {fleet.address}: role tensorrt fixes it" in said
 
 
 NANO = "nano-r32.4.3"

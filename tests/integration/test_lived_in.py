@@ -157,12 +157,13 @@ def state(image: LivedInImage) -> ProvisionedState:
                             base=image.ensure())  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def unprovisioned(
-    tmp_path_factory: pytest.TempPathFactory, image: LivedInImage
-) -> Iterator[LivedIn]:
-    """The host before any run: the first --check and the first run are about it."""
-    work = tmp_path_factory.mktemp("lived-in")
+@pytest.fixture
+def unprovisioned(tmp_path: Path, image: LivedInImage) -> Iterator[LivedIn]:
+    """The host before any run, of this test's own (the first --check and the first run are
+    about it): the run's test does not leave --check's a provisioned host when a selection
+    names them in the other order."""
+    work = tmp_path / "controller"
+    work.mkdir()
     host = start_unprovisioned(image, HOST)
     try:
         yield lived_in_at(host, work, play_vars(work))

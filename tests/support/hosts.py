@@ -501,10 +501,12 @@ def fresh_clone(dest: Path) -> Path:
     return dest
 
 
+@cache
 def project_wheel() -> Path:
-    """A wheel of the working tree, built once per session and worker on the controller, one
-    worker at a time: setuptools builds in the tree's build/ folder, and two builds at once
-    removed each other's files there ("error: [Errno 2] No such file or directory")."""
+    """A wheel of the working tree, built once per session and worker on the controller (each
+    build took 5-37 s on 2 shared cores, and some 30 tests install it), one worker at a time:
+    setuptools builds in the tree's build/ folder, and two builds at once removed each other's
+    files there ("error: [Errno 2] No such file or directory")."""
     wheel_dir = Path(tempfile.mkdtemp(prefix="jetson-env-wheel-"))
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     with open(LOG_DIR / "project-wheel.lock", "w") as lock:
