@@ -13,7 +13,7 @@ from __future__ import annotations
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jetson_env import platforms
@@ -220,4 +220,26 @@ def run(
             error = wrong_shape(exc, "platform")
             results["platform"] = ProbeResult("platform", None, error, results["platform"].seconds)
     facts = Facts(results, matrix, platform)
-    return Report(target.description, platform, run_checks(checks, facts), results)
+    return Report(target.description, platform, without_gpu(run_checks(checks, facts), facts),
+                  results)  # fmt: skip
+
+
+LEFT_OUT_WITHOUT_A_GPU = Remedy(
+    "left out: what these fixes install (TensorRT, torch's CUDA build, cuDNN, the nvidia "
+    "container runtime, ...) is of use only with an NVIDIA GPU, and this host has none (see "
+    "platform); run the doctor again once `nvidia-smi` lists one",
+    why="the doctor found no NVIDIA GPU on this host",
+    words=True,
+)
+
+
+def without_gpu(findings: list[Finding], facts: Facts) -> list[Finding]:
+    """The platform's no-GPU verdict applied to the fixes: where it found no GPU, each one of
+    use only with a GPU (Remedy.gpu) is left out, all of them under one step that says why
+    once (the findings keep their status: what is missing is still missing)."""
+    if not facts.without_gpu:
+        return findings
+    return [
+        replace(f, remedy=LEFT_OUT_WITHOUT_A_GPU) if f.remedy is not None and f.remedy.gpu else f
+        for f in findings
+    ]

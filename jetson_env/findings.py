@@ -27,7 +27,9 @@ class Remedy:
     user's own files), so --fix can say it too. `words`: the fix is a step said in words (a
     download page, a setting of the user's), not a command to paste into a shell. `note`:
     words that go with a command (what it does, what to do after it), shown beside it as
-    text, so that `shell` holds only what can be pasted.
+    text, so that `shell` holds only what can be pasted. `gpu`: it installs what is of use
+    only with an NVIDIA GPU (TensorRT, a CUDA torch, cuDNN, the nvidia container runtime):
+    where the doctor finds none, it is not prescribed (jetson_env.doctor, without_gpu).
     """
 
     shell: str
@@ -36,6 +38,7 @@ class Remedy:
     why: str = ""
     words: bool = False
     note: str = ""
+    gpu: bool = False
 
     def __post_init__(self) -> None:
         if self.role is None and not self.why:

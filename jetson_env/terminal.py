@@ -86,6 +86,16 @@ def fleet_fix_heading(item: dict[str, Any]) -> str:
     return f"{where}: {clean(', '.join(item['checks']))}{role}"
 
 
+def checked(report: dict[str, Any]) -> str:
+    """What the doctor checked: the target as asked ("local (python3)") and, where the
+    platform probe answered, the interpreter that ran there, by its path and version."""
+    python = (report.get("platform") or {}).get("python") or {}
+    if not python.get("executable"):
+        return report["target"]
+    version = f", Python {python['version']}" if python.get("version") else ""
+    return f"{report['target']}: {python['executable']}{version}"
+
+
 class Terminal:
     def __init__(self, *, as_json: bool = False, verbosity: int = 0):
         # NO_COLOR (no-color.org; --no-color sets it): plain text as a pipe gets it, no
@@ -138,11 +148,17 @@ class Terminal:
         -q."""
         return _Progress(self)
 
-    def findings(self, report: dict[str, Any], target: Sequence[str] = ()) -> None:
+    def findings(
+        self,
+        report: dict[str, Any],
+        target: Sequence[str] = (),
+        bundle: dict[str, Any] | None = None,
+    ) -> None:
         """The doctor's report: findings grouped by area with short statuses, then every fix
-        whole, numbered in the order to apply them (no borders: nothing to type is split).
+        whole, numbered in the order to apply them (no borders: nothing to type is split),
+        then what `bundle` (`doctor --bundle`'s advice) can fix, then the verdict.
         `target`: the options that name the host and Python checked, for `doctor --fix`."""
-        title = f"jetson-env doctor: {clean(report['target'])}"
+        title = f"jetson-env doctor: {clean(checked(report))}"
         table = Table(box=self.box, title=title, title_justify="left")
         for column in ("Area", "Check", "Status", "Finding", "Fix"):
             table.add_column(column, overflow="fold")
@@ -169,6 +185,8 @@ class Terminal:
             roles = {f["remedy"]: f["playbook"]["role"] for f in report["findings"]
                      if f.get("playbook")}  # fmt: skip
             self.fixes("Fixes, in the order to apply them:", report["fixes"], roles, target)
+        if bundle is not None:
+            self.bundle_advice(bundle)
         counts = report["counts"]
         parts = [f"{counts[s]} {SUMMARY_WORDS[s]}" for s in SEVERITY if counts[s]]
         self.out.print(
@@ -200,6 +218,33 @@ class Terminal:
                 )
                 self.out.print(f"   or the playbook's role {role}: {again}", soft_wrap=True,
                                style="dim")  # fmt: skip
+
+    def bundle_advice(self, offline: dict[str, Any]) -> None:
+        """`doctor --bundle`, under its heading: each verdict once, with the roles it is about
+        and the checks they fix; the roles the bundle was not made with for this host in one
+        line, with the one `bundle --roles` line that adds them all; then the offline fix."""
+        self.out.print(f"From the bundle {clean(offline['directory'])}, with no network:",
+                       style="bold", soft_wrap=True)  # fmt: skip
+        absent = (offline.get("add") or {}).get("roles") or []
+        # (applies, why) -> role -> its checks; the roles not in the bundle under one key
+        rows: dict[tuple[bool, str], dict[str, dict[str, None]]] = {}
+        for fix in offline["fixes"]:
+            key = (False, "") if fix["role"] in absent else (fix["applies"], fix["why"])
+            rows.setdefault(key, {}).setdefault(fix["role"], {})[fix["check"]] = None
+        for (applies, why), roles in rows.items():
+            named = clean(
+                ", ".join(f"{role} ({', '.join(checks)})" for role, checks in roles.items())
+            )
+            if not why:
+                add = offline["add"]["command"]
+                line = f"not in the bundle for this host: {named}; add them with: {add}"
+            else:
+                verdict = "the bundle can apply it" if applies else "not from the bundle"
+                line = f"{named}: {verdict}: {why}"
+            self.out.print(f"  {clean(line)}", style="green" if applies else "yellow",
+                           soft_wrap=True)  # fmt: skip
+        if offline["command"]:
+            self.out.print(f"  offline fix: {clean(offline['command'])}", soft_wrap=True)
 
     def fleet(self, fleet: dict[str, Any]) -> None:
         """`doctor --inventory`: one row per host, worst first, then each host's fixes."""

@@ -10,6 +10,7 @@ from typing import Any
 from jetson_env import installed
 from jetson_env.bundle.needs import ROLES
 from jetson_env.bundle.preflight import OFFLINE_ROLES, check_role, host_plan
+from jetson_env.bundle.untrusted import read_manifest
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import role_registry
 
@@ -44,12 +45,16 @@ def doctor_fixes(
     directory: str | Path, report: dict[str, Any], target: Sequence[str] = ()
 ) -> dict[str, Any]:
     """For a doctor report (its JSON form): which of its fixes the bundle can apply on that
-    host with no network, and the `jetson-env doctor --fix ROLES --bundle DIR` line that
+    host with no network, the `jetson-env doctor --fix ROLES --bundle DIR` line that
     applies them (as `provision --bundle DIR` would) to the Python the doctor checked on the
-    same target (`target`: the doctor's --host and --identity words)."""
+    same target (`target`: the doctor's --host and --identity words), and the one
+    `jetson-env bundle ... --roles A,B` line that adds every role it was not made with for
+    that host (`add`)."""
     directory = Path(directory).expanduser().resolve()
     platform, python = _host_facts(report)
     fixes = []
+    absent: list[str] = []  # roles the bundle was not made with for this host
+    add_line = ""
     for finding in report.get("findings", []):
         playbook = finding.get("playbook")
         if finding["status"] not in ("fail", "warn", "crash") or not playbook:
@@ -64,6 +69,10 @@ def doctor_fixes(
         else:
             plan = host_plan(directory, platform, python, {role: True})
             why = plan["error"] or plan["skipped"].get(role)
+            if why is not None and plan["error"] is None and role not in _made_with(plan):
+                absent.append(role)
+                add_line = plan["add_line"]
+                why = f"the bundle was not made with {role} for {plan['target']}"
             if why is None:  # the role's files, as the playbook checks them before using them
                 why = check_role(plan, role)["error"]
             applies = why is None
@@ -75,4 +84,17 @@ def doctor_fixes(
     words = ["jetson-env", "doctor", *target, *(["--python", probed] if probed else []),
              "--fix", ",".join(roles), "--bundle", str(directory)]  # fmt: skip
     command = installed.command(" ".join(shell_word(word) for word in words)) if roles else None
-    return {"directory": str(directory), "fixes": fixes, "roles": roles, "command": command}
+    absent = list(dict.fromkeys(absent))
+    add = (
+        {"roles": absent, "command": f"{add_line} --roles {shell_word(','.join(absent))}"}
+        if absent
+        else None
+    )
+    return {"directory": str(directory), "fixes": fixes, "roles": roles, "command": command,
+            "add": add}  # fmt: skip
+
+
+def _made_with(plan: dict[str, Any]) -> set[str]:
+    """The roles the bundle was made with for host_plan's target (its manifest, as pinned)."""
+    manifest = read_manifest(Path(plan["directory"]), plan["manifest_sha256"]) or {}
+    return set(manifest.get("targets", {}).get(plan["target"], {}).get("roles", []))

@@ -9,7 +9,7 @@ doctor reports the probe's error as a `crash` finding in its place.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jetson_env.checks.context import Facts
@@ -57,6 +57,10 @@ class Check:
         if self.role:
             return Remedy(remedy, self.role, self.variables)
         return Remedy(remedy, why=self.manual)
+
+    def gpu_only(self, remedy: str | Remedy | None) -> Remedy | None:
+        """The remedy as the check gives it (as_remedy), marked of use only with a GPU."""
+        return replace(self.as_remedy(remedy), gpu=True) if remedy is not None else None
 
     def finding(
         self, status: str, summary: str, details=(), remedy: str | Remedy | None = None

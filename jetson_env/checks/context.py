@@ -78,6 +78,12 @@ class Facts:
         return self.release or self.matrix.x86
 
     @property
+    def without_gpu(self) -> bool:
+        """The doctor's no-GPU verdict: an x86 host whose nvidia-smi lists no NVIDIA GPU
+        (the platform check says TensorRT cannot build engines there)."""
+        return bool(self.platform) and not self.is_jetson and not self.platform["gpus"]
+
+    @property
     def compute_capability(self) -> str | None:
         return self.platform["compute_capability"] if self.platform else None
 

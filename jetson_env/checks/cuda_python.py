@@ -80,7 +80,7 @@ def run(facts: Facts) -> list[Finding]:
                 f"cuda-python is not installed for {facts.python} (NVIDIA's TensorRT samples"
                 " use it from TensorRT 10.14 on)",
                 need,
-                remedy=remedy(facts),
+                remedy=CHECK.gpu_only(remedy(facts)),
             )
         ]
     version = data.get("version") or data.get("cuda_python") or "?"

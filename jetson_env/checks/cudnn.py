@@ -27,6 +27,7 @@ def run(facts: Facts) -> list[Finding]:
                     f"install cuDNN for CUDA {cuda}: https://developer.nvidia.com/cudnn-downloads",
                     why="an x86 host's cuDNN is its own (NVIDIA's packages for its CUDA)",
                     words=True,
+                    gpu=True,
                 ),
             )
         ]

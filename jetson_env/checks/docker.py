@@ -50,7 +50,7 @@ def daemon_json_merge(facts: Facts, restart: bool) -> Remedy:
         facts.sudo(f"{shlex.quote(facts.python)} -c {shlex.quote(script)} {quoted}"),
         *([engine_command(facts, "restart")] if restart else []),
     ])  # fmt: skip
-    return Remedy(shell, "docker_runtime")
+    return Remedy(shell, "docker_runtime", gpu=True)
 
 
 RUNTIME = "nvidia-container-runtime"
@@ -64,7 +64,8 @@ def runtime_install(facts: Facts, then: Remedy | None = None) -> Remedy:
     package = "nvidia-docker2" if facts.is_jetson else "nvidia-container-toolkit"
     shell = facts.apt_install(package) + (f" && {then.shell}" if then else "")
     return Remedy(shell, "docker_runtime", (("docker_runtime_install_packages", True),
-                                            ("docker_runtime_packages", [package])))  # fmt: skip
+                                            ("docker_runtime_packages", [package])),
+                  gpu=True)  # fmt: skip
 
 
 def daemon_json_findings(facts: Facts, data: dict, restart: bool) -> list[Finding]:

@@ -70,8 +70,11 @@ NEEDS_NVIDIA_INDEX = (
 
 
 def install_remedy(facts: Facts) -> str | Remedy:
+    """Jetson: JetPack's TensorRT packages, those the tensorrt role installs (its
+    tensorrt_apt_packages, not all of JetPack); x86: pip's (pip_install_remedy)."""
     if facts.is_jetson:
-        return facts.sudo("apt-get update") + " && " + facts.apt_install("nvidia-jetpack")
+        packages = roles.default("tensorrt", "apt_packages")
+        return facts.sudo("apt-get update") + " && " + facts.apt_install(*packages)
     return pip_install_remedy(facts)
 
 
@@ -171,7 +174,7 @@ def run(facts: Facts) -> list[Finding]:
             "libnvinfer (TensorRT) is not installed"
             + (f": JetPack ships TensorRT {expected}" if expected else ""),
             details or ["searched the ldconfig cache, LD_LIBRARY_PATH and known install dirs"],
-            remedy=install_remedy(facts),
+            remedy=CHECK.gpu_only(install_remedy(facts)),
         )
     ]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jetson_env.checks import Check, pycuda, tensorrt_python, torch, torch2trt, torchvision
 from jetson_env.checks.context import Facts
-from jetson_env.findings import FAIL, OK, WARN, Finding, Remedy
+from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 NOT_IMPORTED = "package metadata; not imported (--quick)"
 
@@ -24,9 +24,11 @@ def run(facts: Facts) -> list[Finding]:
     def judged(module: str, problem: str | None, remedy: str | Remedy, missing=FAIL,
                details=()) -> Finding:  # fmt: skip
         if version(module) is None:
-            what = "the TensorRT Python bindings" if module == "tensorrt" else module
+            what = "the TensorRT Python bindings are" if module == "tensorrt" else f"{module} is"
+            # What the full checks install where it is missing: of use only with a GPU, as there.
+            missing_remedy = remedy if module == "torchvision" else CHECK.gpu_only(remedy)
             return CHECK.finding(
-                missing, f"{what} is not installed for {facts.python}", remedy=remedy
+                missing, f"{what} not installed for {facts.python}", remedy=missing_remedy
             )
         if problem:
             return CHECK.finding(FAIL, problem, details, remedy=remedy)
@@ -52,7 +54,10 @@ def run(facts: Facts) -> list[Finding]:
     too_new = torch2trt.tensorrt_it_cannot_use(facts)
     return [
         judged("torch", None, Remedy(torch.install_remedy(facts), torch.CHECK.role)),
-        judged(
+        # Without torch there is no torchvision to pair with it: torch's fix comes first (once).
+        CHECK.finding(SKIP, "torchvision not installed; torch is not installed either")
+        if torch_version is None and vision_version is None
+        else judged(
             "torchvision",
             unpaired,
             torchvision.install_remedy(facts, {"version": torch_version}),

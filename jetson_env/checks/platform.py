@@ -25,7 +25,7 @@ def run(facts: Facts) -> list[Finding]:
     if not p["is_jetson"]:
         gpus = ", ".join(f"{g['name']} (sm {g['compute_capability']})" for g in p["gpus"])
         details = [f"{p['machine']}, {os_name}", python]
-        if gpus:
+        if not facts.without_gpu:
             return [CHECK.finding(OK, f"x86 host with {gpus}", details)]
         details.append(f"nvidia-smi: {unknown.get('gpus', 'no GPU listed')}")
         return [

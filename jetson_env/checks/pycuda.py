@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from jetson_env.checks import Check
 from jetson_env.checks.context import Facts, shell_word
+from jetson_env.checks.gpu_visibility import HIDDEN_BY_THE_SESSION, what_hides_the_gpu
 from jetson_env.findings import FAIL, OK, SKIP, WARN, Finding, Remedy
 
 CONTEXT_HINT = (
@@ -45,7 +46,7 @@ def run(facts: Facts) -> list[Finding]:
             CHECK.finding(
                 WARN,
                 f"pycuda is not installed for {facts.python} (needed to run engines without torch)",
-                remedy=remedy(facts),
+                remedy=CHECK.gpu_only(remedy(facts)),
             )
         ]
     if not data.get("importable"):
@@ -55,6 +56,18 @@ def run(facts: Facts) -> list[Finding]:
         ]  # fmt: skip
     version = data.get("version") or "?"
     if data.get("device_count") is None:
+        hidden = what_hides_the_gpu(facts)  # named before the driver is blamed, as torch's
+        if hidden:
+            return [
+                CHECK.finding(
+                    FAIL
+                    if facts.is_jetson or (facts.platform and facts.platform["gpus"])
+                    else WARN,
+                    f"pycuda {version} imports, but {hidden[0]}: the CUDA driver sees no device",
+                    [data.get("error") or ""],
+                    remedy=Remedy(hidden[1], why=HIDDEN_BY_THE_SESSION),
+                )
+            ]
         return [
             CHECK.finding(
                 FAIL if facts.is_jetson else WARN,

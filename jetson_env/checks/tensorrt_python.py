@@ -111,7 +111,7 @@ def run(facts: Facts) -> list[Finding]:
         remedy = (
             libnvinfer.loader_remedy(facts, outside[0]["dir"])
             if outside
-            else libnvinfer.install_remedy(facts)
+            else CHECK.gpu_only(libnvinfer.install_remedy(facts))
         )
         return [
             CHECK.finding(
@@ -128,7 +128,7 @@ def run(facts: Facts) -> list[Finding]:
                 FAIL,
                 f"the TensorRT Python bindings are not installed for {facts.python}",
                 [error, *venv_note(facts)],
-                remedy=install_remedy(facts),
+                remedy=CHECK.gpu_only(install_remedy(facts)),
             )
         ]
     return [

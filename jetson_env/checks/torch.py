@@ -84,7 +84,9 @@ def run(facts: Facts) -> list[Finding]:
     if not data.get("installed"):
         return [
             CHECK.finding(
-                FAIL, f"torch is not installed for {facts.python}", remedy=install_remedy(facts)
+                FAIL,
+                f"torch is not installed for {facts.python}",
+                remedy=CHECK.gpu_only(install_remedy(facts)),
             )
         ]
     if not data.get("importable"):

@@ -174,7 +174,7 @@ def run(facts: Facts) -> list[Finding]:
                 FAIL,
                 f"torch2trt is not installed for {facts.python}",
                 missing_headers,
-                remedy=install_remedy(facts),
+                remedy=CHECK.gpu_only(install_remedy(facts)),
             )
         ]
     version = data.get("version") or "(version unknown)"

@@ -227,15 +227,8 @@ def show_report(args: argparse.Namespace, term: Terminal, report: doctor_mod.Rep
         return
     from jetson_env import fixing
 
-    term.findings(data, fixing.target_options(args.host, args.identity, args.python))
-    if "bundle" in data:
-        offline = data["bundle"]
-        for fix in offline["fixes"]:
-            verdict = "the bundle can apply it" if fix["applies"] else "not from the bundle"
-            term.line(f"{fix['check']} ({fix['role']}): {verdict}: {fix['why']}",
-                      style="green" if fix["applies"] else "yellow")  # fmt: skip
-        if offline["command"]:
-            term.line(f"offline fix: {offline['command']}")
+    term.findings(data, fixing.target_options(args.host, args.identity, args.python),
+                  data.get("bundle"))  # fmt: skip
 
 
 def register(sub) -> None:

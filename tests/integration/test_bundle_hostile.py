@@ -546,6 +546,8 @@ def test_the_doctors_bundle_command_has_no_empty_glibc(bundle: Path):
     report = json.loads(proc.stdout)
     reasons = [fix["why"] for fix in report["bundle"]["fixes"]]
     lines = [why.split("`")[1] for why in reasons if "`jetson-env bundle" in why]
+    lines += [report["bundle"]["add"]["command"]] if report["bundle"]["add"] else []
+    assert lines, report["bundle"]  # termcolor's role is not in a tensorrt bundle
     for line in lines:
         words = shlex.split(line)
         for option in ("--glibc", "--python-version", "--distribution"):

@@ -40,7 +40,7 @@ from playbook_support import (
     write_inventory,
 )
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import HOSTS, VENV, Host, HostImage, free_port, wait_for_port
+from support.hosts import HOSTS, REPO_ROOT, VENV, Host, HostImage, free_port, wait_for_port
 from support.provisioned import ProvisionedState
 from support.schemas import fix_schema_validator
 from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
@@ -113,6 +113,11 @@ def provision_fleet_host(host: Host, work: Path) -> dict:
     host.exec(["tar", "-C", "/usr/local", "-xf", "/tmp/cuda.tar"])
     host.exec(["ln", "-sfn", "cuda-12.6", "/usr/local/cuda"])
     stage_container_runtime(host)  # the nvidia runtime is registered where it is installed
+    # A GPU host, to the doctor: nvidia-smi's STAND-IN lists one (without a GPU the doctor
+    # prescribes no nvidia runtime: docs/doctor.md, Fixes).
+    host.copy_in(REPO_ROOT / "tests" / "fixtures" / "cuda" / "nvidia-smi.standin",
+                 "/usr/local/bin/nvidia-smi")  # fmt: skip
+    host.exec(["chmod", "755", "/usr/local/bin/nvidia-smi"])
     tarball = build_tensorrt_tarball(TRT_VERSION, "cp311", work / "trt")
     playbook_vars = {**vars_for_test_hosts(work), "tensorrt_tarball": str(tarball)}
     write_daemon_json(host, OTHER_DAEMON_KEYS, work)

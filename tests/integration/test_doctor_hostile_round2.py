@@ -319,11 +319,17 @@ def test_sigterm_to_a_fleet_run_ends_ansible_and_the_probes(tmp_path):
 
 def test_a_cuda_root_from_the_target_stays_text_in_every_fix(tmp_path):
     """CUDA_HOME='.../c $(touch pwned)': the fixes, pasted into sh, run nothing of it; the
-    login script they write, sourced, sets CUDA_HOME to that text."""
+    login script they write, sourced, sets CUDA_HOME to that text. A GPU host (nvidia-smi's
+    STAND-IN on PATH), where pycuda's install is prescribed."""
     root = tmp_path / "c $(touch pwned)"
     (root / "bin").mkdir(parents=True)
     (root / "version.json").write_text(json.dumps({"cuda": {"version": "12.6.77"}}))
-    env = {"CUDA_HOME": str(root), "PATH": "/usr/bin:/bin"}
+    gpu = tmp_path / "gpu"
+    gpu.mkdir()
+    standin = Path(__file__).parents[1] / "fixtures" / "cuda" / "nvidia-smi.standin"
+    (gpu / "nvidia-smi").write_bytes(standin.read_bytes())
+    (gpu / "nvidia-smi").chmod(0o755)
+    env = {"CUDA_HOME": str(root), "PATH": f"{gpu}:/usr/bin:/bin"}
     run = doctor("--json", "--no-smoke", "--check", "cuda", "--check", "pycuda",
                  "--python", sys.executable, env=env, exit_code=0)  # fmt: skip
     fixes = [fix["command"] for fix in run.report["fixes"] if not fix["words"]]

@@ -31,9 +31,10 @@ def environment(**more: str) -> dict[str, str]:
     return {**env, "TERM": "xterm-256color", **more}
 
 
-def piped(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([JETSON_ENV, *args], cwd=cwd, env=environment(), capture_output=True,
-                          text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+def piped(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    done = subprocess.run([JETSON_ENV, *args], cwd=cwd, env=env or environment(),
+                          capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)  # fmt: skip
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     return done
 
@@ -199,11 +200,18 @@ def test_a_fleets_printed_commands_run_when_pasted(bare_python, tmp_path):
 
 
 def test_the_pip_tensorrt_fix_says_it_needs_nvidias_index(bare_python, tmp_path):
-    """x86 without libnvinfer: the fix is pip's tensorrt-cuXX, whose libraries come from
+    """x86 with a GPU (nvidia-smi's STAND-IN on PATH: without one the doctor prescribes no
+    TensorRT) and without libnvinfer: the fix is pip's tensorrt-cuXX, whose libraries come from
     NVIDIA's pip index; the fix says so beside the command (its `note`), so that a failed
     install behind a firewall is not a mystery, and names the offline way."""
+    gpu = tmp_path / "gpu"
+    gpu.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "fixtures" / "cuda" / "nvidia-smi.standin",
+                gpu / "nvidia-smi")  # fmt: skip
+    (gpu / "nvidia-smi").chmod(0o755)
+    with_a_gpu = environment(PATH=f"{gpu}{os.pathsep}{os.environ['PATH']}")
     done = piped("doctor", "--check", "libnvinfer", "--python", bare_python, "--json",
-                 cwd=tmp_path)  # fmt: skip
+                 cwd=tmp_path, env=with_a_gpu)  # fmt: skip
     report = json.loads(done.stdout)
     (finding,) = [f for f in report["findings"] if f["check"] == "libnvinfer"]
     assert finding["remedy"].startswith(f"{bare_python} -m pip install tensorrt-cu")
@@ -213,7 +221,7 @@ def test_the_pip_tensorrt_fix_says_it_needs_nvidias_index(bare_python, tmp_path)
     assert finding["remedy_note"] == note
     assert [fix["note"] for fix in report["fixes"]] == [note]
     text = piped("--no-color", "doctor", "--check", "libnvinfer", "--python", bare_python,
-                 cwd=tmp_path).stdout  # fmt: skip
+                 cwd=tmp_path, env=with_a_gpu).stdout  # fmt: skip
     assert f"   {note}" in text.splitlines()
 
 

@@ -156,7 +156,8 @@ def test_at_80_columns_every_fix_is_printed_whole_on_a_line(bare_python):
     as_json = doctor("--json", "--no-smoke", "--python", bare_python)
     table = doctor("--no-smoke", "--python", bare_python, env={"COLUMNS": "80"})
     fixes = json.loads(as_json.stdout)["fixes"]
-    assert len(fixes) >= 5
+    # the driver, what only a GPU uses (one step, left out here: no GPU), cuda's, termcolor's
+    assert len(fixes) >= 4
     lines = table.stdout.splitlines()
     for fix in fixes:
         assert fix["command"] in lines

@@ -173,9 +173,9 @@ def test_quick_packages_carry_the_roles_of_the_checks_they_stand_in_for():
     found = facts(ORIN, packages={"packages": nothing}, cuda=CUDA,
                   tensorrt={"files": [], "loaded": None})  # fmt: skip
     findings = doctor.run_checks([BY_NAME["packages"]], found)
-    assert [(f.summary.split()[0], f.remedy.role) for f in findings] == [
+    assert [(f.summary.split()[0], f.remedy and f.remedy.role) for f in findings] == [
         ("torch", "torch"),
-        ("torchvision", "torch"),  # no torch to pair with: the torch role first
+        ("torchvision", None),  # no torch to pair with: skipped, torch's fix is the one
         ("the", "tensorrt"),
         ("torch2trt", "torch2trt"),
         ("pycuda", "pycuda"),
