@@ -19,7 +19,7 @@ from jetson_env import controller_files
 from jetson_env.bundle.errors import BundleError
 from jetson_env.bundle.manifest import disk_error
 from jetson_env.bundle.untrusted import NewFile, open_inside, plain_path, remove_inside
-from jetson_env.terminal import size
+from jetson_env.sizes import size
 
 FETCH_WORKERS = 4
 SOCKET_TIMEOUT_S = 60

@@ -10,8 +10,9 @@ from jetson_env import installed, target_python
 from jetson_env.commands.info import gather
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix, UnknownRelease, normalize_l4t
+from jetson_env.sizes import size
 from jetson_env.targets import LocalTarget
-from jetson_env.terminal import Terminal, size
+from jetson_env.terminal import Terminal
 
 
 def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:

@@ -1,10 +1,10 @@
 """Issue 59, item 7: one unit for sizes. Every size jetson-env prints (a bundle's table, its
-`to fetch` and `fetched` lines, an image's size) goes through terminal.size: binary units,
+`to fetch` and `fetched` lines, an image's size) goes through sizes.size: binary units,
 one decimal, never MB beside MiB."""
 
 import pytest
 
-from jetson_env.terminal import size
+from jetson_env.sizes import size
 
 
 @pytest.mark.parametrize(
