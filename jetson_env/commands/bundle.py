@@ -17,7 +17,8 @@ from jetson_env.collection import roles_a_bundle
 from jetson_env.commands.options import host_selection, renamed, roles_option
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
-from jetson_env.terminal import Terminal, size
+from jetson_env.sizes import size
+from jetson_env.terminal import Terminal
 from jetson_env.terminal import clean as terminal_clean
 
 

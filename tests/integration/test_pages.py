@@ -1,7 +1,8 @@
 """The report pages as people see them: `doctor -i INV --report` and `plan -i INV --report`
 made by the commands (real Ansible) on a fleet of this machine (local connection) and a
 port where nothing listens, the inventory given by its absolute path, then opened in
-headless Chromium (tests/support/browser.py) at 1280 and 1920 px wide. No Docker."""
+headless Chromium (tests/support/browser.py) at 390 (a phone), 1280 and 1920 px wide. No
+Docker."""
 
 import json
 import os

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 PHOTOS = Path(__file__).parents[2] / ".cache" / "test-logs" / "pages"
-WIDTHS = (1280, 1920)
+WIDTHS = (390, 1280, 1920)  # a phone, a laptop, a desktop
 
 # Runs in the copy of the page after layout; writes what it measured into the DOM, which
 # --dump-dom prints. STATUSES is replaced by the page's statuses (a JSON list).
@@ -100,9 +100,39 @@ def chromium() -> str:
 def _run(*args: str) -> str:
     return subprocess.run(
         [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         "--no-first-run", "--disable-extensions", *args],
+         "--no-first-run", "--disable-extensions", "--allow-file-access-from-files", *args],
         capture_output=True, text=True, timeout=120, check=True,
     ).stdout  # fmt: skip
+
+
+# Headless Chromium lays out no window narrower than 500 px; a phone's 390 px is a frame of
+# that width in a 500 px window (the page's own viewport, its media queries included, is the
+# frame's). The frame's measurement is copied out, for --dump-dom prints the top page only.
+NARROWEST_WINDOW = 500
+FRAME = """<!DOCTYPE html><html><body style="margin:0">
+<iframe id="page" src="SRC" style="border:0;width:WIDTHpx;height:HEIGHTpx"></iframe>
+<script>
+const poll = () => {
+  const inner = document.getElementById('page').contentDocument;
+  const measured = inner && inner.getElementById('jetson-env-test-measured');
+  if (!measured) { setTimeout(poll, 50); return; }
+  const pre = document.createElement('pre');
+  pre.id = 'jetson-env-test-measured';
+  pre.textContent = measured.textContent;
+  document.body.appendChild(pre);
+};
+poll();
+</script></body></html>"""
+
+
+def _in_a_frame(page: Path, width: int, height: int) -> tuple[str, int]:
+    """(the URI to open, the window's width): the page itself, or a frame `width` px wide."""
+    if width >= NARROWEST_WINDOW:
+        return page.as_uri(), width
+    frame = page.with_name(f"{page.stem}-frame-{width}-{height}.html")
+    frame.write_text(FRAME.replace("SRC", page.name).replace("WIDTH", str(width))
+                     .replace("HEIGHT", str(height)))  # fmt: skip
+    return frame.as_uri(), NARROWEST_WINDOW
 
 
 def show(page: Path, width: int, statuses: list[str]) -> Shown:
@@ -111,12 +141,15 @@ def show(page: Path, width: int, statuses: list[str]) -> Shown:
     script = MEASURE.replace("STATUSES", json.dumps(statuses))
     copy.write_text(page.read_text().replace("</body>", script + "</body>"))
     parser = _Measured()
-    parser.feed(_run(f"--window-size={width},900", "--dump-dom", copy.as_uri()))
+    uri, window = _in_a_frame(copy, width, 900)
+    parser.feed(_run(f"--window-size={window},900", "--virtual-time-budget=10000", "--dump-dom",
+                     uri))  # fmt: skip
     found = json.loads(parser.data)
     PHOTOS.mkdir(parents=True, exist_ok=True)
     photo = PHOTOS / f"{page.stem}-{width}.png"
     height = min(max(found["height"], 600), 6000)
-    _run(f"--window-size={width},{height}", f"--screenshot={photo}", page.as_uri())
+    uri, window = _in_a_frame(page, width, height)
+    _run(f"--window-size={window},{height}", f"--screenshot={photo}", uri)
     assert photo.stat().st_size > 0
     return Shown(
         found["width"], found["scrollWidth"], found["height"], found["title"], found["text"],
