@@ -47,7 +47,8 @@ MEASURE = """<script>
     painted: painted,
     tables: [...document.querySelectorAll('table')].map((table) => ({
       id: table.id, right: table.getBoundingClientRect().right,
-      overflows: table.parentElement.scrollWidth > table.parentElement.clientWidth})),
+      overflows: table.parentElement.scrollWidth > table.parentElement.clientWidth,
+      scrolls: getComputedStyle(table.parentElement).overflowX})),
     empty: empty,
     commands: [...document.querySelectorAll('pre')].map((element) => element.innerText),
   };
