@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.browser import WIDTHS, luminance, show
+from support.browser import WIDTHS, grid_on_screen, luminance, show
 
 FLEET_STATUSES = ["unreachable", "crash", "fail", "warn", "ok", "skip"]  # worst first
 PLAN_STATUSES = ["unreachable", "refused", "blocked", "rebuild", "reinstall", "unknown",
@@ -82,11 +82,7 @@ def test_the_html_page_in_a_browser(made: Path, kind: str, width: int):
     shown = show(page, width, statuses)
 
     assert shown.scroll_width <= shown.width == width, "the page is wider than the window"
-    grid = next(t for t in shown.tables if t["id"] == "grid")
-    if width >= 1280:
-        assert grid["right"] <= width and not grid["overflows"], "a grid column is off-screen"
-    else:  # a phone: a grid wider than the screen scrolls in its own box, not the page
-        assert grid["scrolls"] in ("auto", "scroll"), "the grid's columns are cut off"
+    grid_on_screen(shown)
     assert [status for status, _ in shown.legend] == statuses  # worst first, every one
     assert html.index('id="summary"') < html.index('id="legend"'), "the verdict, then the legend"
     legend = dict(shown.legend)

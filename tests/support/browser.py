@@ -159,6 +159,17 @@ def show(page: Path, width: int, statuses: list[str]) -> Shown:
     )  # fmt: skip
 
 
+def grid_on_screen(shown: Shown) -> None:
+    """The page's grid (#grid) at its window's width: whole on screen where a laptop's or a
+    desktop's window holds it; on a phone (390 px) a wider grid scrolls in its own box
+    (.scroll), and the page itself never sideways."""
+    grid = next(t for t in shown.tables if t["id"] == "grid")
+    if shown.width >= 1280:
+        assert grid["right"] <= shown.width and not grid["overflows"], "a grid column is off-screen"
+    else:
+        assert grid["scrolls"] in ("auto", "scroll"), "the grid's columns are cut off"
+
+
 def luminance(rgb: str) -> float:
     """The relative luminance (WCAG) of a computed colour, `rgb(r, g, b)`."""
     channels = [int(c) / 255 for c in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]

@@ -383,10 +383,11 @@ def test_cuda_13_forward_compatibility_on_jetpack_6_is_named_and_not_offered():
 
 def test_the_plan_page_of_a_fleet_fits_a_browser_window(tmp_path, monkeypatch):
     """The page of a plan with parts (an Orin to R39.2.2 beside a refused and an unreachable
-    host) in headless Chromium at 1280 and 1920 px: no horizontal scrolling, every part's
-    column on screen, no empty section, quoted commands shown as code; the bundle made in
-    the plan's folder is named relative to it."""
-    from support.browser import WIDTHS, show
+    host) in headless Chromium at 390, 1280 and 1920 px: no horizontal scrolling, every
+    part's column on screen (on a phone, in the grid's own scrolling box), no empty
+    section, quoted commands shown as code; the bundle made in the plan's folder is named
+    relative to it."""
+    from support.browser import WIDTHS, grid_on_screen, show
 
     monkeypatch.chdir(tmp_path)  # where the plan is made
     to = MATRIX.release("39.2.2")
@@ -399,8 +400,8 @@ def test_the_plan_page_of_a_fleet_fits_a_browser_window(tmp_path, monkeypatch):
     for width in WIDTHS:
         shown = show(page, width, list(plan_page.COLOURS))
         assert shown.scroll_width <= shown.width == width
-        (grid,) = [t for t in shown.tables if t["id"] == "grid"]
-        assert grid["right"] <= width and not grid["overflows"]
+        assert [t["id"] for t in shown.tables].count("grid") == 1
+        grid_on_screen(shown)
         assert shown.empty == [] and "`" not in shown.text
         assert len(shown.commands) == 3  # the bundle; provision and doctor after
         assert str(tmp_path) not in page.read_text()
