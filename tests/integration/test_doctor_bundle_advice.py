@@ -47,7 +47,7 @@ def test_the_bundle_section_is_headed_before_the_verdict_each_line_once(tmp_path
     source.write_bytes(os.urandom(4096))
     bundle = tmp_path / "b"
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    made = run("bundle", str(bundle), "--x86", "--python", python, "--roles", "tensorrt",
+    made = run("bundle", str(bundle), "--x86", "--python-version", python, "--roles", "tensorrt",
                "--no-controller", "--file", f"tensorrt={source}", cwd=here, env=env)  # fmt: skip
     assert made.returncode == 0, made.stderr[-3000:]
     venv.create(tmp_path / "bare", with_pip=False)  # torch, TensorRT, pycuda ... missing

@@ -341,6 +341,8 @@ def test_version_says_what_runs(tmp_path):
     import jetson_env
 
     package = Path(jetson_env.__file__).parent  # the package this venv imports (an editable one)
+    # the Python that runs the console script: its first line's (pip writes python or python3)
+    interpreter = Path(JETSON_ENV).read_text().splitlines()[0].removeprefix("#!").split()[0]
     said = piped("--version", cwd=tmp_path)
     assert said.returncode == 0 and said.stderr == "", said.stderr
     assert said.stdout.splitlines() == [
@@ -348,7 +350,7 @@ def test_version_says_what_runs(tmp_path):
         f"collection jetson_env.jetson {galaxy['version']}",
         f"ansible-core {core} ({VENV_BIN / 'ansible-playbook'})",
         f"version matrix checked {checked}",
-        f"Python {'.'.join(map(str, sys.version_info[:3]))} ({sys.executable})",
+        f"Python {'.'.join(map(str, sys.version_info[:3]))} ({interpreter})",
     ]
     assert piped("doctor", "--version", cwd=tmp_path).stdout == said.stdout
     schema = json.loads((root / "docs" / "version.schema.json").read_text())
