@@ -92,7 +92,7 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         counts = Counter(f.status for f in self.findings)
         fixes = self.fixes
-        words = {f.remedy.shell: f.remedy.words for f in self.findings if f.remedy}
+        prose = {f.remedy.shell: f.remedy.prose for f in self.findings if f.remedy}
         notes = {f.remedy.shell: f.remedy.note for f in self.findings if f.remedy}
         return {
             "schema": SCHEMA,
@@ -111,7 +111,7 @@ class Report:
                         )
                     ),
                     "command": command,
-                    "words": words[command],
+                    "words": prose[command],
                     "note": notes[command] or None,
                 }
                 for number, command in enumerate(fixes, 1)
@@ -229,7 +229,7 @@ LEFT_OUT_WITHOUT_A_GPU = Remedy(
     "container runtime, ...) is of use only with an NVIDIA GPU, and this host has none (see "
     "platform); run the doctor again once `nvidia-smi` lists one",
     why="the doctor found no NVIDIA GPU on this host",
-    words=True,
+    prose=True,
 )
 
 

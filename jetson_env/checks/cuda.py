@@ -30,7 +30,7 @@ def run(facts: Facts) -> list[Finding]:
                 remedy=Remedy(
                     "set CUDA_HOME to the toolkit's folder (an absolute path)",
                     why="CUDA_HOME is the user's own setting",
-                    words=True,
+                    prose=True,
                 ),
             )
         )
@@ -41,7 +41,7 @@ def run(facts: Facts) -> list[Finding]:
             remedy = Remedy(
                 "install the CUDA toolkit: https://developer.nvidia.com/cuda-downloads",
                 why=X86_CUDA,
-                words=True,
+                prose=True,
             )
         findings.append(
             CHECK.finding(
@@ -147,7 +147,7 @@ def _toolkit_install(facts: Facts, why: str = "part of it is missing") -> Remedy
     return Remedy(
         f"reinstall the CUDA toolkit ({why}): https://developer.nvidia.com/cuda-downloads",
         why=X86_CUDA,
-        words=True,
+        prose=True,
     )
 
 
