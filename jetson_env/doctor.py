@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jetson_env import platforms
+from jetson_env import platform_in_matrix
 from jetson_env.checks import BY_NAME, CHECKS, Check
 from jetson_env.checks import engines as engine_checks
 from jetson_env.checks.context import Facts
@@ -215,7 +215,7 @@ def run(
     if results["platform"].ok:
         cuda = results["cuda"].data if results["cuda"].ok else {}
         try:
-            platform = platforms.describe(results["platform"].data, cuda, matrix)
+            platform = platform_in_matrix.describe(results["platform"].data, cuda, matrix)
         except WRONG_SHAPE as exc:
             error = wrong_shape(exc, "platform")
             results["platform"] = ProbeResult("platform", None, error, results["platform"].seconds)
