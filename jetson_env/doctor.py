@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jetson_env import platforms
+from jetson_env import platform_in_matrix
 from jetson_env.checks import BY_NAME, CHECKS, Check
 from jetson_env.checks import engines as engine_checks
 from jetson_env.checks.context import Facts
@@ -92,7 +92,7 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         counts = Counter(f.status for f in self.findings)
         fixes = self.fixes
-        words = {f.remedy.shell: f.remedy.words for f in self.findings if f.remedy}
+        prose = {f.remedy.shell: f.remedy.prose for f in self.findings if f.remedy}
         notes = {f.remedy.shell: f.remedy.note for f in self.findings if f.remedy}
         return {
             "schema": SCHEMA,
@@ -111,7 +111,7 @@ class Report:
                         )
                     ),
                     "command": command,
-                    "words": words[command],
+                    "words": prose[command],
                     "note": notes[command] or None,
                 }
                 for number, command in enumerate(fixes, 1)
@@ -215,7 +215,7 @@ def run(
     if results["platform"].ok:
         cuda = results["cuda"].data if results["cuda"].ok else {}
         try:
-            platform = platforms.describe(results["platform"].data, cuda, matrix)
+            platform = platform_in_matrix.describe(results["platform"].data, cuda, matrix)
         except WRONG_SHAPE as exc:
             error = wrong_shape(exc, "platform")
             results["platform"] = ProbeResult("platform", None, error, results["platform"].seconds)
@@ -229,7 +229,7 @@ LEFT_OUT_WITHOUT_A_GPU = Remedy(
     "container runtime, ...) is of use only with an NVIDIA GPU, and this host has none (see "
     "platform); run the doctor again once `nvidia-smi` lists one",
     why="the doctor found no NVIDIA GPU on this host",
-    words=True,
+    prose=True,
 )
 
 

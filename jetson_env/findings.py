@@ -24,7 +24,7 @@ class Remedy:
     applies the same fix, its role (also the role's tag in playbooks/jetson.yml) with the
     variables that make it fix this host. Both are rendered from the same role defaults.
     Where no role applies it, `why` says why (hardware, a download behind a login, the
-    user's own files), so --fix can say it too. `words`: the fix is a step said in words (a
+    user's own files), so --fix can say it too. `prose`: the fix is a step said in words (a
     download page, a setting of the user's), not a command to paste into a shell. `note`:
     words that go with a command (what it does, what to do after it), shown beside it as
     text, so that `shell` holds only what can be pasted. `gpu`: it installs what is of use
@@ -36,7 +36,7 @@ class Remedy:
     role: str | None = None
     variables: tuple[tuple[str, Any], ...] = ()
     why: str = ""
-    words: bool = False
+    prose: bool = False  # JSON calls it `words` (docs/doctor-report.schema.json)
     note: str = ""
     gpu: bool = False
 

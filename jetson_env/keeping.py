@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jetson_env import platforms, probing
+from jetson_env import platform_in_matrix, probing
 from jetson_env.checks import torch as torch_check
 from jetson_env.checks.context import Facts
 from jetson_env.findings import CRASH, FAIL
@@ -78,7 +78,7 @@ def decide(
         return {"keep": False, "version": None, "reason": "no torch is installed"}
     if version == wanted_version:
         return {"keep": True, "version": version, "reason": f"torch {version} is the one asked for"}
-    described = platforms.describe(platform, cuda, matrix)
+    described = platform_in_matrix.describe(platform, cuda, matrix)
     results = {
         "platform": ProbeResult("platform", platform, None, 0.0),
         "cuda": ProbeResult("cuda", cuda, None, 0.0),

@@ -46,7 +46,8 @@ def login_line(variable: str, value: str, prepend: bool = False) -> str:
 class Facts:
     results: dict[str, ProbeResult]
     matrix: Matrix
-    platform: dict[str, Any] | None  # platforms.describe(): platform facts read against the matrix
+    # platform_in_matrix.describe(): platform facts read against the matrix
+    platform: dict[str, Any] | None
 
     def data(self, probe: str) -> dict[str, Any]:
         result = self.results.get(probe)

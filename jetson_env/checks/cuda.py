@@ -15,25 +15,42 @@ X86_CUDA = "an x86 host's CUDA toolkit is its own (NVIDIA's installer for its dr
 
 
 def run(facts: Facts) -> list[Finding]:
+    """The toolkit against the row; with a toolkit, what builds need of it (nvcc, login
+    shells, cuda.h); then libcudart."""
     data = facts.data("cuda")
-    unknown = data.get("unknown", {})
     root = facts.cuda_root
+    findings = [_odd_root(facts, root), _toolkit(facts, data, root)]
+    if data.get("version") is not None:
+        login = data.get("login") or {}
+        findings += [
+            _nvcc(facts, data, login, root),
+            _login_shells(facts, login, root),
+            _cuda_h(facts, data, root),
+        ]
+    findings.append(_cudart(facts, data, root))
+    return [finding for finding in findings if finding is not None]
+
+
+def _odd_root(facts: Facts, root: str) -> Finding | None:
+    """A CUDA root the target names (CUDA_HOME, CUDA_PATH, nvcc's folder) that is no path."""
+    if facts.odd_cuda_root is None:
+        return None
+    return CHECK.finding(
+        WARN,
+        f"the CUDA root this target names is not a path: {facts.odd_cuda_root!r} "
+        f"(CUDA_HOME, CUDA_PATH or nvcc's folder); the fixes below use {root}",
+        remedy=Remedy(
+            "set CUDA_HOME to the toolkit's folder (an absolute path)",
+            why="CUDA_HOME is the user's own setting",
+            prose=True,
+        ),
+    )
+
+
+def _toolkit(facts: Facts, data: dict, root: str) -> Finding:
+    """The toolkit's version, against the L4T row's on a Jetson."""
     version = data.get("version")
     release = facts.release
-    findings = []
-    if facts.odd_cuda_root is not None:
-        findings.append(
-            CHECK.finding(
-                WARN,
-                f"the CUDA root this target names is not a path: {facts.odd_cuda_root!r} "
-                f"(CUDA_HOME, CUDA_PATH or nvcc's folder); the fixes below use {root}",
-                remedy=Remedy(
-                    "set CUDA_HOME to the toolkit's folder (an absolute path)",
-                    why="CUDA_HOME is the user's own setting",
-                    words=True,
-                ),
-            )
-        )
     if version is None:
         if facts.is_jetson:
             remedy = facts.jetpack_install()
@@ -41,103 +58,90 @@ def run(facts: Facts) -> list[Finding]:
             remedy = Remedy(
                 "install the CUDA toolkit: https://developer.nvidia.com/cuda-downloads",
                 why=X86_CUDA,
-                words=True,
+                prose=True,
             )
-        findings.append(
-            CHECK.finding(
-                FAIL if facts.is_jetson else WARN,
-                "CUDA toolkit not found",
-                [unknown.get("version", "")],
-                remedy=remedy,
-            )
+        return CHECK.finding(
+            FAIL if facts.is_jetson else WARN,
+            "CUDA toolkit not found",
+            [data.get("unknown", {}).get("version", "")],
+            remedy=remedy,
         )
-    else:
-        summary = f"CUDA {version} at {root} (from {data.get('version_source')})"
-        if release and not version_matches(version, release.cuda):
-            newer = version.split(".")[:2] > release.cuda.split(".")[:2]
-            findings.append(
-                CHECK.finding(
-                    WARN,
-                    f"{summary}; L4T R{release.l4t} ships CUDA {release.cuda}"
-                    + (
-                        " (an upgrade: torch wheels of the matrix are built for the shipped one)"
-                        if newer
-                        else ""
-                    ),
-                    remedy=Remedy(
-                        facts.apt_install(f"cuda-toolkit-{release.cuda.replace('.', '-')}"),
-                        "jetpack_apt",
-                    ),
-                )
-            )
-        else:
-            findings.append(CHECK.finding(OK, summary))
-    if version is not None:
-        login = data.get("login") or {}
-        nvcc = data.get("nvcc_on_path")
-        if nvcc:
-            findings.append(CHECK.finding(OK, f"nvcc on PATH: {nvcc}"))
-        elif "nvcc_in_root" in data and not data["nvcc_in_root"]:
-            findings.append(
-                CHECK.finding(
-                    WARN,
-                    f"nvcc is not on PATH and the toolkit at {root} has none ({root}/bin/nvcc): "
-                    "pycuda's build cannot find CUDA",
-                    remedy=_toolkit_install(facts),
-                )
-            )
-        else:
-            findings.append(
-                _predates(login.get("PATH"), f"nvcc is not on PATH in this shell ({root}/bin)")
-                or CHECK.finding(
-                    WARN,
-                    f"nvcc is not on PATH: pycuda's build cannot find CUDA ({root}/bin)",
-                    remedy=facts.cuda_login_script(),
-                )
-            )
-        findings.append(_login_shells(facts, login, root))
-        reachable = data.get("cuda_h_reachable")
-        if reachable:
-            findings.append(CHECK.finding(OK, "cuda.h is reachable by the C compiler"))
-        elif reachable is False:
-            details = [unknown.get("cuda_h_reachable", ""), f"cuda.h at {data.get('cuda_h')}"]
-            findings.append(
-                _predates(
-                    data.get("profile_d", {}).get("CPATH"),
-                    f"the C compiler does not find cuda.h in this shell (CPATH: {root}/include)",
-                    details,
-                )
-                or CHECK.finding(
-                    WARN,
-                    "the C compiler does not find cuda.h: building pycuda fails with "
-                    '"cuda.h: No such file or directory"',
-                    details,
-                    remedy=facts.cuda_login_script(),
-                )
-            )
-        else:
-            findings.append(
-                CHECK.finding(
-                    WARN,
-                    "no C compiler: pycuda and torch2trt's plugins cannot be built",
-                    [unknown.get("cuda_h_reachable", "")],
-                    remedy=Remedy(
-                        facts.apt_install("build-essential"),
-                        why="a compiler for the user's own builds (the roles that compile "
-                        "install their own)",
-                    ),
-                )
-            )
+    summary = f"CUDA {version} at {root} (from {data.get('version_source')})"
+    if not release or version_matches(version, release.cuda):
+        return CHECK.finding(OK, summary)
+    newer = version.split(".")[:2] > release.cuda.split(".")[:2]
+    upgrade = " (an upgrade: torch wheels of the matrix are built for the shipped one)"
+    return CHECK.finding(
+        WARN,
+        f"{summary}; L4T R{release.l4t} ships CUDA {release.cuda}" + (upgrade if newer else ""),
+        remedy=Remedy(
+            facts.apt_install(f"cuda-toolkit-{release.cuda.replace('.', '-')}"),
+            "jetpack_apt",
+        ),
+    )
+
+
+def _nvcc(facts: Facts, data: dict, login: dict, root: str) -> Finding:
+    """nvcc on PATH, where pycuda's build looks for CUDA."""
+    nvcc = data.get("nvcc_on_path")
+    if nvcc:
+        return CHECK.finding(OK, f"nvcc on PATH: {nvcc}")
+    if "nvcc_in_root" in data and not data["nvcc_in_root"]:
+        return CHECK.finding(
+            WARN,
+            f"nvcc is not on PATH and the toolkit at {root} has none ({root}/bin/nvcc): "
+            "pycuda's build cannot find CUDA",
+            remedy=_toolkit_install(facts),
+        )
+    return _predates(login.get("PATH"), f"nvcc is not on PATH in this shell ({root}/bin)") or (
+        CHECK.finding(
+            WARN,
+            f"nvcc is not on PATH: pycuda's build cannot find CUDA ({root}/bin)",
+            remedy=facts.cuda_login_script(),
+        )
+    )
+
+
+def _cuda_h(facts: Facts, data: dict, root: str) -> Finding:
+    """cuda.h reachable by the C compiler (pycuda's build), or no compiler at all."""
+    unknown = data.get("unknown", {})
+    reachable = data.get("cuda_h_reachable")
+    if reachable:
+        return CHECK.finding(OK, "cuda.h is reachable by the C compiler")
+    if reachable is False:
+        details = [unknown.get("cuda_h_reachable", ""), f"cuda.h at {data.get('cuda_h')}"]
+        return _predates(
+            data.get("profile_d", {}).get("CPATH"),
+            f"the C compiler does not find cuda.h in this shell (CPATH: {root}/include)",
+            details,
+        ) or CHECK.finding(
+            WARN,
+            "the C compiler does not find cuda.h: building pycuda fails with "
+            '"cuda.h: No such file or directory"',
+            details,
+            remedy=facts.cuda_login_script(),
+        )
+    return CHECK.finding(
+        WARN,
+        "no C compiler: pycuda and torch2trt's plugins cannot be built",
+        [unknown.get("cuda_h_reachable", "")],
+        remedy=Remedy(
+            facts.apt_install("build-essential"),
+            why="a compiler for the user's own builds (the roles that compile install their own)",
+        ),
+    )
+
+
+def _cudart(facts: Facts, data: dict, root: str) -> Finding | None:
+    """libcudart loads; where it does not and a toolkit is there, why."""
     cudart = data.get("cudart")
     if cudart:
-        findings.append(
-            CHECK.finding(
-                OK, f"libcudart {cudart.get('version') or ''} loads ({cudart['library']})"
-            )
+        return CHECK.finding(
+            OK, f"libcudart {cudart.get('version') or ''} loads ({cudart['library']})"
         )
-    elif version is not None:
-        findings.append(_cudart_not_loaded(facts, data, root))
-    return findings
+    if data.get("version") is not None:
+        return _cudart_not_loaded(facts, data, root)
+    return None
 
 
 def _toolkit_install(facts: Facts, why: str = "part of it is missing") -> Remedy:
@@ -147,7 +151,7 @@ def _toolkit_install(facts: Facts, why: str = "part of it is missing") -> Remedy
     return Remedy(
         f"reinstall the CUDA toolkit ({why}): https://developer.nvidia.com/cuda-downloads",
         why=X86_CUDA,
-        words=True,
+        prose=True,
     )
 
 

@@ -26,7 +26,7 @@ def run(facts: Facts) -> list[Finding]:
                 remedy=Remedy(
                     f"install cuDNN for CUDA {cuda}: https://developer.nvidia.com/cudnn-downloads",
                     why="an x86 host's cuDNN is its own (NVIDIA's packages for its CUDA)",
-                    words=True,
+                    prose=True,
                     gpu=True,
                 ),
             )

@@ -82,7 +82,7 @@ def daemon_json_findings(facts: Facts, data: dict, restart: bool) -> list[Findin
     if error:
         remedy = Remedy(f"fix or remove {path} (the playbook leaves it as it is)",
                         why="the playbook never replaces a daemon.json it cannot read",
-                        words=True)  # fmt: skip
+                        prose=True)  # fmt: skip
         return [CHECK.finding(FAIL, f"{path}: {error}", remedy=remedy)]
     registered = "nvidia" in (config.get("runtimes") or {})
     default = config.get("default-runtime") == "nvidia"
@@ -143,7 +143,7 @@ def csv_findings(facts: Facts, lists: list[dict] | None) -> list[Finding]:
                 f"JetPack 4: {name} missing in {csv_dir}: containers will not see L4T's libraries",
                 remedy=Remedy(f"{name} comes with L4T itself (the BSP's nv_tegra/config.tbz2), "
                               "not with a package: restore it from the BSP of this L4T release",
-                              why="it is the board support package's, not a package's", words=True),
+                              why="it is the board support package's, not a package's", prose=True),
             ))  # fmt: skip
     for entry in lists or []:
         name = entry["file"].rsplit("/", 1)[-1]

@@ -37,7 +37,7 @@ NO_FOLDER = Remedy(
     "give --engines the folder as it is on that host: the path is looked up there, not on the "
     "machine jetson-env runs on (`ls -d DIR` on the host shows whether it is there)",
     why="the folder and its engines are the user's: no role makes them",
-    words=True,
+    prose=True,
 )
 
 

@@ -89,7 +89,7 @@ def not_read(check: Check, facts: Facts) -> list[Finding]:
                 f"installed-files.txt, is rewritten): {facts.python} -m pip install "
                 "--force-reinstall --no-deps <package>",
                 why=UNREAD_ARE_THE_PACKAGES,
-                words=True,
+                prose=True,
             ),
         )
     ]
@@ -112,7 +112,7 @@ def rebuild_remedy(facts: Facts, name: str) -> Remedy:
         f"{where}: {facts.python} -m pip install --force-reinstall --no-deps {name} "
         "--index-url <an index that builds it for this GPU>",
         why=BUILDS_ARE_THE_BUILDERS,
-        words=True,
+        prose=True,
     )
 
 

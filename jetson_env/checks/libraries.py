@@ -45,7 +45,7 @@ def remedy(facts: Facts, need: str, where: dict, needs: list[str]) -> Remedy:
     package = device_code.library_package(need, device_code.cuda_major(needs))
     if package:
         return Remedy(facts.pip_install(package), why=WHOSE)
-    return Remedy(f"install the package that ships {need}", why=WHOSE, words=True)
+    return Remedy(f"install the package that ships {need}", why=WHOSE, prose=True)
 
 
 def run(facts: Facts) -> list[Finding]:

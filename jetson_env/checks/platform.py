@@ -37,7 +37,7 @@ def run(facts: Facts) -> list[Finding]:
                     "install the NVIDIA driver so that `nvidia-smi` lists the GPU "
                     "(https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/)",
                     why=MANUAL,
-                    words=True,
+                    prose=True,
                 ),
             )
         ]
@@ -71,7 +71,7 @@ def run(facts: Facts) -> list[Finding]:
                     f"flash a supported JetPack (`{installed.command('jetson-env matrix')}` "
                     "lists them) with NVIDIA SDK Manager",
                     why=MANUAL,
-                    words=True,
+                    prose=True,
                 ),
             )
         ]

@@ -103,7 +103,7 @@ def run(facts: Facts) -> list[Finding]:
             FAIL,
             f"pycuda {version}: context or round trip failed",
             [*details, data.get("error") or "the data came back different"],
-            remedy=Remedy(CONTEXT_HINT, why="a change to the user's code", words=True),
+            remedy=Remedy(CONTEXT_HINT, why="a change to the user's code", prose=True),
         )
     ]
 

@@ -136,7 +136,7 @@ def run(facts: Facts) -> list[Finding]:
                 "check the driver (`nvidia-smi`, or on Jetson that the user is in the "
                 "video group: " + facts.sudo("usermod -aG video $USER") + ")",
                 why="the GPU driver and the user's groups are the host's, not a role's",
-                words=True,
+                prose=True,
             )
         )
         return [

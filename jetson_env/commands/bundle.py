@@ -34,61 +34,11 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             raise bundle.BundleError("--trust goes with --verify (or provision --bundle)")
         sign_key = Path(args.sign).expanduser() if args.sign else None
         if sign_key and not (args.l4t or args.x86 or args.inventory):
-            signed = bundle.sign(directory, sign_key, term.note)  # a bundle made before
-            if term.as_json:
-                term.json({"schema": bundle.SCHEMA, "bundle": str(directory), "signed": True,
-                           "key": str(sign_key), **signed})  # fmt: skip
-            else:
-                term.line(f"{directory}: manifest signed with {sign_key} "
-                          f"({signed['fingerprint']}); manifest sha256 "
-                          f"{signed['manifest_sha256']}")  # fmt: skip
-            return EXIT_OK
-        files = {}
-        for item in args.file:
-            kind, _, path = item.partition("=")
-            if not path:
-                raise bundle.BundleError(
-                    f"--file {item!r} is not KIND=PATH",
-                    hint="e.g. --file torch=/path/torch-2.5.0-...whl",
-                )
-            files[kind] = Path(path).expanduser()
-        roles = (
-            [r.strip() for r in args.roles.split(",") if r.strip()]
-            if args.roles
-            else list(bundle.ROLES)
-        )
-        unknown = [r for r in roles if r not in bundle.ROLES]
-        if unknown:
-            raise bundle.BundleError(
-                f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
-            )
-        if args.inventory and not (args.l4t or args.x86):
-            for option, value in (("--python-version", args.python), ("--glibc", args.glibc),
-                                  ("--distribution", args.distribution),
-                                  ("--cuda", args.cuda)):  # fmt: skip
-                if value:
-                    raise bundle.BundleError(
-                        f"{option} describes the --l4t/--x86 targets; with --inventory alone "
-                        "each host's own is read from its facts",
-                        hint=f"leave {option} out, or add the target it describes with --l4t "
-                        "RELEASE or --x86",
-                    )
-        targets = (
-            bundle.targets_from_args(
-                matrix,
-                args.l4t,
-                args.x86,
-                args.python,
-                args.glibc,
-                args.distribution,
-                args.cuda,
-            )
-            if (args.l4t or args.x86 or not args.inventory)
-            else []
-        )
+            return _sign_made(term, directory, sign_key, bundle)
+        files = _files(args, bundle)
+        roles = _roles(args, bundle)
         capabilities: dict[str, set[str]] = {}
-        if args.inventory:
-            targets += _inventory_targets(args, term, bundle, matrix, capabilities)
+        targets = _targets(args, term, bundle, matrix, capabilities)
         with term.progress() as progress:
             result = bundle.make(
                 directory,
@@ -106,10 +56,92 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     except bundle.BundleError as exc:
         term.error(str(exc), hint=exc.hint)
         return exc.exit_code
-    data = result.as_dict()
     if term.as_json:
-        term.json(data)
-        return EXIT_OK
+        term.json(result.as_dict())
+    else:
+        _show_made(args, term, directory, result, sign_key, bundle)
+    return EXIT_OK
+
+
+def _sign_made(term: Terminal, directory: Path, sign_key: Path, bundle) -> int:
+    """--sign alone: sign the manifest of a bundle made before."""
+    signed = bundle.sign(directory, sign_key, term.note)
+    if term.as_json:
+        term.json({"schema": bundle.SCHEMA, "bundle": str(directory), "signed": True,
+                   "key": str(sign_key), **signed})  # fmt: skip
+    else:
+        term.line(f"{directory}: manifest signed with {sign_key} "
+                  f"({signed['fingerprint']}); manifest sha256 "
+                  f"{signed['manifest_sha256']}")  # fmt: skip
+    return EXIT_OK
+
+
+def _files(args: argparse.Namespace, bundle) -> dict[str, Path]:
+    """--file KIND=PATH: artifacts the user supplies (a download behind a login)."""
+    files = {}
+    for item in args.file:
+        kind, _, path = item.partition("=")
+        if not path:
+            raise bundle.BundleError(
+                f"--file {item!r} is not KIND=PATH",
+                hint="e.g. --file torch=/path/torch-2.5.0-...whl",
+            )
+        files[kind] = Path(path).expanduser()
+    return files
+
+
+def _roles(args: argparse.Namespace, bundle) -> list[str]:
+    """--roles, each a role the bundle knows (every role where none is named)."""
+    roles = (
+        [r.strip() for r in args.roles.split(",") if r.strip()]
+        if args.roles
+        else list(bundle.ROLES)
+    )
+    unknown = [r for r in roles if r not in bundle.ROLES]
+    if unknown:
+        raise bundle.BundleError(
+            f"--roles: unknown role(s) {', '.join(unknown)}; known: {', '.join(bundle.ROLES)}"
+        )
+    return roles
+
+
+def _targets(args: argparse.Namespace, term: Terminal, bundle, matrix: Matrix,
+             capabilities: dict[str, set[str]]) -> list:  # fmt: skip
+    """The targets of --l4t/--x86 and the options that describe them, then the hosts of
+    --inventory, each read from its facts (`capabilities` gets their GPUs')."""
+    if args.inventory and not (args.l4t or args.x86):
+        for option, value in (("--python-version", args.python), ("--glibc", args.glibc),
+                              ("--distribution", args.distribution),
+                              ("--cuda", args.cuda)):  # fmt: skip
+            if value:
+                raise bundle.BundleError(
+                    f"{option} describes the --l4t/--x86 targets; with --inventory alone "
+                    "each host's own is read from its facts",
+                    hint=f"leave {option} out, or add the target it describes with --l4t "
+                    "RELEASE or --x86",
+                )
+    targets = (
+        bundle.targets_from_args(
+            matrix,
+            args.l4t,
+            args.x86,
+            args.python,
+            args.glibc,
+            args.distribution,
+            args.cuda,
+        )
+        if (args.l4t or args.x86 or not args.inventory)
+        else []
+    )
+    if args.inventory:
+        targets += _inventory_targets(args, term, bundle, matrix, capabilities)
+    return targets
+
+
+def _show_made(args: argparse.Namespace, term: Terminal, directory: Path, result,
+               sign_key: Path | None, bundle) -> None:  # fmt: skip
+    """The made bundle for a reader: sizes per target, what to supply by hand, the apt
+    packages left out, the next steps."""
     term.table(
         ["target", "roles", "size"],
         [
@@ -123,10 +155,9 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         f"{len(result.added)} file(s) added in {result.seconds:.0f} s; pip: --no-index "
         f"--find-links {shell_word(str(directory / 'pip'))}"
     )
-    if data["controller"]:
-        term.line(
-            f"jetson-env itself, offline (Python {args.controller_python}): {data['controller']}"
-        )
+    controller = result.as_dict()["controller"]
+    if controller:
+        term.line(f"jetson-env itself, offline (Python {args.controller_python}): {controller}")
     for item in result.manifest["manual"]:
         term.line(
             f"to supply by hand for {', '.join(item['targets'])}: {item['what']} -> "
@@ -150,7 +181,6 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
             )
     for line in _next_steps(args, directory, sign_key):
         term.line(line, style="bold")
-    return EXIT_OK
 
 
 def _next_steps(args: argparse.Namespace, directory: Path, sign_key: Path | None) -> list[str]:

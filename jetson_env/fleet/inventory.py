@@ -230,7 +230,7 @@ def unreachable_remedy(inventory: str, host: str, message: str) -> Remedy:
         return Remedy(ping, why=doctor_mod.UNANSWERED,
                       note="shows why Ansible cannot reach the host")  # fmt: skip
     return Remedy(_host_key_steps(inventory, host, message, ping), why=doctor_mod.UNANSWERED,
-                  words=True)  # fmt: skip
+                  prose=True)  # fmt: skip
 
 
 def _host_key_steps(inventory: str, host: str, message: str, ping: str) -> str:

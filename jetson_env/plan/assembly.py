@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jetson_env import installed, platforms, target_python
+from jetson_env import installed, platform_in_matrix, target_python
 from jetson_env.apt_repository import distribution_of
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from jetson_env.matrix import Matrix, Release
@@ -93,7 +93,7 @@ def _judged(
     matrix: Matrix, plan: dict[str, Any], results: dict[str, ProbeResult], request: Request
 ) -> dict[str, Any]:
     cuda = results["cuda"].data if results["cuda"].ok else {}
-    platform = platforms.describe(results["platform"].data, cuda, matrix)
+    platform = platform_in_matrix.describe(results["platform"].data, cuda, matrix)
     compiled = results["compiled"]
     compiled = compiled.data if compiled.ok else {"error": compiled.error}
     python = (compiled.get("python") or {}) if "error" not in compiled else {}

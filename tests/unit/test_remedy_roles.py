@@ -4,7 +4,7 @@ warn/fail whose fix a role performs names that role in the finding, in `--json`
 
 import pytest
 
-from jetson_env import collection, doctor, fixing, platforms
+from jetson_env import collection, doctor, fixing, platform_in_matrix
 from jetson_env.checks import BY_NAME, CHECKS
 from jetson_env.checks.context import Facts
 from jetson_env.findings import FAIL, WARN
@@ -40,7 +40,8 @@ NOT_INSTALLED = {"installed": False}
 def facts(platform: dict, **data) -> Facts:
     results = {"platform": ProbeResult("platform", platform, None, 0.1)}
     results |= {name: ProbeResult(name, value, None, 0.1) for name, value in data.items()}
-    return Facts(results, MATRIX, platforms.describe(platform, data.get("cuda", {}), MATRIX))
+    described = platform_in_matrix.describe(platform, data.get("cuda", {}), MATRIX)
+    return Facts(results, MATRIX, described)
 
 
 # (check, platform, probe data, the role that applies the fix; None: none, and it says why)

@@ -8,7 +8,7 @@ from jetson_env.checks import platform as platform_check
 from jetson_env.checks.context import Facts
 from jetson_env.fleet.report import platform_label
 from jetson_env.matrix import UnknownRelease, load
-from jetson_env.platforms import describe
+from jetson_env.platform_in_matrix import describe
 from jetson_env.probing import ProbeResult
 from jetson_env.provisioning import plan
 
