@@ -14,7 +14,7 @@ from pathlib import Path
 from jetson_env import installed
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import roles_a_bundle
-from jetson_env.commands.options import host_selection, renamed, roles_option
+from jetson_env.commands.options import host_selection, json_output, renamed, roles_option
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
 from jetson_env.sizes import size
@@ -455,5 +455,5 @@ def register(sub) -> None:
     bundle.add_argument(
         "--verify", action="store_true", help="check every file of DIR against its sha256"
     )
-    bundle.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(bundle)
     bundle.set_defaults(func=run)

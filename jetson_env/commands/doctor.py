@@ -14,6 +14,7 @@ from jetson_env import installed, target_python
 from jetson_env.commands.options import (
     checked_bundle,
     host_selection,
+    json_output,
     missing_folder,
     refused_with_inventory,
     report_problem,
@@ -242,7 +243,7 @@ def register(sub) -> None:
         "could not be reached or its Python cannot run the probes, "
         f"{EXIT_INTERRUPTED} interrupted. See docs/doctor.md.",
     )
-    doctor.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(doctor)
     doctor.add_argument(
         "--python",
         help="target interpreter (default python3 on PATH; not with --inventory: each host's "

@@ -8,6 +8,7 @@ from pathlib import Path
 from jetson_env import images as images_mod
 from jetson_env import installed, target_python
 from jetson_env.commands.info import gather
+from jetson_env.commands.options import json_output
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix, UnknownRelease, normalize_l4t
 from jetson_env.sizes import size
@@ -108,11 +109,11 @@ def register(sub) -> None:
     )
     images_sub = images.add_subparsers(dest="images_command", required=True, metavar="ACTION")
     listing = images_sub.add_parser("list", help="every image with its versions")
-    listing.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(listing)
     tag = images_sub.add_parser("tag", help="the image that runs on this host (its L4T)")
     tag.add_argument("--l4t", metavar="RELEASE", help="for a Jetson of this L4T instead")
     tag.add_argument("--python", default=target_python.DEFAULT, help="interpreter for the probes")
-    tag.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(tag)
     build = images_sub.add_parser("build", help="build one image (docker engine needed)")
     build.add_argument("name", help="image name from `images list`, e.g. r36.4.0 or x86_64")
     build.add_argument("--base", help="FROM image instead of the matrix's (e.g. a local mirror)")
@@ -122,5 +123,5 @@ def register(sub) -> None:
         help="more variables for the playbook in the build, e.g. files staged in images/inputs/",
     )
     build.add_argument("--log", help="build log path (default .cache/images/NAME.log)")
-    build.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(build)
     images.set_defaults(func=run)

@@ -10,7 +10,7 @@ import shlex
 from typing import Any
 
 from jetson_env import doctor, installed, target_python
-from jetson_env.commands.options import seconds
+from jetson_env.commands.options import json_output, seconds
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 from jetson_env.matrix import Matrix
 from jetson_env.targets import LocalTarget, Target
@@ -92,7 +92,7 @@ def gather(target: Target, matrix: Matrix, timeout: float | None = None) -> dict
 def register(sub) -> None:
     """The `info` command's arguments, on the command line's subparsers."""
     info = sub.add_parser("info", help="what this machine is (model, L4T, JetPack, GPU, CUDA)")
-    info.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(info)
     info.add_argument("--python", default=target_python.DEFAULT,
                       help="target interpreter (default python3 on PATH)")  # fmt: skip
     info.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from jetson_env import installed
+from jetson_env.commands.options import json_output
 from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix, Release, normalize_l4t
 from jetson_env.terminal import Terminal
@@ -201,7 +202,7 @@ def register(sub) -> None:
     """The `matrix` command's arguments, on the command line's subparsers."""
     matrix = sub.add_parser("matrix", help="the supported L4T releases and their versions")
     matrix.add_argument("--l4t", metavar="RELEASE", help="one release, e.g. R36.4.3")
-    matrix.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(matrix)
     matrix.add_argument(
         "--unsupported", action="store_true", help="the releases left out on purpose, and why"
     )

@@ -34,6 +34,11 @@ def forks(text: str) -> int:
     return int(text)
 
 
+def json_output(parser: argparse.ArgumentParser, what: str = "JSON on stdout") -> None:
+    """--json, as every command that shows data has it (docs/json.md)."""
+    parser.add_argument("--json", action="store_true", help=f"{what} (docs/json.md)")
+
+
 def host_selection(parser: argparse.ArgumentParser, forks_help: str | None = None) -> None:
     """-l/--limit and -f/--forks, as ansible-playbook spells them, in every command that takes
     an inventory (doctor, plan, provision, bundle). -f/--forks is the one word for "this many

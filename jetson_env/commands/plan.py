@@ -10,6 +10,7 @@ from pathlib import Path
 from jetson_env import installed
 from jetson_env.commands.options import (
     host_selection,
+    json_output,
     missing_folder,
     refused_with_inventory,
     report_problem,
@@ -127,5 +128,5 @@ def register(sub) -> None:
         "--report", metavar="FILE", help="also write the host x part grid: FILE.html or FILE.md"
     )
     plan.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
-    plan.add_argument("--json", action="store_true", help="JSON on stdout (docs/json.md)")
+    json_output(plan)
     plan.set_defaults(func=run)

@@ -10,7 +10,7 @@ import shlex
 import sys
 
 from jetson_env import provision_results, target_python
-from jetson_env.commands.options import checked_bundle, host_selection, roles_option
+from jetson_env.commands.options import checked_bundle, host_selection, json_output, roles_option
 from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -153,10 +153,7 @@ def register(sub) -> None:
         "-v", "--verbose", action="count", default=argparse.SUPPRESS,
         help="Ansible's verbosity (-v ... -vvvv), also when given before the command",
     )  # fmt: skip
-    provision.add_argument(
-        "--json", action="store_true",
-        help="the summary as JSON on stdout, Ansible's output on stderr (docs/json.md)",
-    )  # fmt: skip
+    json_output(provision, "the summary as JSON on stdout, Ansible's output on stderr")
     provision.add_argument(
         "-K", "--ask-become-pass", action="store_true", help="ask for the sudo password"
     )
