@@ -52,10 +52,14 @@ class Parser(argparse.ArgumentParser):
         namespace, extras = super().parse_known_args(args, namespace)
         if extras:  # nothing in jetson-env takes unknown arguments: `--` passes them on
             options = [extra.partition("=")[0] for extra in extras if extra.startswith("-")]
+            # A hidden old spelling (options.renamed) is offered as its new one.
+            known = {
+                name: getattr(action, "instead", name)
+                for name, action in self._option_string_actions.items()
+                if action.help != argparse.SUPPRESS or hasattr(action, "instead")
+            }
             self.error(f"unrecognized arguments: {' '.join(extras)}"
-                       + _nearest(options, (name for name, action in
-                                            self._option_string_actions.items()
-                                            if action.help != argparse.SUPPRESS)))  # fmt: skip
+                       + _nearest(options, known))  # fmt: skip
         return namespace, extras
 
     def _check_value(self, action, value):
@@ -63,19 +67,20 @@ class Parser(argparse.ArgumentParser):
         try:
             super()._check_value(action, value)
         except argparse.ArgumentError as exc:
+            choices = {str(choice): str(choice) for choice in action.choices}
             raise argparse.ArgumentError(
-                action, exc.message + _nearest([str(value)], map(str, action.choices))
+                action, exc.message + _nearest([str(value)], choices)
             ) from None
 
 
-def _nearest(typed: list[str], known) -> str:
-    """What to append to the error: `; did you mean X?`, X the closest of `known` to each word
-    typed (difflib's measure, as Python 3.14's argparse uses); empty when none is close.
-    difflib is imported here, off every command's start."""
+def _nearest(typed: list[str], known: dict[str, str]) -> str:
+    """What to append to the error: `; did you mean X?`, X what `known` offers for the name
+    closest to each word typed (difflib's measure, as Python 3.14's argparse uses); empty when
+    none is close. difflib is imported here, off every command's start."""
     import difflib
 
-    known = list(known)
-    near = [match for word in typed for match in difflib.get_close_matches(word, known, n=1)]
+    near = [known[match] for word in typed
+            for match in difflib.get_close_matches(word, list(known), n=1)]  # fmt: skip
     return f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
 
 

@@ -79,6 +79,8 @@ def renamed(parser: argparse.ArgumentParser, old: str, new: str, why: str) -> No
     names the new one: nothing is run with a word whose meaning changed."""
 
     class Renamed(argparse.Action):
+        instead = new.split()[0]  # what a misspelling of `old` is offered (cli.Parser)
+
         def __call__(self, parser, namespace, values, option_string=None):
             parser.error(f"{old} is now {new}: {why}")
 

@@ -231,6 +231,8 @@ MISSPELLED = (  # as typed; the usage it gets; the word meant
     (["plan", "--to", "R36.5.0", "--inventroy=fleet.yml"], "jetson-env plan", "--inventory"),
     (["doctr"], "jetson-env", "doctor"),
     (["images", "lst"], "jetson-env images", "list"),
+    # nearest a refused old spelling (bundle --python): offered its new one
+    (["bundle", "out", "--x86", "--pyhton", "3.12"], "jetson-env bundle", "--python-version"),
 )
 
 
