@@ -83,6 +83,15 @@ def neutral(value: Any) -> Any:
     return value
 
 
+def _fix_body(fix: dict[str, Any]) -> str:
+    """A fix under its heading: a command whole in a block (prose, the `words` fixes, as
+    text), then its note."""
+    command = (f'<p class="fix">{pages.inline(fix["command"])}</p>' if fix["words"]
+               else f'<pre class="fix">{html.escape(fix["command"])}</pre>')  # fmt: skip
+    note = f'<p class="note">{pages.inline(fix["note"])}</p>' if fix.get("note") else ""
+    return command + note
+
+
 def html_page(fleet: dict[str, Any]) -> str:
     e = html.escape
     checks = columns(fleet)
@@ -157,11 +166,8 @@ def html_fixes(fleet: dict[str, Any]) -> list[str]:
                 for role in fix["roles"]]  # fmt: skip
         out.append("</ul><h3>Or by hand, each fix once, where to run it</h3>")
     for item in fixes:
-        command = (f'<p class="fix">{pages.inline(item["command"])}</p>' if item["words"]
-                   else f'<pre class="fix">{e(item["command"])}</pre>')  # fmt: skip
-        note = f'<p class="note">{pages.inline(item["note"])}</p>' if item.get("note") else ""
         out.append(f'<h4 data-hosts="{e(" ".join(item["hosts"]))}">Fix {item["number"]}, '
-                   f"{e(fleet_fix_heading(item))}</h4>{command}{note}")  # fmt: skip
+                   f"{e(fleet_fix_heading(item))}</h4>{_fix_body(item)}")  # fmt: skip
     out.append("</section>")
     return out
 
@@ -290,11 +296,8 @@ def host_html(report: dict[str, Any]) -> str:
     if report["fixes"]:
         out.append('<section id="fixes"><h2>Fixes, in the order to apply them</h2>')
         for fix in report["fixes"]:
-            command = (f'<p class="fix">{pages.inline(fix["command"])}</p>' if fix["words"]
-                       else f'<pre class="fix">{e(fix["command"])}</pre>')  # fmt: skip
-            note = f'<p class="note">{pages.inline(fix["note"])}</p>' if fix.get("note") else ""
             out.append(f'<h4 id="fix-{fix["number"]}">Fix {fix["number"]}, '
-                       f"{e(', '.join(fix['checks']))}</h4>{command}{note}")  # fmt: skip
+                       f"{e(', '.join(fix['checks']))}</h4>{_fix_body(fix)}")  # fmt: skip
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
