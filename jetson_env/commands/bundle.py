@@ -14,7 +14,7 @@ from pathlib import Path
 from jetson_env import installed
 from jetson_env.checks.context import shell_word
 from jetson_env.collection import roles_a_bundle
-from jetson_env.commands.options import host_selection, json_output, renamed, roles_option
+from jetson_env.commands.options import inventory, json_output, renamed, roles_option
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK
 from jetson_env.matrix import Matrix
 from jetson_env.sizes import size
@@ -401,13 +401,9 @@ def register(sub) -> None:
         help="the targets' apt distribution, e.g. debian/bookworm (default: the row's Ubuntu; "
         "x86: this one's); its .debs are bundled where this machine's apt mirrors serve it",
     )
-    bundle.add_argument(
-        "-i", "--inventory", metavar="INVENTORY", help="targets from these hosts' facts"
-    )
-    host_selection(
-        bundle,
-        forks_help="downloads at once (default 4); with -i, hosts whose facts are read at once",
-    )
+    inventory(bundle, "targets from these hosts' facts",
+              forks_help="downloads at once (default 4); with -i, hosts whose facts are read at "
+              "once")  # fmt: skip
     renamed(bundle, "--jobs", "-f/--forks N",
             "one word for \"this many at once\" in every command, as Ansible's")  # fmt: skip
     roles_option(

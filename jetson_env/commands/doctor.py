@@ -13,9 +13,10 @@ from jetson_env import doctor as doctor_mod
 from jetson_env import installed, target_python
 from jetson_env.commands.options import (
     checked_bundle,
-    host_selection,
+    inventory,
     json_output,
     missing_folder,
+    python_option,
     refused_with_inventory,
     report_problem,
     roles_option,
@@ -244,11 +245,8 @@ def register(sub) -> None:
         f"{EXIT_INTERRUPTED} interrupted. See docs/doctor.md.",
     )
     json_output(doctor)
-    doctor.add_argument(
-        "--python",
-        help="target interpreter (default python3 on PATH; not with --inventory: each host's "
-        "ansible_python_interpreter)",
-    )
+    python_option(doctor, "target interpreter (default python3 on PATH; not with --inventory: "
+                  "each host's ansible_python_interpreter)")  # fmt: skip
     doctor.add_argument("--host", metavar="USER@HOST[:PORT]", help="check a remote host over SSH")
     doctor.add_argument(
         "--engines", action="append", metavar="DIR",
@@ -256,14 +254,10 @@ def register(sub) -> None:
         "there, must be rebuilt, or is unknown (repeatable; docs/doctor.md)",
     )  # fmt: skip
     doctor.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
-    doctor.add_argument(
-        "-i",
-        "--inventory",
-        metavar="INVENTORY",
-        help="check every host of this Ansible inventory, through Ansible (its connection "
-        "settings, become and forks; each host's ansible_python_interpreter)",
-    )
-    host_selection(doctor)
+    inventory(
+        doctor, "check every host of this Ansible inventory, through Ansible (its connection "
+        "settings, become and forks; each host's ansible_python_interpreter)"
+    )  # fmt: skip
     doctor.add_argument(
         "--report",
         metavar="FILE",

@@ -8,7 +8,7 @@ from pathlib import Path
 from jetson_env import images as images_mod
 from jetson_env import installed, target_python
 from jetson_env.commands.info import gather
-from jetson_env.commands.options import json_output
+from jetson_env.commands.options import json_output, python_option
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix, UnknownRelease, normalize_l4t
 from jetson_env.sizes import size
@@ -112,7 +112,7 @@ def register(sub) -> None:
     json_output(listing)
     tag = images_sub.add_parser("tag", help="the image that runs on this host (its L4T)")
     tag.add_argument("--l4t", metavar="RELEASE", help="for a Jetson of this L4T instead")
-    tag.add_argument("--python", default=target_python.DEFAULT, help="interpreter for the probes")
+    python_option(tag, "interpreter for the probes", default=target_python.DEFAULT)
     json_output(tag)
     build = images_sub.add_parser("build", help="build one image (docker engine needed)")
     build.add_argument("name", help="image name from `images list`, e.g. r36.4.0 or x86_64")

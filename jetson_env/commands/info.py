@@ -10,7 +10,7 @@ import shlex
 from typing import Any
 
 from jetson_env import doctor, installed, target_python
-from jetson_env.commands.options import json_output, seconds
+from jetson_env.commands.options import json_output, python_option, seconds
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 from jetson_env.matrix import Matrix
 from jetson_env.targets import LocalTarget, Target
@@ -93,7 +93,8 @@ def register(sub) -> None:
     """The `info` command's arguments, on the command line's subparsers."""
     info = sub.add_parser("info", help="what this machine is (model, L4T, JetPack, GPU, CUDA)")
     json_output(info)
-    info.add_argument("--python", default=target_python.DEFAULT,
-                      help="target interpreter (default python3 on PATH)")  # fmt: skip
+    python_option(
+        info, "target interpreter (default python3 on PATH)", default=target_python.DEFAULT
+    )
     info.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
     info.set_defaults(func=run)

@@ -39,10 +39,20 @@ def json_output(parser: argparse.ArgumentParser, what: str = "JSON on stdout") -
     parser.add_argument("--json", action="store_true", help=f"{what} (docs/json.md)")
 
 
-def host_selection(parser: argparse.ArgumentParser, forks_help: str | None = None) -> None:
-    """-l/--limit and -f/--forks, as ansible-playbook spells them, in every command that takes
-    an inventory (doctor, plan, provision, bundle). -f/--forks is the one word for "this many
-    at once" (bundle's: downloads, `forks_help` with its default)."""
+def python_option(
+    parser: argparse.ArgumentParser, help: str, metavar: str | None = None, default=None
+) -> None:
+    """--python, the interpreter the probes or the playbook run on the target, in every command
+    that runs one (doctor, plan, provision, info, images tag); bundle's targets are not here to
+    run: their Python is a version (--python-version)."""
+    parser.add_argument("--python", metavar=metavar, default=default, help=help)
+
+
+def inventory(parser: argparse.ArgumentParser, help: str, forks_help: str | None = None) -> None:
+    """-i/--inventory, then -l/--limit and -f/--forks, as ansible-playbook spells them, in
+    every command that takes an inventory (doctor, plan, provision, bundle). -f/--forks is the
+    one word for "this many at once" (bundle's: downloads, `forks_help` with its default)."""
+    parser.add_argument("-i", "--inventory", metavar="INVENTORY", help=help)
     parser.add_argument(
         "-l", "--limit", metavar="PATTERN", help="only these hosts of the inventory (Ansible's "
         "--limit)"

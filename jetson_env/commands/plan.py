@@ -9,9 +9,10 @@ from pathlib import Path
 
 from jetson_env import installed
 from jetson_env.commands.options import (
-    host_selection,
+    inventory,
     json_output,
     missing_folder,
+    python_option,
     refused_with_inventory,
     report_problem,
     seconds,
@@ -107,8 +108,8 @@ def register(sub) -> None:
         metavar="DIR",
         help="the bundle folder the commands name (default ./jetson-env-bundle-rRELEASE)",
     )
-    plan.add_argument("--python", help="target interpreter (default python3; not with -i: each "
-                      "host's ansible_python_interpreter)")  # fmt: skip
+    python_option(plan, "target interpreter (default python3; not with -i: each host's "
+                  "ansible_python_interpreter)")  # fmt: skip
     plan.add_argument("--host", metavar="USER@HOST[:PORT]", help="plan a remote host over SSH")
     plan.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
     plan.add_argument("--password", action="store_true", help="ask for an SSH password (--host)")
@@ -117,13 +118,7 @@ def register(sub) -> None:
         action="store_true",
         help="accept and record an unknown host key (--host)",
     )
-    plan.add_argument(
-        "-i",
-        "--inventory",
-        metavar="INVENTORY",
-        help="every host of this Ansible inventory, through Ansible",
-    )
-    host_selection(plan)
+    inventory(plan, "every host of this Ansible inventory, through Ansible")
     plan.add_argument(
         "--report", metavar="FILE", help="also write the host x part grid: FILE.html or FILE.md"
     )

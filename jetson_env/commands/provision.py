@@ -10,7 +10,13 @@ import shlex
 import sys
 
 from jetson_env import provision_results, target_python
-from jetson_env.commands.options import checked_bundle, host_selection, json_output, roles_option
+from jetson_env.commands.options import (
+    checked_bundle,
+    inventory,
+    json_output,
+    python_option,
+    roles_option,
+)
 from jetson_env.exit_codes import EXIT_OK, EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -121,20 +127,16 @@ def register(sub) -> None:
         "ansible-playbook's; arguments after `--` go to it as they are. Exit codes: 0 ok, 1 a "
         "host failed, 2 bad input, 3 a host unreachable. See docs/playbook.md.",
     )
-    provision.add_argument("-i", "--inventory", metavar="INVENTORY", help="Ansible inventory")
-    host_selection(provision)
+    inventory(provision, "Ansible inventory")
     roles_option(provision, "only these roles (-t/--tags: ansible-playbook's spelling; the "
                  "roles are the playbook's tags)", "-t", "--tags", dest="tags")  # fmt: skip
     provision.add_argument(
         "-e", "--extra-vars", action="append", default=[], metavar="VARS",
         help="variables, as for ansible-playbook (key=value, JSON or @file; repeatable)",
     )  # fmt: skip
-    provision.add_argument(
-        "--python",
-        metavar="PATH",
-        help="the Python to provision (default: python3 on PATH); with -i, its path on the "
-        "inventory's hosts (their jetson_facts_python for this run)",
-    )
+    python_option(provision, "the Python to provision (default: python3 on PATH); with -i, its "
+                  "path on the inventory's hosts (their jetson_facts_python for this run)",
+                  metavar="PATH")  # fmt: skip
     provision.add_argument(
         "-C", "--check", action="store_true", help="change nothing; say what would"
     )
