@@ -193,6 +193,18 @@ def judge(
 
 
 BEST_FIRST = (RUNS, JIT, PTX_TOO_NEW, NO_KERNEL)
+FAILS_AT_LAUNCH = (NO_KERNEL, PTX_TOO_NEW)
+TORCH_REQUIRES = "torch requires it, and only what launches its kernels fails"
+
+
+def blocks(state: str, torch_requires: bool) -> bool:
+    """Whether a package's verdict blocks it (the bundle refuses the wheel, the kernels check
+    fails): its first launch fails, unless torch requires the package (TORCH_REQUIRES).
+    Refused alone, such a package would leave torch uninstallable with no index, while
+    torch's own kernels, judged on their own, run: PyPI's aarch64 torch 2.14.1 on a Thor
+    (sm_110) requires nvidia-nvshmem-cu13 3.4.5, which carries sm_100 and sm_120 only; only
+    what launches its kernels fails there."""
+    return state in FAILS_AT_LAUNCH and not torch_requires
 
 
 def kernel_sass(entry: dict) -> list[str]:

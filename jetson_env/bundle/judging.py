@@ -34,7 +34,6 @@ from jetson_env.probes import kernels as probe
 
 MEMBER_LIMIT = 8 << 30  # bytes of one shared object of a wheel (torch's largest: ~1.5 GB)
 NOT_JUDGED = "not-judged"
-REFUSED = (device_code.NO_KERNEL, device_code.PTX_TOO_NEW)
 WORST = (device_code.NO_KERNEL, device_code.PTX_TOO_NEW, device_code.JIT, device_code.RUNS)
 NO_CAPABILITY = "not judged: no compute capability known (give -i facts from the host)"
 ALLOW = "--allow-no-kernel"
@@ -145,10 +144,7 @@ def judge_bundle(
     bundle. Returns every finding that is not "runs" ("refused" true for a refusal).
 
     A wheel in the bundle because torch requires it (`required`: (path, target key)) is
-    never refused, its finding's "required_by" saying so: refused alone it would leave torch
-    uninstallable with no index, while torch's own kernels, judged on their own, run (PyPI's
-    aarch64 torch 2.14.1 on a Thor: sm_110, but nvidia-nvshmem-cu13 3.4.5 carries sm_100 and
-    sm_120 only; what launches its kernels fails there, nothing else)."""
+    never refused (device_code.blocks), its finding's "required_by" saying so."""
     by_key = {t.key: t for t in targets}
     findings: list[dict[str, str]] = []
     for path, entry in sorted(manifest["artifacts"].items()):
@@ -168,7 +164,9 @@ def judge_bundle(
         for target in users:
             judged = verdicts(matrix, target, reading, capabilities(matrix, target, known))
             dependency = (path, target.key) in required
-            refused = [] if allow or dependency else [v for v in judged if v["verdict"] in REFUSED]
+            refused = (
+                [] if allow else [v for v in judged if device_code.blocks(v["verdict"], dependency)]
+            )
             for verdict in judged:
                 if verdict["verdict"] == device_code.RUNS:
                     continue

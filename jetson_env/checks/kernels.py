@@ -153,12 +153,11 @@ def run(facts: Facts) -> list[Finding]:
             device_code.JIT: f"{label} runs only after the driver compiles its PTX (first load)",
         }[worst.state]
         status = STATUS[worst.state]
-        if status == FAIL and package.get("name") in torch_requires:
-            # As the bundle ships it (bundle/judging.py): torch needs it installed, and only
-            # what launches its own kernels fails (PyPI's aarch64 torch 2.14.1 on a Thor runs;
-            # its nvidia-nvshmem-cu13 3.4.5 carries no sm_110).
-            status = WARN
-            summary += ": torch requires it, and only what launches its kernels fails"
+        if status == FAIL and not device_code.blocks(
+            worst.state, package.get("name") in torch_requires
+        ):
+            status = WARN  # as the bundle ships it (bundle/judging.py)
+            summary += f": {device_code.TORCH_REQUIRES}"
         details = [f"{path}: {verdict.why}" for path, verdict in bad[:10]]
         details += unwalked(package)
         if len(bad) > 10:
