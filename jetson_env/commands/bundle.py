@@ -56,10 +56,11 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     except bundle.BundleError as exc:
         term.error(str(exc), hint=exc.hint)
         return exc.exit_code
+    steps = _next_steps(args, directory, sign_key)
     if term.as_json:
-        term.json(result.as_dict())
+        term.json({**result.as_dict(), "next": steps})
     else:
-        _show_made(args, term, directory, result, sign_key, bundle)
+        _show_made(args, term, directory, result, bundle, steps)
     return EXIT_OK
 
 
@@ -138,8 +139,8 @@ def _targets(args: argparse.Namespace, term: Terminal, bundle, matrix: Matrix,
     return targets
 
 
-def _show_made(args: argparse.Namespace, term: Terminal, directory: Path, result,
-               sign_key: Path | None, bundle) -> None:  # fmt: skip
+def _show_made(args: argparse.Namespace, term: Terminal, directory: Path, result, bundle,
+               steps: dict[str, str]) -> None:  # fmt: skip
     """The made bundle for a reader: sizes per target, what to supply by hand, the apt
     packages left out, the next steps."""
     term.table(
@@ -179,20 +180,20 @@ def _show_made(args: argparse.Namespace, term: Terminal, directory: Path, result
                 f"{apt['download']}",
                 style="dim",
             )
-    for line in _next_steps(args, directory, sign_key):
-        term.line(line, style="bold")
+    term.line(f"next: check it where it is used: {steps['verify']}", style="bold")
+    term.line(f"then provision from it, with no network: {steps['provision']}", style="bold")
 
 
-def _next_steps(args: argparse.Namespace, directory: Path, sign_key: Path | None) -> list[str]:
-    """What to run next, wherever the folder is carried (its path as made here): check it,
-    then provision from it with no network, on the inventory it was made for if any."""
+def _next_steps(args: argparse.Namespace, directory: Path, sign_key: Path | None) -> dict:
+    """What to run next, wherever the folder is carried (its path as made here): `verify` it,
+    then `provision` from it with no network, on the inventory it was made for if any."""
     folder = shell_word(str(directory))
     trust = f" --trust {shell_word(f'{sign_key}.pub')}" if sign_key else ""
     hosts = f" -i {shell_word(args.inventory)}" if args.inventory else ""
-    verify = installed.command(f"jetson-env bundle --verify {folder}{trust}")
-    provision = installed.command(f"jetson-env provision --bundle {folder}{trust}{hosts}")
-    return [f"next: check it where it is used: {verify}",
-            f"then provision from it, with no network: {provision}"]  # fmt: skip
+    return {
+        "verify": installed.command(f"jetson-env bundle --verify {folder}{trust}"),
+        "provision": installed.command(f"jetson-env provision --bundle {folder}{trust}{hosts}"),
+    }
 
 
 def _kernel_lines(findings: list[dict]) -> list[str]:

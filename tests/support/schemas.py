@@ -29,3 +29,12 @@ def fleet_schema_validator() -> jsonschema.Draft202012Validator:
                      for name in ("report", "fleet"))  # fmt: skip
     registry = Registry().with_resource(report["$id"], Resource.from_contents(report))
     return jsonschema.Draft202012Validator(fleet, registry=registry)
+
+
+def bundle_schema_validator() -> jsonschema.Draft202012Validator:
+    """docs/bundle.schema.json: `jetson-env bundle DIR --json`, its targets, manual items and
+    apt checked against bundle-manifest.schema.json's (draft 7)."""
+    made, manifest = (json.loads((DOCS / f"{name}.schema.json").read_text())
+                      for name in ("bundle", "bundle-manifest"))  # fmt: skip
+    registry = Registry().with_resource(manifest["$id"], Resource.from_contents(manifest))
+    return jsonschema.Draft202012Validator(made, registry=registry)

@@ -18,6 +18,7 @@ import base64
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from support import device_code
+from support.schemas import bundle_schema_validator
 
 from jetson_env import matrix
 
@@ -106,6 +108,14 @@ def bundle(directory: Path, *args, env: dict | None = None) -> subprocess.Comple
     )  # fmt: skip
 
 
+def made(proc: subprocess.CompletedProcess) -> dict:
+    """The bundle --json output of a run that made its bundle, checked against its schema."""
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    bundle_schema_validator().validate(data)
+    return data
+
+
 def manifest_of(directory: Path) -> dict:
     manifest = json.loads((directory / "manifest.json").read_text())
     jsonschema.validate(manifest, MANIFEST_SCHEMA)
@@ -155,9 +165,9 @@ def test_allow_no_kernel_ships_it_with_the_verdicts_recorded(objects, tmp_path: 
     directory = tmp_path / "b"
     proc = bundle(directory, "--l4t", release, "--file", f"torch={wheel}", "--allow-no-kernel",
                   "--json")  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    data = made(proc)
     assert f"reading the device code of pip/{wheel.name}" in proc.stderr
-    (finding,) = json.loads(proc.stdout)["kernels"]
+    (finding,) = data["kernels"]
     assert finding["verdict"] == "no-kernel" and finding["refused"] is False
     assert finding["target"] == key and finding["capability"] == "11.0"
     manifest = manifest_of(directory)
@@ -170,14 +180,22 @@ def test_allow_no_kernel_ships_it_with_the_verdicts_recorded(objects, tmp_path: 
     assert "carries sm_80" in thor["why"]
     assert orin["capability"] == "8.7" and orin["verdict"] == "runs"
     assert "SASS sm_80 for compute capability 8.7 (a cubin of the same major" in orin["why"]
-    # The manifest, read back as every reader does (its schema, fastjsonschema): --verify
-    # passes, and running the command again judges the wheel from its recorded reading.
-    verified = subprocess.run([str(JETSON_ENV), "bundle", "--verify", str(directory)],
-                              capture_output=True, text=True, check=False)  # fmt: skip
+    # The manifest, read back as every reader does (its schema, fastjsonschema): --verify,
+    # run as the JSON's next step says, passes; running the command again judges the wheel
+    # from its recorded reading and says the same next steps.
+    assert data["next"]["verify"].endswith(f"bundle --verify {shlex.quote(str(directory))}")
+    verified = subprocess.run(shlex.split(data["next"]["verify"]), capture_output=True,
+                              text=True, check=False)  # fmt: skip
     assert verified.returncode == 0, verified.stderr
     again = bundle(directory, "--l4t", release, "--file", f"torch={wheel}", "--allow-no-kernel")
     assert again.returncode == 0, again.stderr
     assert "reading the device code" not in again.stderr and "shipped anyway" in again.stdout
+    steps = data["next"]
+    assert again.stdout.splitlines()[-2:] == [
+        f"next: check it where it is used: {steps['verify']}",
+        f"then provision from it, with no network: {steps['provision']}",
+    ]
+    assert data["next"]["provision"].endswith(f"provision --bundle {shlex.quote(str(directory))}")
     # A reading of another shape than the schema's (a manifest is untrusted input) is refused
     # before anything is read through it.
     manifest = json.loads((directory / "manifest.json").read_text())
@@ -301,8 +319,11 @@ def test_an_inventory_hosts_own_gpu_is_judged(objects, tmp_path: Path):
     assert f"bundle the matrix's torch for x86: torch {x86.version} from" in said
     both = torch_wheel(tmp_path / "both", objects["sm80_sm90"], version, "x86_64")
     proc = bundle(directory, "-i", inventory, "--file", f"torch={both}", "--json", env=path)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["kernels"] == []
+    data = made(proc)
+    assert data["kernels"] == []
+    assert data["next"]["provision"].endswith(
+        f"provision --bundle {shlex.quote(str(directory))} -i {shlex.quote(str(inventory))}"
+    )
     code = manifest_of(directory)["artifacts"][f"pip/{both.name}"]["device_code"]
     assert code["targets"][key] == [
         {"capability": "9.0", "verdict": "runs",
