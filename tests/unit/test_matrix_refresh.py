@@ -2,6 +2,7 @@
 run for real against the jetson-stats release the test extra pins: a new jetson-stats that
 maps a release the matrix lacks shows up here, in review, not silently."""
 
+import datetime
 import json
 import re
 import subprocess
@@ -240,3 +241,35 @@ def test_a_matrix_of_the_wrong_shape_is_named_by_its_path(tmp_path):
         f"matrix-refresh: {path}: x86.torch.sha256: must be a sha256 (64 lowercase hex digits)"
         " or null (recorded on first download), not 'abc'\n"
     )
+
+
+def test_write_checked_dates_a_matrix_every_source_agrees_with(tmp_path):
+    """--write-checked after a run with nothing found: the matrix's `checked` is today (UTC),
+    the only line that changed; with a finding it is left as it was; --offline (PyPI not
+    compared) is refused."""
+    shipped = matrix_mod.default_path().read_text(encoding="utf-8")
+    old = re.sub(r'^checked: ".*"$', 'checked: "2000-01-01"', shipped, flags=re.MULTILINE)
+    path = tmp_path / "matrix.yml"
+    path.write_text(old, encoding="utf-8")
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps(outside_facts_as_the_matrix_has_them(matrix_mod.load())))
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    proc = refresh("--versions", str(versions), "--matrix", str(path), "--write-checked")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == f"checked: {today} written to {path}"
+    assert yaml.safe_load(path.read_text())["checked"] == today
+    new = path.read_text(encoding="utf-8").splitlines()
+    assert [(a, b) for a, b in zip(old.splitlines(), new, strict=True) if a != b] == [
+        ('checked: "2000-01-01"', f'checked: "{today}"')
+    ]
+    path.write_text(old, encoding="utf-8")
+    drift = outside_facts_as_the_matrix_has_them(matrix_mod.load())
+    drift["pycuda"].append("2099.1")
+    versions.write_text(json.dumps(drift))
+    proc = refresh("--versions", str(versions), "--matrix", str(path), "--write-checked")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"checked not written to {path}: the findings above come first" in proc.stdout
+    assert path.read_text(encoding="utf-8") == old
+    proc = refresh("--offline", "--matrix", str(path), "--write-checked")
+    assert proc.returncode == 2 and "--write-checked needs PyPI compared" in proc.stderr
+    assert path.read_text(encoding="utf-8") == old
