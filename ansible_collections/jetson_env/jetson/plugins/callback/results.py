@@ -29,7 +29,8 @@ requirements:
 import json
 import os
 
-from ansible import context
+from ansible.playbook.block import Block
+from ansible.playbook.task import Task
 from ansible.plugins.callback import CallbackBase
 
 VALIDATION = ("validate_argument_spec", "ansible.builtin.validate_argument_spec")
@@ -128,8 +129,6 @@ class CallbackModule(CallbackBase):
     def _never_reached(self, host):
         """The roles of the plays' `roles:` that the tags select, from the play where the host
         last failed on, that ran no task there: the play stopped before them."""
-        only = set(context.CLIARGS.get("tags") or ("all",))
-        skip = set(context.CLIARGS.get("skip_tags") or ())
         reached = self.reached.get(host, set())
         names = []
         for index, play in enumerate(self.plays):
@@ -137,25 +136,18 @@ class CallbackModule(CallbackBase):
                 continue
             for role in play.get_roles():
                 name = role.get_name(include_role_fqcn=False)
-                if (
-                    (index, name) not in reached
-                    and name not in names
-                    and _selected(role, only, skip)
-                ):
+                if (index, name) not in reached and name not in names and _selected(play, role):
                     names.append(name)
         return names
 
 
-def _selected(role, only, skip):
-    """Whether --tags and --skip-tags select the play's role entry (Taggable.evaluate_tags's
-    rule, for the entry's own tags: a role has no parent to inherit more from)."""
-    tags = set(role.tags) if isinstance(role.tags, list) else set()
-    if "always" in tags and "always" not in skip:
-        return True
-    if "never" in tags and not tags & only:
-        return False
-    chosen = "all" in only or bool(tags & only) or ("tagged" in only and bool(tags))
-    return chosen and not tags & skip and not ("all" in skip and "always" not in tags)
+def _selected(play, role):
+    """Whether the play's --tags and --skip-tags select the role entry: Ansible's own rule
+    (Taggable.evaluate_tags, which the strategy asks of every task) on a task of the role with
+    no tags of its own: its tags are the entry's and the play's, as the role's tasks inherit
+    them."""
+    task = Task(block=Block(play=play, role=role), role=role)
+    return task.evaluate_tags(play.only_tags, play.skip_tags, {})
 
 
 def _outer_role(task):
