@@ -8,16 +8,7 @@ import argparse
 from pathlib import Path
 
 from jetson_env import installed
-from jetson_env.commands.options import (
-    inventory,
-    json_output,
-    missing_folder,
-    python_option,
-    refused_with_inventory,
-    report_problem,
-    seconds,
-    write_report,
-)
+from jetson_env.commands import options
 from jetson_env.exit_codes import EXIT_USAGE
 from jetson_env.matrix import Matrix
 from jetson_env.terminal import Terminal
@@ -38,15 +29,15 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     elif (args.inventory is not None and "," not in args.inventory
           and not Path(args.inventory).exists()):  # fmt: skip
         problem = f"no inventory at {args.inventory}"
-    problem = problem or report_problem(args.report)
+    problem = problem or options.report_problem(args.report)
     if problem is not None:
         term.error(
             problem, hint=f"`{installed.command('jetson-env plan --help')}` shows the options"
         )
         return EXIT_USAGE
-    if args.inventory is not None and (refused := refused_with_inventory(args, term)):
+    if args.inventory is not None and (refused := options.refused_with_inventory(args, term)):
         return refused
-    if args.inventory is None and not args.host and (missing := missing_folder(args, term)):
+    if args.inventory is None and not args.host and (missing := options.missing_folder(args, term)):
         return missing
     args.python = "python3" if args.python is None else args.python
     bundle = Path(args.bundle or f"jetson-env-bundle-r{to.l4t}").expanduser().resolve()
@@ -68,7 +59,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         term.plan(data)
     if args.report is not None:
         page = plan_page.render(data, Path(args.report).suffix)
-        code = write_report(term, args.report, page, data["exit_code"], shown="the plan")
+        code = options.write_report(term, args.report, page, data["exit_code"], shown="the plan")
         if code != data["exit_code"]:
             return code
     for host in data["hosts"]:
@@ -108,8 +99,8 @@ def register(sub) -> None:
         metavar="DIR",
         help="the bundle folder the commands name (default ./jetson-env-bundle-rRELEASE)",
     )
-    python_option(plan, "target interpreter (default python3; not with -i: each host's "
-                  "ansible_python_interpreter)")  # fmt: skip
+    options.python_option(plan, "target interpreter (default python3; not with -i: each "
+                          "host's ansible_python_interpreter)")  # fmt: skip
     plan.add_argument("--host", metavar="USER@HOST[:PORT]", help="plan a remote host over SSH")
     plan.add_argument("--identity", metavar="FILE", help="SSH private key (--host)")
     plan.add_argument("--password", action="store_true", help="ask for an SSH password (--host)")
@@ -118,10 +109,12 @@ def register(sub) -> None:
         action="store_true",
         help="accept and record an unknown host key (--host)",
     )
-    inventory(plan, "every host of this Ansible inventory, through Ansible")
+    options.inventory(plan, "every host of this Ansible inventory, through Ansible")
     plan.add_argument(
         "--report", metavar="FILE", help="also write the host x part grid: FILE.html or FILE.md"
     )
-    plan.add_argument("--timeout", type=seconds, help="seconds per probe (default: per probe)")
-    json_output(plan)
+    plan.add_argument(
+        "--timeout", type=options.seconds, help="seconds per probe (default: per probe)"
+    )
+    options.json_output(plan)
     plan.set_defaults(func=run)
