@@ -568,9 +568,13 @@ def test_docker_restart_failure_restores_daemon_json(
                 "chmod 755 /usr/local/bin/dockerd"])  # fmt: skip
     failing_restart = ["sh", "-c", "echo 'Job for docker.service failed' >&2; exit 1"]
 
+    # docker_runtime's block/rescue alone (`--tags docker_runtime`): the other roles on this
+    # provisioned host change nothing (test_second_run_changes_nothing) and read no daemon.json.
     result = run_playbook(
         ansible,
         inventory,
+        "--tags",
+        "docker_runtime",
         extra_vars={
             "docker_runtime_container_build": False,
             "docker_runtime_restart_command": failing_restart,
