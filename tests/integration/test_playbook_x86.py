@@ -506,9 +506,9 @@ def test_fleet_second_host_installs_the_cached_wheel(
     ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host, provisioned_x86: Provisioned
 ):
     """The roles the cache concerns, as a user runs them (`--tags torch,torchvision`): the
-    wheel pairs with the torch the torch role installs; the other roles read nothing of it,
-    and their full run on this host is test_provision_x86's (changed=0 beside it,
-    test_second_run_changes_nothing's)."""
+    wheel pairs with the torch the torch role installs. The other roles read nothing of it;
+    their full run on a fresh host is test_provision_x86's, their changed=0 on a provisioned
+    one test_second_run_changes_nothing's."""
     result = run_playbook(ansible, fleet_inventory, "--tags", "torch,torchvision")
 
     assert result.rc == 0, result.messages() or result.stderr
