@@ -32,6 +32,7 @@ from support.hosts import (
     Host,
     HostImage,
     HostSpec,
+    ProvisionExtraImage,
     _file_lock,
 )
 
@@ -79,12 +80,17 @@ def start_host(
     return Host(spec)
 
 
-def start_x86_with_files_of(jetson: str, name: str, network: str = "host") -> Host:
+def start_x86_with_files_of(
+    jetson: str, name: str, network: str = "host", provision_extra: bool = False
+) -> Host:
     """An x86 test host with the release files of the Jetson `jetson` (tests/fixtures/hosts/)
     and its device tree: a Jetson to the probes and the roles, without qemu's 5-20x, for a
-    test whose subject is no aarch64 binary (tests/README.md, "Test hosts")."""
-    host = start_host("x86-debian12", name, env={"JETSON_ENV_DEVICE_TREE": DEVICE_TREE_DIR},
-                      network=network)  # fmt: skip
+    test whose subject is no aarch64 binary (tests/README.md, "Test hosts"). With
+    `provision_extra`, its /opt/jetson-env has the `provision` extra's ansible-core (from the
+    image, ProvisionExtraImage): the host runs `jetson-env provision` or `doctor --fix` itself."""
+    image = ProvisionExtraImage("x86-debian12").ensure() if provision_extra else None
+    host = start_host("x86-debian12", name, image=image,
+                      env={"JETSON_ENV_DEVICE_TREE": DEVICE_TREE_DIR}, network=network)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="jetson-env-files-") as folder:
         tree = Path(folder) / jetson
         shutil.copytree(FIXTURES / jetson, tree, symlinks=True,

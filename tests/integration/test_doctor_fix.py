@@ -421,12 +421,11 @@ def test_a_nano_standin_on_debians_python_fixes_its_missing_csv_list_itself(tmp_
     """jetson-env runs here in the stand-in's Debian Python 3.11: a real JetPack 4 Nano has
     Python 3.6, in which jetson-env itself (3.10+) does not run, so there --fix comes from
     another machine (--host, -i); this test covers the local flow and the role, not that."""
-    host = start_x86_with_files_of(NANO, "doctor-fix-nano")
+    host = start_x86_with_files_of(NANO, "doctor-fix-nano", provision_extra=True)
     try:
         with standin_apt([matrix.load().release("32.4.3")], arch="amd64") as apt:
             flash_like_jetpack4(host, apt, tmp_path)
             host.install_project()
-            host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
             host.exec(["mkdir", "-p", WORKDIR])
             host.exec(["dpkg", "--purge", CSV_PACKAGES["cudnn.csv"]])
             host.exec(["sh", "-c", f"touch {MARKER} && sleep 1"])
@@ -486,10 +485,9 @@ def test_a_termcolor_fix_changes_termcolor_only_on_a_jetson_row_with_an_exact_nu
     the full python_base's plan (provision --check) keeps that numpy too: the pin is for a
     Python without numpy. An x86 host with the Orin's release files: the row is the Jetson's,
     nothing here depends on the CPU."""
-    host = start_x86_with_files_of(ORIN, "doctor-fix-sets")
+    host = start_x86_with_files_of(ORIN, "doctor-fix-sets", provision_extra=True)
     try:
         host.install_project()
-        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
         host.exec([PYTHON, "-m", "pip", "install", "--quiet", "--break-system-packages",
                    "numpy==1.26.4"], timeout=900)  # fmt: skip
         host.exec(["mkdir", "-p", WORKDIR])
@@ -541,10 +539,9 @@ def test_onnx_comes_with_the_tensorrt_role_where_its_tensorrt_offers_the_onnx_co
     role plans it and installs it once the host's TensorRT offers the ONNX converter: STAND-IN
     bindings 10.3.0 (JetPack 6's) with a STAND-IN libnvinfer.so.10, not from apt here. An x86
     host with the Orin's release files: the row is the Jetson's."""
-    host = start_x86_with_files_of(ORIN, "onnx-set")
+    host = start_x86_with_files_of(ORIN, "onnx-set", provision_extra=True)
     try:
         host.install_project()
-        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
         tag = host.exec([PYTHON, "-c", "import sys; print('cp%d%d' % sys.version_info[:2])"])
         wheel = build_bindings_wheel(TRT_VERSION, tag.stdout.strip(), tmp_path / "trt")
         host.copy_in(

@@ -66,10 +66,9 @@ def provision(host, *args: str):
 
 @pytest.mark.parametrize(("pip_args", "name"), [(["--quiet"], "quiet"), (["-v"], "verbose")])
 def test_an_install_is_a_change_however_much_pip_says(pip_args: list[str], name: str):
-    host = start_x86_with_files_of("orin-r36.4.3", f"pip-report-{name}")
+    host = start_x86_with_files_of("orin-r36.4.3", f"pip-report-{name}", provision_extra=True)
     try:
         host.install_project()
-        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
         assert pip_version(host, "termcolor") is None
         args = json.dumps({"python_base_sets": ["packages"], "pip_packages_args": pip_args})
 
@@ -91,10 +90,9 @@ def test_an_install_is_a_change_however_much_pip_says(pip_args: list[str], name:
 def test_a_set_already_met_asks_pip_nothing():
     """The second run reads the installed termcolor and says so in -v; the pip that the first
     run's install went through is never started again."""
-    host = start_x86_with_files_of("orin-r36.4.3", "pip-not-asked")
+    host = start_x86_with_files_of("orin-r36.4.3", "pip-not-asked", provision_extra=True)
     try:
         host.install_project()
-        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
         pip_dir = host.exec([PYTHON, "-c", "import os, pip; print(os.path.dirname(pip.__file__))"])
         with tempfile.TemporaryDirectory() as folder:
             logger = Path(folder) / "__main__.py"
@@ -125,10 +123,9 @@ def test_a_set_already_met_asks_pip_nothing():
 def test_a_pip_that_fails_after_its_report_is_said_in_pips_words():
     """The summary's error line carries pip's own error (the failed build), and the report pip
     printed before it (every distribution's metadata) is not dumped into the output."""
-    host = start_x86_with_files_of("orin-r36.4.3", "pip-fails")
+    host = start_x86_with_files_of("orin-r36.4.3", "pip-fails", provision_extra=True)
     try:
         host.install_project()
-        host.exec([f"{VENV}/bin/pip", "install", "--quiet", "ansible-core>=2.16"], timeout=900)
         with tempfile.TemporaryDirectory() as folder:
             for name, text in BROKEN_FILES.items():
                 (Path(folder) / name).write_text(text)

@@ -505,7 +505,11 @@ def fleet_inventory(provisioned_x86: Provisioned, x86_b: Host) -> Path:
 def test_fleet_second_host_installs_the_cached_wheel(
     ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host, provisioned_x86: Provisioned
 ):
-    result = run_playbook(ansible, fleet_inventory)
+    """The roles the cache concerns, as a user runs them (`--tags torch,torchvision`): the
+    wheel pairs with the torch the torch role installs. The other roles read nothing of it;
+    their full run on a fresh host is test_provision_x86's, their changed=0 on a provisioned
+    one test_second_run_changes_nothing's."""
+    result = run_playbook(ansible, fleet_inventory, "--tags", "torch,torchvision")
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0
@@ -531,11 +535,15 @@ def test_fleet_second_host_installs_the_cached_wheel(
 def test_torch2trt_without_tensorrt_fails_cleanly(
     ansible: AnsibleEnd, fleet_inventory: Path, x86_b: Host
 ):
+    """torch2trt's own check, before the role changes anything (`--tags torch2trt`: what the
+    other roles would install first is not this rule's, so the host must end unchanged)."""
     result = run_playbook(
-        ansible, fleet_inventory, "--limit", "x86-b", extra_vars={"torch2trt_enabled": True}
-    )
+        ansible, fleet_inventory, "--limit", "x86-b", "--tags", "torch2trt",
+        extra_vars={"torch2trt_enabled": True},
+    )  # fmt: skip
 
     assert result.rc != 0
+    assert result.changed("x86-b") == 0, result.changed_tasks("x86-b")
     message = result.messages()
     assert "torch2trt needs TensorRT's Python bindings" in message
     assert "No module named 'tensorrt'" in message
@@ -560,9 +568,13 @@ def test_docker_restart_failure_restores_daemon_json(
                 "chmod 755 /usr/local/bin/dockerd"])  # fmt: skip
     failing_restart = ["sh", "-c", "echo 'Job for docker.service failed' >&2; exit 1"]
 
+    # docker_runtime's block/rescue alone (`--tags docker_runtime`): the other roles on this
+    # provisioned host change nothing (test_second_run_changes_nothing) and read no daemon.json.
     result = run_playbook(
         ansible,
         inventory,
+        "--tags",
+        "docker_runtime",
         extra_vars={
             "docker_runtime_container_build": False,
             "docker_runtime_restart_command": failing_restart,

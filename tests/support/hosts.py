@@ -337,6 +337,12 @@ def runtime_dependencies() -> list[str]:
         return list(tomllib.load(pyproject)["project"]["dependencies"])
 
 
+def provision_requirements() -> list[str]:
+    """The `provision` extra's requirements (ansible-core), as pyproject.toml declares them."""
+    with (REPO_ROOT / "pyproject.toml").open("rb") as pyproject:
+        return list(tomllib.load(pyproject)["project"]["optional-dependencies"]["provision"])
+
+
 @cache
 def controller_pip_settings() -> dict[str, str]:
     """This machine's pip settings for reaching an index (its config files and PIP_* variables).
@@ -478,6 +484,33 @@ class HostImage:
 
     def _build(self) -> None:
         RuntimeImage(self.spec.debian_arch, self.spec.suite).ensure()
+        self.context.build(self.tag)
+
+
+@dataclass(frozen=True)
+class ProvisionExtraImage:
+    """A host image (`base_host`) whose /opt/jetson-env venv also has the `provision` extra
+    (ansible-core): a host that runs `jetson-env provision` or `doctor --fix` on itself, for the
+    tests whose subject is not installing it (each still installs the working tree's jetson-env,
+    Host.install_project). pip's resolution is an outside input, as for the runtime image."""
+
+    base_host: str
+
+    @cached_property
+    def context(self) -> BuildContext:
+        install = shlex.join([f"{VENV}/bin/pip", "install", "--no-cache-dir",
+                              *provision_requirements()])  # fmt: skip
+        return BuildContext(f"FROM {HostImage(HOSTS[self.base_host]).tag}\nRUN {install}\n")
+
+    @property
+    def tag(self) -> str:
+        return f"jetson-env-host:{self.base_host}-provision-extra-{self.context.digest}"
+
+    def ensure(self) -> str:
+        return _ensure_image(self.tag, self._build)
+
+    def _build(self) -> None:
+        HostImage(HOSTS[self.base_host]).ensure()
         self.context.build(self.tag)
 
 
@@ -736,7 +769,7 @@ class LivedInImage:
             " test -e /usr/lib/python3.11/EXTERNALLY-MANAGED;"
             f" python3 -m venv {LIVED_IN_VENV};"
             f" {LIVED_IN_VENV}/bin/pip install -q --no-cache-dir {torch} {shlex.quote(self.numpy)};"
-            f" {VENV}/bin/pip install -q --no-cache-dir 'ansible-core>=2.16';"
+            f" {VENV}/bin/pip install -q --no-cache-dir {shlex.join(provision_requirements())};"
             # The roles' x86 requirements beyond the venv's numpy: termcolor (python_base's),
             # and onnx (the tensorrt role's: what the smoke's ONNX export needs) with its
             # dependencies.
@@ -782,6 +815,7 @@ def prepare_default_run() -> int:
     from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
 
     jobs = [HostImage(spec).ensure for spec in HOSTS.values()]
+    jobs.append(ProvisionExtraImage("x86-debian12").ensure)
     jobs += [end.ensure for end in (*ANSIBLE_ENDS.values(), JETPACK5, CONTROLLER)]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(job) for job in jobs]
