@@ -18,6 +18,7 @@ TensorRT, torch2trt), torchvision (a long build, covered online) and pycuda (no 
 the hosts).
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -28,6 +29,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import yaml
@@ -47,7 +49,8 @@ from playbook_support import (
     write_inventory,
 )
 from support.ansible_envs import AnsibleEnd
-from support.hosts import VENV, Host
+from support.hosts import HOSTS, VENV, Host, HostImage
+from support.provisioned import ProvisionedState
 
 from jetson_env.bundle.manifest import entry_roles
 
@@ -58,6 +61,19 @@ X86_KEY = "x86_64-x86-cp311"
 APT_REPO = "apt/debian-bookworm-amd64"
 ORIN_KEY = "aarch64-l4t36.4.3-cp311"
 PREFLIGHT_FAILURE = "Fail when the bundle cannot provision this host"
+X86 = "x86-debian12"
+# What provisioning the x86 host from its bundle depends on (the kept state's key, with the
+# host image and the Ansible end).
+PROVISION_INPUTS = (
+    "ansible_collections/jetson_env/jetson",
+    "jetson_env",
+    "playbooks/jetson.yml",
+    "ansible.cfg",
+    "tests/integration/test_bundle_offline.py",
+    "tests/integration/playbook_support.py",
+    "tests/support",
+    "tests/fixtures",
+)
 
 
 def jetson_env(*args: object) -> subprocess.CompletedProcess:
@@ -98,30 +114,26 @@ def work(tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd) -> Path:
     return tmp_path_factory.mktemp(f"bundle-offline-{ansible.name}")
 
 
-@pytest.fixture(scope="module")
-def x86(work: Path) -> Iterator[Host]:
-    host = start_host("x86-debian12", "bundle-x86", network="none")
-    # python_base's apt package is then missing: it can only come from the bundle.
-    host.exec(["dpkg", "--remove", "python3-pip"])
-    yield host
-    remove_host(host)
+def start_offline_x86(name: str, image: str | None = None) -> Host:
+    """An x86 host with no network; a fresh one (no `image`) without python3-pip, so that
+    python_base's apt package can only come from the bundle."""
+    host = start_host(X86, name, image=image, network="none")
+    if image is None:
+        host.exec(["dpkg", "--remove", "python3-pip"])
+    return host
 
 
-@pytest.fixture(scope="module")
-def inventory(work: Path, x86: Host) -> Path:
-    common = {
+def common_vars(work: Path) -> dict:
+    return {
         **OFFLINE_VARS,
         "python_base_matrix_apt_packages": True,
         "torch_lock_file": str(work / "jetson-env.lock.yml"),
         "torch_controller_cache": str(work / "cache" / "torch"),
     }
-    return write_inventory(work / "inventory.yml", {"x86": {"ansible_host": x86.container}}, common)
 
 
-@pytest.fixture(scope="module")
-def bundle_dir(work: Path, inventory: Path) -> Path:
+def make_bundle(directory: Path, inventory: Path) -> Path:
     """Made from the inventory's facts: the host says what target it is."""
-    directory = work / "bundle"
     proc = jetson_env(
         "bundle",
         directory,
@@ -135,6 +147,60 @@ def bundle_dir(work: Path, inventory: Path) -> Path:
     )
     assert proc.returncode == 0, proc.stderr
     return directory
+
+
+@pytest.fixture(scope="module")
+def x86(work: Path) -> Iterator[Host]:
+    host = start_offline_x86("bundle-x86")
+    yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def inventory(work: Path, x86: Host) -> Path:
+    hosts = {"x86": {"ansible_host": x86.container}}
+    return write_inventory(work / "inventory.yml", hosts, common_vars(work))
+
+
+@pytest.fixture(scope="module")
+def bundle_dir(work: Path, inventory: Path) -> Path:
+    return make_bundle(work / "bundle", inventory)
+
+
+@pytest.fixture(scope="module")
+def bundled_state(ansible: AnsibleEnd) -> ProvisionedState:
+    return ProvisionedState(f"{X86}-offline-bundle", ansible.name, PROVISION_INPUTS,
+                            base=HostImage(HOSTS[X86]).tag)  # fmt: skip
+
+
+class Provisioned(NamedTuple):
+    host: Host
+    inventory: Path  # the host as `x86`, with the variables (the bundle's) that provisioned it
+    work: Path  # the controller's folder of that provisioning: its bundle, lock file, caches
+
+
+@pytest.fixture(scope="module")
+def bundled_x86(
+    tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd, bundled_state: ProvisionedState
+) -> Iterator[Provisioned]:
+    """An offline x86 host provisioned from its bundle, whatever test, worker or order asks:
+    a container of the kept state, else one provisioned here (and kept)."""
+    work = tmp_path_factory.mktemp(f"bundle-provisioned-{ansible.name}")
+
+    def provision(host: Host, work: Path) -> dict:
+        hosts = {"x86": {"ansible_host": host.container}}
+        inventory = write_inventory(work / "inventory.yml", hosts, common_vars(work))
+        bundle = make_bundle(work / "bundle", inventory)
+        playbook_vars = {**common_vars(work), **bundle_vars(bundle)}
+        result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle))
+        assert result.rc == 0, result.messages() or result.stderr
+        return playbook_vars
+
+    start = functools.partial(start_offline_x86, "bundle-x86-provisioned")
+    host, playbook_vars = bundled_state.host(work, start, provision)
+    hosts = {"x86": {"ansible_host": host.container}}
+    yield Provisioned(host, write_inventory(work / "inventory.yml", hosts, playbook_vars), work)
+    remove_host(host)
 
 
 def doctor_json(host: Host, check: str, *more: str) -> dict:
@@ -337,7 +403,12 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
 
 @MODULE_ARGUMENTS
 def test_provision_from_the_bundle_with_no_network(
-    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
+    ansible: AnsibleEnd,
+    inventory: Path,
+    bundle_dir: Path,
+    x86: Host,
+    work: Path,
+    bundled_state: ProvisionedState,
 ):
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
 
@@ -360,36 +431,35 @@ def test_provision_from_the_bundle_with_no_network(
     assert out.stdout.strip() == "2.0"
     # The bundle's sha256 was the expected one: nothing recorded on first use.
     assert not (work / "jetson-env.lock.yml").exists()
+    # Provisioned: kept for the tests that need a host provisioned from its bundle.
+    bundled_state.keep(x86, work, {**common_vars(work), **bundle_vars(bundle_dir)})
 
 
 @CHANGE_REPORTING
-def test_second_run_changes_nothing(
-    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host
-):
-    mark(x86)
-    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
+def test_second_run_changes_nothing(ansible: AnsibleEnd, bundled_x86: Provisioned):
+    mark(bundled_x86.host)
+    result = run_playbook(ansible, bundled_x86.inventory)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0, result.changed_tasks("x86")
-    assert paths_changed_since(x86, MARKER) == set()
+    assert paths_changed_since(bundled_x86.host, MARKER) == set()
 
 
 @ROLE_RULE
-def test_a_kept_torch_needs_none_of_torchs_files(
-    ansible: AnsibleEnd, inventory: Path, bundle_dir: Path, x86: Host, work: Path
-):
+def test_a_kept_torch_needs_none_of_torchs_files(ansible: AnsibleEnd, bundled_x86: Provisioned):
     """Issue 34: the host now has the bundle's torch, which the torch role keeps; the same
     bundle without torch's files (its wheel and the dependencies only torch needs) still
     provisions it, with no change. (Before, the preflight checked torch's files before the
     keep decision: 'pip/torch-2.13.0+cpu-...whl: missing'.)"""
-    without = linked_copy(bundle_dir, work / "without-torch")
+    x86, work = bundled_x86.host, bundled_x86.work
+    without = linked_copy(work / "bundle", work / "without-torch")
     artifacts = json.loads((without / "manifest.json").read_text())["artifacts"]
     torch_only = [path for path, entry in artifacts.items() if entry_roles(entry) == ["torch"]]
     assert f"pip/{TORCH_WHEEL_X86.name}" in torch_only and len(torch_only) > 3, torch_only
     for path in torch_only:
         (without / path).unlink()
     mark(x86)
-    result = run_playbook(ansible, inventory, extra_vars=bundle_vars(without))
+    result = run_playbook(ansible, bundled_x86.inventory, extra_vars=bundle_vars(without))
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") == 0, result.changed_tasks("x86")
@@ -400,9 +470,9 @@ def test_a_kept_torch_needs_none_of_torchs_files(
 
 
 @NO_PLAYBOOK
-def test_doctor_inside_the_offline_host_agrees(x86: Host):
-    x86.install_project()
-    report = doctor_json(x86, "termcolor", "--check", "torch")
+def test_doctor_inside_the_offline_host_agrees(bundled_x86: Provisioned):
+    bundled_x86.host.install_project()
+    report = doctor_json(bundled_x86.host, "termcolor", "--check", "torch")
     findings = {f["check"]: f for f in report["findings"]}
     assert findings["termcolor"]["status"] == "ok", findings
     assert "2.13.0+cpu" in findings["torch"]["summary"], findings["torch"]
