@@ -29,9 +29,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from support.bounds import cli_with_bound
 from support.standin_apt import tls_files
 
-from jetson_env.bundle import signing
 from jetson_env.fleet import page as fleet_page
 
 TARBALL = "TensorRT-10.0.0.Linux.x86_64-gnu.cuda-12.4.tar.gz"
@@ -742,10 +742,14 @@ def test_verify_trust_says_what_it_verified(bundle: Path, tmp_path: Path):
     assert data["manifest_sha256"] == manifest_sha256
 
 
+SSH_KEYGEN_BOUND_S = 5  # jetson_env.bundle.signing's, 120 s for users (support.bounds)
+
+
 def test_sign_with_a_passphrase_nobody_types_is_a_clear_error(bundle: Path, tmp_path: Path):
     """A terminal (a pty, the process's controlling one: ssh-keygen asks on /dev/tty) where
     nobody types the key's passphrase: after ssh-keygen's bound, a BundleError that says
-    what it waited for, exit 2 (was a subprocess.TimeoutExpired traceback)."""
+    what it waited for, exit 2 (was a subprocess.TimeoutExpired traceback). The real
+    ssh-keygen, pty and message; only the bound is lowered (support.bounds)."""
     key = tmp_path / "locked"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "not typed", "-f", str(key)],
                    check=True)  # fmt: skip
@@ -754,18 +758,18 @@ def test_sign_with_a_passphrase_nobody_types_is_a_clear_error(bundle: Path, tmp_
     def on_the_terminal() -> None:  # after setsid: the pty becomes the controlling terminal
         fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen([sys.executable, "-m", "jetson_env.cli", "bundle", str(bundle),
-                             "--sign", str(key)], stdin=slave, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=on_the_terminal)  # fmt: skip
+    sign = cli_with_bound("jetson_env.bundle.signing", "SSH_KEYGEN_TIMEOUT_S", SSH_KEYGEN_BOUND_S)
+    proc = subprocess.Popen([*sign, "bundle", str(bundle), "--sign", str(key)], stdin=slave,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=on_the_terminal)  # fmt: skip
     os.close(slave)
     try:
-        stdout, stderr = proc.communicate(timeout=signing.SSH_KEYGEN_TIMEOUT_S + 60)
+        stdout, stderr = proc.communicate(timeout=SSH_KEYGEN_BOUND_S + 60)
     finally:
         os.close(master)
     assert "Traceback" not in stderr + stdout, stderr
     assert proc.returncode == 2, stderr
     said = " ".join(stderr.split())
-    assert f"ssh-keygen did not sign with {key} within" in said
+    assert f"ssh-keygen did not sign with {key} within {SSH_KEYGEN_BOUND_S} s:" in said
     assert "waited for the key's passphrase on the terminal. Nothing was signed." in said
     assert "signature" not in json.loads((bundle / "manifest.json").read_text())

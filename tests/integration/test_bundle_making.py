@@ -5,6 +5,7 @@ preflight uses (jetson_env.bundle.host_plan)."""
 
 import hashlib
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -337,7 +338,10 @@ def plan_files(directory: Path) -> list[str]:
 
 def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
     """pycuda is built on the host: its sdist, its runtime requirements and its PEP 517
-    build requirements, as wheels for the target, so pip builds it with --no-index."""
+    build requirements, as wheels for the target, so pip builds it with --no-index. Its
+    setup reads its build defaults as on a host (the pycuda role writes them to
+    /etc/aksetup-defaults.py; here the user's ~/.aksetup-defaults.py in a HOME of the
+    test's): without any, it counts down 10 s, twice, for a Ctrl-C."""
     matrix = matrix_mod.load()
     target = targets.BundleTarget("x86_64", PY, targets.controller_glibc())
     result = bundle.make(tmp_path / "b", matrix, [target], ["pycuda"])
@@ -345,6 +349,9 @@ def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
     assert {"pycuda", "pytools", "platformdirs", "mako", "setuptools", "numpy"} <= names
     sdist = next(p for p in result.manifest["artifacts"] if p.startswith("pip/pycuda-"))
     assert sdist.endswith(f"pycuda-{matrix.pycuda_for(PY)}.tar.gz")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".aksetup-defaults.py").write_text("# pycuda's defaults, as its role's siteconf\n")
     proc = subprocess.run(
         [
             sys.executable,
@@ -363,6 +370,7 @@ def test_pycuda_sdist_comes_with_its_build_requirements(tmp_path: Path):
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "HOME": str(home)},
     )
     assert proc.returncode == 0, proc.stderr
 

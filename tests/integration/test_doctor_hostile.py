@@ -29,6 +29,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from support.bounds import cli_with_bound
 from support.pythons import interpreter, required
 from support.signals import sigint_as_in_a_terminal
 
@@ -78,13 +79,17 @@ class Run:
         stdin=subprocess.DEVNULL,
         target: Path | None = None,
         memory: int | None = None,
+        bound: tuple[str, str, int] | None = None,
     ):
-        """`memory`: the address space (bytes) the command and what it starts may use."""
+        """`memory`: the address space (bytes) the command and what it starts may use;
+        `bound`: (module, attribute, seconds), one of the CLI's bounds lowered for this
+        command (support.bounds)."""
         self.case = uuid.uuid4().hex
         self.target = target
         self.before = snapshot(target) if target else None
+        command = cli_with_bound(*bound) if bound else [sys.executable, "-m", "jetson_env.cli"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "jetson_env.cli", "--no-color", *args],
+            [*command, "--no-color", *args],
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -483,9 +488,10 @@ def closed_port() -> int:
         return sock.getsockname()[1]
 
 
-def ssh_doctor(home: Path, host: str, *args, exit_code=3) -> Run:
+def ssh_doctor(home: Path, host: str, *args, exit_code=3, **kwargs) -> Run:
     env = {"HOME": str(home), "SSH_AUTH_SOCK": ""}
-    return doctor("--json", "--host", host, *args, env=env, exit_code=exit_code, target=home)
+    return doctor("--json", "--host", host, *args, env=env, exit_code=exit_code, target=home,
+                  **kwargs)  # fmt: skip
 
 
 @pytest.mark.parametrize(

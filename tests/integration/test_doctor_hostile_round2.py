@@ -182,10 +182,15 @@ def test_known_hosts_that_is_a_fifo_does_not_block(home):  # noqa: F811
     assert one_finding(run)["summary"] == f"cannot reach u@127.0.0.1:{port}: Connection refused"
 
 
+BANNER_BOUND_S = 3  # jetson_env.remote's CONNECT_TIMEOUT, 15 s for users (support.bounds)
+
+
 def test_a_listener_that_says_nothing_is_named_as_such(home):  # noqa: F811
     listener = Listener(b"", hold=True)
-    finding = one_finding(ssh_doctor(home, f"u@127.0.0.1:{listener.port}"))
-    assert "accepted the connection but sent no SSH banner" in finding["summary"]
+    bound = ("jetson_env.remote", "CONNECT_TIMEOUT", BANNER_BOUND_S)
+    finding = one_finding(ssh_doctor(home, f"u@127.0.0.1:{listener.port}", bound=bound))
+    assert (f"accepted the connection but sent no SSH banner within {BANNER_BOUND_S}s: no SSH "
+            "server answers there") in finding["summary"]  # fmt: skip
     assert "No existing session" not in finding["summary"]
 
 

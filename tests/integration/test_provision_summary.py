@@ -44,11 +44,13 @@ def closed_index() -> str:
 @pytest.fixture(scope="module")
 def inventory(tmp_path_factory: pytest.TempPathFactory, x86: Host, closed_index: str) -> Path:
     """`x86` as the user's inventory names it; `offline`, the same host with an index that
-    does not answer in pip_packages_args (the user's own knob for every pip install)."""
+    does not answer in pip_packages_args (the user's own knob for every pip install), and
+    pip's --retries 1 as a user who knows the index is out of reach would say it: one retry
+    warning, not five with their back-off (7.5 s of sleeping per pip call)."""
     folder = tmp_path_factory.mktemp("provision-summary")
     host = {"ansible_connection": "community.docker.docker", "ansible_host": x86.container,
             "ansible_python_interpreter": "/usr/bin/python3", "ansible_become": False}  # fmt: skip
-    offline = {**host, "pip_packages_args": ["--index-url", closed_index]}
+    offline = {**host, "pip_packages_args": ["--index-url", closed_index, "--retries", "1"]}
     path = folder / "fleet.yml"
     path.write_text(yaml.safe_dump({"all": {"hosts": {"x86": host, "offline": offline}}}))
     return path

@@ -5,7 +5,8 @@ Read through this machine's pip configuration with `pip install --dry-run --no-d
 which fetches only the wheel's metadata file, never the wheel. The machine's pip constraints
 are left out for this read: a cap on what may be installed here is not what the index
 serves. A release's metadata never changes, so each is read once into .cache/ (a cold run
-reads 29 in about 40 s on 2 busy cores, a warm one none).
+makes one pip call per release, 49, about 50 s of CPU, most of it pip's own start; a warm
+one none).
 """
 
 import json
@@ -27,8 +28,11 @@ from jetson_env.pairing import requires_admit
 
 M = matrix.load()
 CACHE = Path(__file__).parents[2] / ".cache" / "torchvision-requires-dist"
-# Old releases have wheels only for old Pythons, new ones only for new Pythons.
+# Old releases have wheels only for old Pythons, new ones only for new Pythons: each release
+# tries first the Python its wheels likely have (0.12 is the first with cp310 wheels), then
+# the other, so a cold read makes one pip call per release, not two for the old ones.
 PYTHONS = ("3.10", "3.8")
+FIRST_CP310 = Version("0.12")
 
 
 def read_requires_dist(release: str) -> str:
@@ -37,7 +41,7 @@ def read_requires_dist(release: str) -> str:
     if cached.exists():
         return json.loads(cached.read_text())["torch"]
     errors = []
-    for python in PYTHONS:
+    for python in PYTHONS if Version(release) >= FIRST_CP310 else PYTHONS[::-1]:
         with tempfile.TemporaryDirectory() as target:
             proc = subprocess.run(
                 [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps",
