@@ -30,6 +30,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from support.bounds import cli_with_bound
+from support.signals import sigint_as_in_a_terminal
 from support.standin_apt import tls_files
 
 from jetson_env.fleet import page as fleet_page
@@ -391,7 +392,8 @@ def test_ctrl_c_or_sigterm_ends_a_download_within_a_second(
     before = json.loads((directory / "manifest.json").read_text())
     env = {**os.environ, "SSL_CERT_FILE": str(tls_files().bundle)}
     proc = subprocess.Popen([sys.executable, "-c", SLOW_BUNDLE, str(directory), trickle_url],
-                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=sigint_as_in_a_terminal)  # fmt: skip
     part = directory / "files" / ".TensorRT-slow.tar.gz.part"
     deadline = time.monotonic() + 60
     while not (part.exists() and part.stat().st_size > 4096):
