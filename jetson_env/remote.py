@@ -32,12 +32,14 @@ from jetson_env.targets import (
     LineCallback,
     StreamCollector,
     Unreachable,
+    cancel_all,
     framed,
     launch_command,
 )
 from jetson_env.user_files import read_bounded
 
 CONNECT_TIMEOUT = 15
+CHANNEL_CLOSE_WAIT = 5  # seconds an interrupted run waits for its channel to close
 IDENTITY_LIMIT = 1 << 20  # bytes: a private key is a few KB
 KNOWN_HOSTS_LIMIT = 64 << 20  # bytes read of a known_hosts file
 REASON_CHARS = 200  # of what a peer said, in a finding
@@ -352,11 +354,34 @@ class SSHTarget:
                     f"the SSH connection to {self.address} is closed", remedy=self._retry()
                 )
         status = ExitStatus(on_line)
-        channel = self._open(transport, command, framed(script), deadline)
+        answer: list = []
+
+        def work() -> None:
+            try:
+                channel = self._open(transport, command, framed(script), deadline)
+                try:
+                    answer.append(self._collect(channel, deadline, status))
+                finally:
+                    channel.close()  # the remote `cat` sees EOF: what the command started ends
+            except BaseException as exc:  # raised below, in the caller's thread
+                answer.append(exc)
+
+        # paramiko runs in a thread of its own, so that Ctrl-C (or SIGTERM) lands in this
+        # wait, never between one of paramiko's lock acquires and its `try`: that left the
+        # channel's buffer locked, and closing the channel then waited on it forever.
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
         try:
-            return self._collect(channel, deadline, status)
-        finally:
-            channel.close()  # the remote `cat` sees EOF: everything the command started ends
+            while worker.is_alive():
+                worker.join(POLL_SECONDS * 5)
+        except BaseException:
+            cancel_all()  # the worker sees it, ends its collecting and closes the channel
+            worker.join(CHANNEL_CLOSE_WAIT)
+            raise
+        (result,) = answer
+        if isinstance(result, BaseException):
+            raise result
+        return result
 
     def _open(self, transport, command: str, data: bytes, deadline: Deadline):
         """A session channel running `command`, `data` sent on its stdin: every step

@@ -206,6 +206,13 @@ def remote_torch() -> Iterator[Callable[[str], None]]:
     docker("exec", CONTAINER, "rm", "-rf", f"{site}/torch")
 
 
+@pytest.fixture(autouse=True)
+def no_probe_left_by_another_test(sshd: SSHHost) -> None:
+    """Each test starts on a host without probe processes: one that another test left
+    behind is that test's failure (each asserts it leaves none), not this one's."""
+    docker("exec", CONTAINER, "sh", "-c", "pkill -KILL -f '[i]mport os, sys|^sleep 613' || true")
+
+
 def remote_probe_processes() -> list[str]:
     """Probe interpreters still running on the remote host (BOOTSTRAP is on their command line)."""
     found = docker("exec", CONTAINER, "sh", "-c", "pgrep -af 'import os, sys' || true")
@@ -258,6 +265,72 @@ def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_to
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=10)
     assert run.returncode == 130
+    assert "Traceback" not in stderr
+    deadline = time.monotonic() + 10
+    while remote_probe_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert remote_probe_processes() == []
+
+
+# Ctrl-C at paramiko's worst moment, made certain: just after a channel buffer's lock is
+# taken by the thread that reads the channel, before the `try` that releases it.
+CTRL_C_AFTER_A_LOCK = """
+import os, signal, sys, threading
+import paramiko
+import paramiko.buffered_pipe as pipes
+ARMED = sys.argv.pop(1)  # a file: the Ctrl-C comes at the first such moment after it exists
+
+class Tripwire:
+    def __init__(self, lock):
+        self.lock = lock
+    def acquire(self, *args):
+        taken = self.lock.acquire(*args)
+        reader = not isinstance(threading.current_thread(), paramiko.Transport)
+        if taken and reader and os.path.exists(ARMED):
+            os.unlink(ARMED)
+            signal.raise_signal(signal.SIGINT)  # raised in the main thread at its next step
+        return taken
+    def release(self):
+        self.lock.release()
+
+def init(self, original=pipes.BufferedPipe.__init__):
+    original(self)
+    self._lock = Tripwire(self._lock)
+    self._cv = threading.Condition(self._lock)
+
+pipes.BufferedPipe.__init__ = init
+from jetson_env.cli import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_inside_paramiko_still_ends_the_doctor(known: Path, sshd: SSHHost, remote_torch):
+    """A Ctrl-C that lands between one of paramiko's lock acquires and its `try` left that
+    lock held: closing the channel then waited on it forever (a flake of the test above
+    under load, made certain here). The doctor ends with 130 and the remote probes too."""
+    imported = "/tmp/torch-imported"
+    docker("exec", CONTAINER, "rm", "-f", imported)
+    remote_torch(f"import pathlib, time\npathlib.Path({imported!r}).touch()\ntime.sleep(600)")
+    armed = known / "armed"
+    run = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_AFTER_A_LOCK, str(armed), "doctor", "--json",
+         "--host", sshd.address, "--python", REMOTE_PYTHON, "--check", "torch"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=known,
+        env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
+        preexec_fn=sigint_as_in_a_terminal,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while docker("exec", CONTAINER, "sh", "-c", f"ls {imported} || true") == "":
+        assert time.monotonic() < deadline, "the remote probe never started"
+        time.sleep(0.2)
+    armed.touch()
+    try:
+        _, stderr = run.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        raise AssertionError("the doctor did not end within 20 s of Ctrl-C") from None
+    assert not armed.exists(), "the Ctrl-C never came"
+    assert run.returncode == 130, stderr
     assert "Traceback" not in stderr
     deadline = time.monotonic() + 10
     while remote_probe_processes() and time.monotonic() < deadline:
@@ -360,7 +433,6 @@ def test_a_remote_interpreter_that_never_starts_leaves_nothing(
     the startup watchdog's heartbeat on stdout finds the closed connection). Before, the
     setsid child stayed for its whole sleep, and through Ansible the run's whole tree
     stayed until the budget watchdog (its STARTUP_EXPIRED write died of SIGPIPE)."""
-    docker("exec", CONTAINER, "sh", "-c", "pkill -KILL -f '^sleep 613' || true")  # an earlier run's
     docker("exec", CONTAINER, "sh", "-c",
            f"printf '#!/bin/sh\\nsetsid sleep 613 &\\nsleep 613\\nexec python3 \"$@\"\\n' "
            f"> {HANGING_PYTHON} && chmod +x {HANGING_PYTHON}")  # fmt: skip
