@@ -273,3 +273,44 @@ def test_write_checked_dates_a_matrix_every_source_agrees_with(tmp_path):
     proc = refresh("--offline", "--matrix", str(path), "--write-checked")
     assert proc.returncode == 2 and "--write-checked needs PyPI compared" in proc.stderr
     assert path.read_text(encoding="utf-8") == old
+
+
+# cuda-python per Python as pip's index listed it on 2026-11-29 (`pip index versions cuda-python
+# --python-version X --only-binary :all:`): 13.0.3 the newest for 3.9, 13.4.4 for 3.10 on.
+CUDA_PYTHON_TODAY = {
+    "3.9": ["13.0.3", "13.0.2", "12.9.10"],
+    **{python: ["13.4.4", "13.4.1", "13.0.3", "12.9.10"]
+       for python in ("3.10", "3.11", "3.12", "3.13", "3.14")},
+}  # fmt: skip
+
+
+def cuda_python_drift(tmp_path, by_python) -> list[str]:
+    data = outside_facts_as_the_matrix_has_them(matrix_mod.load())
+    data["cuda_python_by_python"] = by_python
+    versions = tmp_path / "versions.json"
+    versions.write_text(json.dumps(data))
+    proc = refresh("--versions", str(versions))
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return proc.stdout.splitlines()[3:]
+
+
+def test_cuda_python_per_python_as_the_index_has_it_is_quiet(tmp_path):
+    """Issue 57 fact 3: a cuda-python 13.5 for Python >=3.11 only is what the matrix says."""
+    assert cuda_python_drift(tmp_path, CUDA_PYTHON_TODAY) == []
+    newer = {p: (["13.5.0"] if Version(p) >= Version("3.11") else []) + v
+             for p, v in CUDA_PYTHON_TODAY.items()}  # fmt: skip
+    assert cuda_python_drift(tmp_path, newer) == []
+
+
+def test_a_python_a_new_cuda_python_line_leaves_behind_is_drift(tmp_path):
+    """cuda-python 13.6 requiring Python >=3.12 would leave 3.11 on 13.5 while the matrix gives
+    it 13.*; a 13.5 for 3.10 would make its 13.4 line stale."""
+    by_python = {p: ["13.5.0", *v] for p, v in CUDA_PYTHON_TODAY.items() if p != "3.9"}
+    by_python.update({p: ["13.6.0", *v] for p, v in by_python.items()
+                      if Version(p) >= Version("3.12")})  # fmt: skip
+    assert cuda_python_drift(tmp_path, by_python) == [
+        "- Python 3.10's newest cuda-python 13 is 13.5.0; the matrix gives it cuda-python==13.4.*:"
+        " packages.cuda_python.last_for_python",
+        "- cuda-python 13.6.0 has no release for Python 3.11 (newest there 13.5.0), yet the matrix"
+        " gives it cuda-python==13.*: packages.cuda_python.last_for_python",
+    ]

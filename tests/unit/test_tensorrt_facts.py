@@ -115,6 +115,14 @@ def test_tensorrt_11_5_on_jetpack_7_2_2_is_accepted_saying_nvidia_has_not_confir
     )
     option = MATRIX.tensorrt_options(MATRIX.releases["39.2.2"])[-1]
     assert (option["version"], "unconfirmed" in option["from"]) == ("11.5", True)
+    # Only from R39.2.2 on: on R39.2.1 it is the release's TensorRT that is missing.
+    earlier = jetson("39.2.1", "tegra234", tensorrt=loaded("11.5.0"), torch=torch("2.14.1"))
+    (finding,) = BY_NAME["libnvinfer"].run(earlier)
+    assert (finding.status, "but L4T R39.2.1 ships TensorRT 10.16" in finding.summary) == (
+        "warn",
+        True,
+    )
+    assert "unconfirmed" not in " ".join([finding.summary, *finding.details])
 
 
 @pytest.mark.parametrize(
