@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 
 from jetson_env import probing, targets
+from jetson_env.exit_codes import EXIT_INTERRUPTED
 
 QUIET = ("-q", "--quiet", "--verbose")  # and -v, -vv ...: what changes no probe
 # What a plain doctor's checks read (doctor.needed_probes of doctor.select(None)), the smoke
@@ -64,10 +65,13 @@ def begin(argv: list[str]) -> None:
 
 def main() -> int:
     """The `jetson-env` command: the head start, then the command line (jetson_env.cli)."""
-    begin(sys.argv[1:])
     try:
+        begin(sys.argv[1:])
         from jetson_env import cli
 
         return cli.main()
+    except KeyboardInterrupt:  # before the command handles it: during its imports
+        sys.stderr.write("error: interrupted\n")
+        return EXIT_INTERRUPTED
     finally:
         targets.end_early()

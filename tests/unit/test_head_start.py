@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from support.signals import sigint_as_in_a_terminal
 
 from jetson_env import doctor, head_start, probing, targets
 
@@ -137,3 +138,20 @@ def test_a_launcher_no_run_took_is_ended():
 )
 def test_which_command_lines_are_a_plain_doctor(argv, expected):
     assert head_start.plain_doctor(argv) == expected
+
+
+def test_ctrl_c_during_the_command_lines_imports_is_an_interruption(tmp_path: Path):
+    """Ctrl-C in the first half second, while the command line is still imported (here the
+    real SIGINT, raised as jetson_env.cli's import begins): exit 130 and one line, as later,
+    not KeyboardInterrupt's traceback."""
+    ctrl_c = WATCHED.replace(
+        "sys.addaudithook(hook)",
+        "import signal\n"
+        'sys.addaudithook(lambda event, args: event == "import" and args[0] == "jetson_env.cli"'
+        " and signal.raise_signal(signal.SIGINT))",
+    )
+    proc = subprocess.run([sys.executable, "-c", ctrl_c, "doctor", "--no-smoke"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          preexec_fn=sigint_as_in_a_terminal)  # fmt: skip
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "error: interrupted\n"
