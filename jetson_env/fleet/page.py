@@ -20,7 +20,7 @@ from typing import Any
 
 from jetson_env import pages
 from jetson_env.findings import SEVERITY, worst_of
-from jetson_env.terminal import SUMMARY_WORDS, clean, fleet_fix_heading
+from jetson_env.terminal import SUMMARY_WORDS, checked, clean, fleet_fix_heading
 
 FORMATS = (".html", ".md")
 # Worst first (a host's statuses, then a check's skip), darker the worse.
@@ -275,7 +275,7 @@ def _numbers(report: dict[str, Any]) -> dict[str, int]:
 def host_html(report: dict[str, Any]) -> str:
     e = html.escape
     numbers = _numbers(report)
-    out = [*pages.header(f"jetson-env doctor: {report['target']}", HOST_COLOURS, HOST_MEANINGS,
+    out = [*pages.header(f"jetson-env doctor: {checked(report)}", HOST_COLOURS, HOST_MEANINGS,
                          host_summary(report)),
            '<div class="scroll"><table id="findings"><thead><tr>',
            *(f"<th>{column}</th>" for column in HOST_COLUMNS[1:]),
@@ -305,7 +305,7 @@ def host_html(report: dict[str, Any]) -> str:
 
 def host_markdown(report: dict[str, Any]) -> str:
     numbers = _numbers(report)
-    title = f"jetson-env doctor: {md_text(report['target'])}"
+    title = f"jetson-env doctor: {md_text(checked(report))}"
     out = [*pages.markdown_header(title, HOST_MEANINGS, md_text, host_summary(report)), "",
            "| " + " | ".join(HOST_COLUMNS) + " |", "|" + "---|" * len(HOST_COLUMNS)]  # fmt: skip
     for finding in report["findings"]:

@@ -42,7 +42,9 @@ def test_the_hosts_page_in_a_browser(made: Path, width: int):
     report = json.loads((made / "report.json").read_text())
     shown = show(made / "one.html", width, STATUSES)
     assert shown.scroll_width <= shown.width == width, "the page is wider than the window"
-    assert shown.title == f"jetson-env doctor: {report['target']}"
+    python = report["platform"]["python"]  # the interpreter checked, as the terminal heads it
+    assert shown.title == (f"jetson-env doctor: {report['target']}: {python['executable']}, "
+                           f"Python {python['version']}")  # fmt: skip
     assert [status for status, _ in shown.legend] == STATUSES
     legend = dict(shown.legend)
     for status, colours in shown.painted.items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,24 @@ def test_the_heading_names_the_interpreter_the_probes_ran_in(bare: Path, tmp_pat
                                cwd=tmp_path / "here", path_first=bare).stdout)  # fmt: skip
     assert report["target"] == "local (python3)"  # the JSON keeps the target as asked
     assert report["platform"]["python"]["executable"] == f"{bare}/python3"
+
+
+@pytest.mark.parametrize("page", ["one.md", "one.html"])
+def test_the_one_host_pages_heading_names_the_interpreter_too(page, bare: Path, tmp_path: Path):
+    """`doctor --report FILE` (the page for this machine) heads the page as the terminal
+    heads its table: main's page kept `local (python3)` without the interpreter checked."""
+    here = tmp_path / "here"
+    done = doctor("--quick", "--check", "platform", "--python", "python3", "--report", page,
+                  cwd=here, path_first=bare)  # fmt: skip
+    assert f"report written to {page}" in done.stderr.splitlines(), done.stderr
+    heading = f"jetson-env doctor: local (python3): {bare}/python3, Python "
+    heading += platform.python_version()
+    text = (here / page).read_text()
+    if page.endswith(".md"):
+        shown = re.sub(r"\\(.)", r"\1", text.splitlines()[0])  # as Markdown shows it
+        assert shown == f"# {heading}", text[:500]
+    else:
+        assert f"<title>{heading}</title>" in text and f"<h1>{heading}</h1>" in text, text[:800]
 
 
 def test_quick_without_torch_names_torchs_install_once(bare: Path, with_a_gpu: Path,
