@@ -110,6 +110,31 @@ def test_the_one_host_pages_heading_names_the_interpreter_too(page, bare: Path, 
         assert f"<title>{heading}</title>" in text and f"<h1>{heading}</h1>" in text, text[:800]
 
 
+@pytest.mark.parametrize("page", ["one.md", "one.html"])
+def test_the_one_host_page_says_which_role_applies_a_fix_as_the_terminal_does(
+    page, bare: Path, tmp_path: Path
+):
+    """termcolor missing in a bare venv: the terminal prints the pip fix and `or the
+    playbook's role python_base: JETSON-ENV doctor --python BARE --fix python_base`; the
+    page (main: the pip fix only) carries the same line, its command whole in a block."""
+    here, python = tmp_path / "here", str(bare / "python")
+    args = ("--check", "termcolor", "--python", python)
+    said = doctor(*args, cwd=here).stdout.splitlines()
+    (line,) = [line for line in said if "or the playbook's role python_base: " in line]
+    again = line.split("or the playbook's role python_base: ", 1)[1]
+    assert again.endswith(f"jetson-env doctor --python {python} --fix python_base"), line
+    done = doctor(*args, "--report", page, cwd=here)
+    assert f"report written to {page}" in done.stderr.splitlines(), done.stderr
+    text = (here / page).read_text()
+    if page.endswith(".md"):
+        lines = text.splitlines()
+        at = lines.index("or the playbook's role python\\_base:")
+        assert lines[at + 2 : at + 5] == ["```", again, "```"], lines[at:]
+    else:
+        assert ("<p class=\"note\">or the playbook's role python_base:</p>"
+                f'<pre class="fix">{again}</pre>') in text, text[-1500:]  # fmt: skip
+
+
 def test_quick_without_torch_names_torchs_install_once(bare: Path, with_a_gpu: Path,
                                                         tmp_path: Path):  # fmt: skip
     """--quick where torch is absent: torch's install was listed twice (its own fix and the
