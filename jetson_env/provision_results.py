@@ -115,7 +115,7 @@ def summary(results: dict, *, check: bool) -> dict[str, Any]:
         )  # fmt: skip
         roles = [
             {"role": role, "said": tally.get("said", []), "changed": tally["changed"],
-             "failed": tally["failed"] if status == "failed" else [],
+             "failed": tally["failed"] if status in ("failed", "unreachable") else [],
              "ok": tally["ok"], "skipped": tally["skipped"]}
             for role, tally in results.get("roles", {}).get(host, {}).items()
         ]  # fmt: skip
@@ -131,8 +131,9 @@ def summary(results: dict, *, check: bool) -> dict[str, Any]:
 
 def lines(summary_: dict[str, Any]) -> list[tuple[str, str | None]]:
     """The summary as (line, style) for the terminal: a line per host, a line per role that
-    changed (its own words, then the names of the changed tasks they do not cover), failed or
-    ran with nothing to change, the error, and the roles never reached."""
+    changed (its own words, then the names of the changed tasks they do not cover), failed (or
+    where the host stopped answering) or ran with nothing to change, the error, and the roles
+    never reached."""
     changed = "would change" if summary_["check"] else "changed"
     title = "--check: what would change" if summary_["check"] else "what changed"
     out: list[tuple[str, str | None]] = [(f"Summary per host ({title}):", "bold")]
@@ -148,7 +149,8 @@ def lines(summary_: dict[str, Any]) -> list[tuple[str, str | None]]:
             what = [*role["said"], *([f"{changed}: {'; '.join(role['changed'])}"]
                                      if role["changed"] else [])]  # fmt: skip
             if role["failed"]:
-                what.append(f"failed at {', '.join(role['failed'])}")
+                stopped = "unreachable" if status == "unreachable" else "failed"
+                what.append(f"{stopped} at {', '.join(role['failed'])}")
             elif not what and role["ok"]:
                 what.append("nothing to change")
             if what:

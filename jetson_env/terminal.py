@@ -84,6 +84,16 @@ def checked(report: dict[str, Any]) -> str:
     return f"{report['target']}: {python['executable']}{version}"
 
 
+def role_fixes(report: dict[str, Any], target: Sequence[str] = ()) -> dict[str, tuple[str, str]]:
+    """Each fix a playbook role applies too (command -> (role, the `doctor --fix ROLE` line
+    that runs it on the same `target`, fixing.target_options, by this jetson-env's path)):
+    the terminal and the one-host page print it under the fix."""
+    roles = {f["remedy"]: f["playbook"]["role"] for f in report["findings"] if f.get("playbook")}
+    return {command: (role, installed.command(shlex.join(["jetson-env", "doctor", *target,
+                                                          "--fix", role])))
+            for command, role in roles.items()}  # fmt: skip
+
+
 class Terminal:
     def __init__(self, *, as_json: bool = False, verbosity: int = 0):
         # NO_COLOR (no-color.org; --no-color sets it): plain text as a pipe gets it, no
@@ -170,9 +180,8 @@ class Terminal:
                         table.add_row("", "", "", f"  {clean(line)}", "", style="dim")
         self.out.print(table)
         if report["fixes"]:
-            roles = {f["remedy"]: f["playbook"]["role"] for f in report["findings"]
-                     if f.get("playbook")}  # fmt: skip
-            self.fixes("Fixes, in the order to apply them:", report["fixes"], roles, target)
+            self.fixes("Fixes, in the order to apply them:", report["fixes"],
+                       role_fixes(report, target))  # fmt: skip
         if bundle is not None:
             self.bundle_advice(bundle)
         counts = report["counts"]
@@ -186,12 +195,11 @@ class Terminal:
         self,
         title: str,
         fixes: list[dict[str, Any]],
-        roles: dict[str, str] | None = None,
-        target: Sequence[str] = (),
+        roles: dict[str, tuple[str, str]] | None = None,
     ) -> None:
         """Each fix whole, numbered, after the checks it fixes (nothing to type is split);
-        where a role applies the same fix (`roles`: command -> role), the `doctor --fix` line
-        that runs it on the same `target` (fixing.target_options)."""
+        where a role applies the same fix (`roles`: role_fixes), the `doctor --fix` line that
+        runs it."""
         self.out.print(title, style="bold")
         for fix in fixes:
             self.out.print(f"{fix['number']}. {', '.join(fix['checks'])}:", soft_wrap=True)
@@ -199,11 +207,8 @@ class Terminal:
             self.out.print(clean(fix["command"]), soft_wrap=True, style=style)
             if fix.get("note"):  # words that go with the command, apart from it
                 self.out.print(f"   {clean(fix['note'])}", soft_wrap=True)
-            role = (roles or {}).get(fix["command"])
-            if role:
-                again = installed.command(
-                    shlex.join(["jetson-env", "doctor", *target, "--fix", role])
-                )
+            if fix["command"] in (roles or {}):
+                role, again = roles[fix["command"]]
                 self.out.print(f"   or the playbook's role {role}: {again}", soft_wrap=True,
                                style="dim")  # fmt: skip
 

@@ -85,10 +85,13 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         return report
     show_report(args, term, report)
     if args.report:
+        from jetson_env import fixing
         from jetson_env.fleet import page as doctor_pages
 
         page = doctor_pages.host_render(report.as_dict(), Path(args.report).suffix,
-                                 [*(args.engines or []), args.bundle])  # fmt: skip
+                                        [*(args.engines or []), args.bundle],
+                                        fixing.target_options(args.host, args.identity,
+                                                              args.python))  # fmt: skip
         return write_report(term, args.report, page, report.exit_code)
     return report.exit_code
 

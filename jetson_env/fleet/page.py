@@ -20,7 +20,7 @@ from typing import Any
 
 from jetson_env import pages
 from jetson_env.findings import SEVERITY, worst_of
-from jetson_env.terminal import SUMMARY_WORDS, clean, fleet_fix_heading
+from jetson_env.terminal import SUMMARY_WORDS, checked, clean, fleet_fix_heading, role_fixes
 
 FORMATS = (".html", ".md")
 # Worst first (a host's statuses, then a check's skip), darker the worse.
@@ -259,23 +259,27 @@ def host_summary(report: dict[str, Any]) -> str:
     return f"{report['status'].upper()}: {', '.join(parts)} (exit code {report['exit_code']})"
 
 
-def host_render(report: dict[str, Any], suffix: str, paths: list[str | None]) -> str:
+def host_render(report: dict[str, Any], suffix: str, paths: list[str | None],
+                target: list[str]) -> str:  # fmt: skip
     """`doctor --report FILE` without -i: one host's report as its page, the findings by area
-    with their statuses and each one's fix number, then every fix whole. `paths`: files of
+    with their statuses and each one's fix number, then every fix whole with the role that
+    applies it too (`target`: fixing.target_options, as the terminal's). `paths`: files of
     this machine the report names (--engines folders, the bundle), named relative to the
     folder the page was made in."""
     report = pages.relative_paths(neutral(report), paths)
-    return host_html(report) if suffix.lower() == ".html" else host_markdown(report)
+    roles = role_fixes(report, target)
+    return (host_html(report, roles) if suffix.lower() == ".html"
+            else host_markdown(report, roles))  # fmt: skip
 
 
 def _numbers(report: dict[str, Any]) -> dict[str, int]:
     return {fix["command"]: fix["number"] for fix in report["fixes"]}
 
 
-def host_html(report: dict[str, Any]) -> str:
+def host_html(report: dict[str, Any], roles: dict[str, tuple[str, str]]) -> str:
     e = html.escape
     numbers = _numbers(report)
-    out = [*pages.header(f"jetson-env doctor: {report['target']}", HOST_COLOURS, HOST_MEANINGS,
+    out = [*pages.header(f"jetson-env doctor: {checked(report)}", HOST_COLOURS, HOST_MEANINGS,
                          host_summary(report)),
            '<div class="scroll"><table id="findings"><thead><tr>',
            *(f"<th>{column}</th>" for column in HOST_COLUMNS[1:]),
@@ -298,14 +302,18 @@ def host_html(report: dict[str, Any]) -> str:
         for fix in report["fixes"]:
             out.append(f'<h4 id="fix-{fix["number"]}">Fix {fix["number"]}, '
                        f"{e(', '.join(fix['checks']))}</h4>{_fix_body(fix)}")  # fmt: skip
+            if fix["command"] in roles:
+                role, again = roles[fix["command"]]
+                out.append(f'<p class="note">or the playbook\'s role {e(role)}:</p>'
+                           f'<pre class="fix">{e(again)}</pre>')  # fmt: skip
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
 
-def host_markdown(report: dict[str, Any]) -> str:
+def host_markdown(report: dict[str, Any], roles: dict[str, tuple[str, str]]) -> str:
     numbers = _numbers(report)
-    title = f"jetson-env doctor: {md_text(report['target'])}"
+    title = f"jetson-env doctor: {md_text(checked(report))}"
     out = [*pages.markdown_header(title, HOST_MEANINGS, md_text, host_summary(report)), "",
            "| " + " | ".join(HOST_COLUMNS) + " |", "|" + "---|" * len(HOST_COLUMNS)]  # fmt: skip
     for finding in report["findings"]:
@@ -320,4 +328,7 @@ def host_markdown(report: dict[str, Any]) -> str:
         text = pages.md_inline(fix["command"], md_text) if fix["words"] else fence(fix["command"])
         out += ["", f"Fix {fix['number']}, {md_text(', '.join(fix['checks']))}:", "", text]
         out += ["", pages.md_inline(fix["note"], md_text)] if fix.get("note") else []
+        if fix["command"] in roles:
+            role, again = roles[fix["command"]]
+            out += ["", f"or the playbook's role {md_text(role)}:", "", fence(again)]
     return "\n".join(out) + "\n"

@@ -7,6 +7,7 @@ saying the same. No Docker, no Ansible."""
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,9 @@ def test_the_hosts_page_in_a_browser(made: Path, width: int):
     report = json.loads((made / "report.json").read_text())
     shown = show(made / "one.html", width, STATUSES)
     assert shown.scroll_width <= shown.width == width, "the page is wider than the window"
-    assert shown.title == f"jetson-env doctor: {report['target']}"
+    python = report["platform"]["python"]  # the interpreter checked, as the terminal heads it
+    assert shown.title == (f"jetson-env doctor: {report['target']}: {python['executable']}, "
+                           f"Python {python['version']}")  # fmt: skip
     assert [status for status, _ in shown.legend] == STATUSES
     legend = dict(shown.legend)
     for status, colours in shown.painted.items():
@@ -54,7 +57,14 @@ def test_the_hosts_page_in_a_browser(made: Path, width: int):
     for finding in report["findings"]:
         assert finding["summary"] in " ".join(shown.text.split()) or "`" in finding["summary"]
     pasted = {fix["command"] for fix in report["fixes"] if not fix["words"]}
-    assert pasted and set(shown.commands) == pasted  # every command block a command, whole
+    assert pasted and pasted <= set(shown.commands)  # every command block a command, whole
+    fixed = {fix["command"] for fix in report["fixes"]}
+    roles = {f["playbook"]["role"] for f in report["findings"]
+             if f.get("playbook") and f["remedy"] in fixed}  # fmt: skip
+    by_role = [shlex.split(c) for c in set(shown.commands) - pasted]  # the roles' --fix lines
+    assert sorted(c[-1] for c in by_role) == sorted(roles), by_role
+    assert all(Path(c[0]).name == "jetson-env" and c[1:2] + c[-2:-1] == ["doctor", "--fix"]
+               for c in by_role), by_role  # fmt: skip
     assert shown.empty == []
 
 

@@ -406,3 +406,25 @@ def test_the_shell_completes_commands_options_and_roles(tmp_path):
     script = subprocess.run([str(VENV_BIN / "register-python-argcomplete"), "jetson-env"],
                             capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "complete " in script and "jetson-env" in script
+
+
+def test_an_unreachable_hosts_summary_says_where_it_stopped_not_nothing_to_change(tmp_path):
+    """`provision -C -i` with a host nothing answers for (real ansible-playbook and ssh, a
+    loopback port where nothing listens): its summary names the role and task where the host
+    could not be reached; main said "jetson_facts: nothing to change" for it (its tasks that
+    ran on the controller), as if the host had been checked."""
+    (tmp_path / "inv.yml").write_text(
+        "all:\n  hosts:\n    orin-a: {ansible_host: 127.0.0.1, ansible_port: 1}\n"
+    )
+    done = piped("--no-color", "provision", "-C", "-i", "inv.yml", cwd=tmp_path)
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = done.stdout[done.stdout.index("Summary per host") :].splitlines()
+    assert summary[1] == "orin-a: UNREACHABLE", summary
+    facts = [line for line in summary if line.startswith("  jetson_facts: ")]
+    assert facts == ["  jetson_facts: unreachable at Read the version of the Python Ansible "
+                     "runs modules with, without a module"], summary  # fmt: skip
+    assert "nothing to change" not in done.stdout, summary
+    assert summary[-2].startswith("  never reached (the play stopped before them): "), summary
+    as_json = json.loads(piped("provision", "-C", "-i", "inv.yml", "--json", cwd=tmp_path).stdout)
+    (role,) = [r for r in as_json["hosts"]["orin-a"]["roles"] if r["role"] == "jetson_facts"]
+    assert role["failed"] == [facts[0].split(" at ", 1)[1]], role

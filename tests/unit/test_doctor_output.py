@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,49 @@ def test_the_heading_names_the_interpreter_the_probes_ran_in(bare: Path, tmp_pat
                                cwd=tmp_path / "here", path_first=bare).stdout)  # fmt: skip
     assert report["target"] == "local (python3)"  # the JSON keeps the target as asked
     assert report["platform"]["python"]["executable"] == f"{bare}/python3"
+
+
+@pytest.mark.parametrize("page", ["one.md", "one.html"])
+def test_the_one_host_pages_heading_names_the_interpreter_too(page, bare: Path, tmp_path: Path):
+    """`doctor --report FILE` (the page for this machine) heads the page as the terminal
+    heads its table: main's page kept `local (python3)` without the interpreter checked."""
+    here = tmp_path / "here"
+    done = doctor("--quick", "--check", "platform", "--python", "python3", "--report", page,
+                  cwd=here, path_first=bare)  # fmt: skip
+    assert f"report written to {page}" in done.stderr.splitlines(), done.stderr
+    heading = f"jetson-env doctor: local (python3): {bare}/python3, Python "
+    heading += platform.python_version()
+    text = (here / page).read_text()
+    if page.endswith(".md"):
+        shown = re.sub(r"\\(.)", r"\1", text.splitlines()[0])  # as Markdown shows it
+        assert shown == f"# {heading}", text[:500]
+    else:
+        assert f"<title>{heading}</title>" in text and f"<h1>{heading}</h1>" in text, text[:800]
+
+
+@pytest.mark.parametrize("page", ["one.md", "one.html"])
+def test_the_one_host_page_says_which_role_applies_a_fix_as_the_terminal_does(
+    page, bare: Path, tmp_path: Path
+):
+    """termcolor missing in a bare venv: the terminal prints the pip fix and `or the
+    playbook's role python_base: JETSON-ENV doctor --python BARE --fix python_base`; the
+    page (main: the pip fix only) carries the same line, its command whole in a block."""
+    here, python = tmp_path / "here", str(bare / "python")
+    args = ("--check", "termcolor", "--python", python)
+    said = doctor(*args, cwd=here).stdout.splitlines()
+    (line,) = [line for line in said if "or the playbook's role python_base: " in line]
+    again = line.split("or the playbook's role python_base: ", 1)[1]
+    assert again.endswith(f"jetson-env doctor --python {python} --fix python_base"), line
+    done = doctor(*args, "--report", page, cwd=here)
+    assert f"report written to {page}" in done.stderr.splitlines(), done.stderr
+    text = (here / page).read_text()
+    if page.endswith(".md"):
+        lines = text.splitlines()
+        at = lines.index("or the playbook's role python\\_base:")
+        assert lines[at + 2 : at + 5] == ["```", again, "```"], lines[at:]
+    else:
+        assert ("<p class=\"note\">or the playbook's role python_base:</p>"
+                f'<pre class="fix">{again}</pre>') in text, text[-1500:]  # fmt: skip
 
 
 def test_quick_without_torch_names_torchs_install_once(bare: Path, with_a_gpu: Path,

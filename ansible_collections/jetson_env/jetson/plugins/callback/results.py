@@ -83,6 +83,7 @@ class CallbackModule(CallbackBase):
         self._failure(result)
 
     def v2_runner_on_unreachable(self, result):
+        self._tally(result)["failed"].append(_task_name(result._task))
         self._failure(result)
 
     def _tally(self, result):
