@@ -243,11 +243,11 @@ def _run(args: argparse.Namespace, term: Terminal) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         cancel_all()
-        term.error("interrupted: every probe process was ended")
+        term.error("interrupted: every process it started was ended")
         return EXIT_INTERRUPTED
     except Terminated:
         cancel_all()
-        term.error("terminated: every probe process was ended")
+        term.error("terminated: every process it started was ended")
         return EXIT_TERMINATED
     finally:
         strays.end()

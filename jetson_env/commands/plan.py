@@ -62,11 +62,11 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         code = options.write_report(term, args.report, page, data["exit_code"], shown="the plan")
         if code != data["exit_code"]:
             return code
-    for host in data["hosts"]:
-        if host["status"] == assembly.REFUSED and not args.json:
-            term.error(f"{host['host']}: no plan to R{to.l4t}: {host['refused']}",
-                       hint=f"`{installed.command('jetson-env matrix')}` lists the releases and "
-                       "their lines")  # fmt: skip
+    matrix_command = installed.command("jetson-env matrix")
+    refused = [h["refused"] for h in data["hosts"] if h["status"] == assembly.REFUSED]
+    if refused and not args.json and not all(matrix_command in reason for reason in refused):
+        # the table said each refusal once: what is left to say is where the releases are
+        term.note(f"`{matrix_command}` lists the releases and their lines")
     return data["exit_code"]
 
 

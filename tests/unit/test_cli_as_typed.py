@@ -428,3 +428,13 @@ def test_an_unreachable_hosts_summary_says_where_it_stopped_not_nothing_to_chang
     as_json = json.loads(piped("provision", "-C", "-i", "inv.yml", "--json", cwd=tmp_path).stdout)
     (role,) = [r for r in as_json["hosts"]["orin-a"]["roles"] if r["role"] == "jetson_facts"]
     assert role["failed"] == [facts[0].split(" at ", 1)[1]], role
+
+
+def test_a_refused_plan_says_why_once(tmp_path):
+    """`plan --to R36.5.0` on this x86 machine: the table's line says why it is refused and
+    where the releases are; no error line after it repeats the reason and the command."""
+    done = piped("plan", "--to", "R36.5.0", cwd=tmp_path)
+    assert done.returncode == 2
+    said = done.stdout + done.stderr
+    assert said.count("is for Jetsons only") == 1, said
+    assert said.count("jetson-env matrix") == 1, said
