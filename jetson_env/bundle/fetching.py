@@ -44,10 +44,10 @@ class Progress:
         with self.lock:
             self.total_files += count
 
-    def before(self, todo: list[Fetch], workers: int) -> None:
+    def before(self, todo: list[Fetch], workers: int, later: str = "") -> None:
         """Count `todo` in, and say how much it is before anything is fetched (a full --l4t
         bundle is gigabytes): the sizes the sources give (HEAD), the cache's and local
-        files' own."""
+        files' own; `later`, what is not counted in it."""
         self.add_files(len(todo))
         if not todo or self.report is None:
             return
@@ -58,6 +58,8 @@ class Progress:
             said.append(f"{size(local)} from this machine (the cache, local files)")
         if unknown:
             said.append(f"{unknown} of unknown size")
+        if later:
+            said[-1] += f"; {later}"
         self.report(f"to fetch: {len(todo)} file(s): {', '.join(said)}")
 
     def advance(self, nbytes: int, done: bool = False) -> None:

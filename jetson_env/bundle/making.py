@@ -151,8 +151,9 @@ def _make(
     controller_python: str | None,
     judge: tuple[dict[str, set[str]], bool],
 ) -> Result:
-    """What the targets need, fetched (torch's dependencies after the torch wheels), judged
-    for the targets' GPUs, then the manifest and the apt repositories written."""
+    """What the targets need, fetched (torch's dependencies with them where pip's index
+    says them, else after the torch wheels), judged for the targets' GPUs, then the manifest
+    and the apt repositories written."""
     say = report or (lambda _msg: None)
     manifest = load_manifest(directory)
     manifest.pop("signature", None)  # what it signed changes: signed again with --sign
@@ -160,12 +161,14 @@ def _make(
     if controller_python:
         wanted.fetches += _controller_fetches(manifest, wanted.made_for, controller_python, say)
     fetcher = _Fetcher(directory, manifest, report, workers)
-    fetcher.run(wanted.fetches)
-    # torch's dependencies, for the torch wheels now in the bundle (a URL wheel's are only
-    # known from its metadata).
-    dep_fetches = _torch_dependency_fetches(directory, manifest, targets, say)
-    fetcher.run(dep_fetches)
-    required = {(fetch.dest, fetch.target) for fetch in dep_fetches}
+    later = any(_is_torch_wheel(f.dest, f.role) and (f.dest, f.target) not in wanted.torch_known
+                for f in wanted.fetches)  # fmt: skip
+    fetcher.run(wanted.fetches + wanted.torch_deps, LATER if later else "")
+    # The other torch wheels' dependencies, now that they are in the bundle (a URL wheel's
+    # are only known from its metadata).
+    late = _torch_dependency_fetches(directory, manifest, targets, say, wanted.torch_known)
+    fetcher.run(late)
+    required = {(fetch.dest, fetch.target) for fetch in wanted.torch_deps + late}
     kernels = judging.judge_bundle(directory, manifest, matrix, targets, *judge, required, say)
     refused = judging.refusal(kernels)
     if refused is not None:  # not shipped: the wheels no target keeps leave the bundle
@@ -193,6 +196,10 @@ class _Wanted:
     made_for: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     manual: list[Manual] = dataclasses.field(default_factory=list)
     stanzas: dict[str, str] = dataclasses.field(default_factory=dict)  # .deb path -> entry
+    # torch's dependencies known before anything is fetched (_index_torch_dependencies), and
+    # the torch wheels they are for: (path, target key).
+    torch_deps: list[Fetch] = dataclasses.field(default_factory=list)
+    torch_known: set[tuple[str, str]] = dataclasses.field(default_factory=set)
 
 
 def _wanted(
@@ -209,7 +216,13 @@ def _wanted(
     for target in targets:
         needs = needs_for(matrix, target, roles, files)
         wanted.manual += needs.manual
-        wanted.fetches += _target_fetches(target, needs, wanted.manual, say)
+        fetches = _target_fetches(target, needs, wanted.manual, say)
+        wanted.fetches += fetches
+        deps = _index_torch_dependencies(target, needs, say)
+        if deps is not None:
+            wanted.torch_deps += deps
+            wanted.torch_known |= {(f.dest, target.key) for f in fetches
+                                   if _is_torch_wheel(f.dest, f.role)}  # fmt: skip
         served_before = manifest["targets"].get(target.key, {}).get("roles", [])
         wanted.made_for[target.key] = {
             **target.as_dict(),
@@ -254,10 +267,11 @@ class _Fetcher:
         self.added: list[str] = []
         self.failed: list[FetchFailed] = []
 
-    def run(self, batch: list[Fetch]) -> None:
+    def run(self, batch: list[Fetch], later: str = "") -> None:
+        """`later`: what the batch's size line says is not counted in it."""
         todo = _plan_fetches(self.directory, self.manifest, batch)
         progress = Progress(self.report)
-        progress.before(todo, self.workers)
+        progress.before(todo, self.workers, later)
         refused: list[BaseException] = []
         for fetch, outcome in fetch_all(todo, self.directory, progress, self.workers):
             if isinstance(outcome, FetchFailed):
@@ -340,17 +354,46 @@ def _target_fetches(
     return fetches
 
 
+LATER = "torch's dependencies are counted after the torch wheel arrives (only it names them)"
+
+
+def _is_torch_wheel(path: str, *roles: str) -> bool:
+    return "torch" in roles and project_of(Path(path).name) == "torch"
+
+
+def _index_torch_dependencies(
+    target: BundleTarget, needs: Needs, say: Callable[[str], None]
+) -> list[Fetch] | None:
+    """torch's dependencies where its wheel comes from pip's configured indexes (x86):
+    pip's dry run on the requirement reads them from the index, before anything is fetched
+    (the size said first counts them: they are the gigabytes). None for a torch from a wheel
+    URL or file (Jetson's), or from an index of its own: its dependencies come from pip's
+    configured indexes, resolved once the wheel is here (_torch_dependency_fetches)."""
+    torch = [p for p in needs.pip if p.role == "torch" and p.index is None]
+    if not torch:
+        return None
+    say(f"{target.key}: resolving {' '.join(torch[0].requirements)}'s dependencies")
+    return [_resolved(item, "torch", " (torch's)", target.key)
+            for item in resolve(target, torch[0].requirements)
+            if canonicalize_name(item["name"]) != "torch"]  # fmt: skip
+
+
 def _torch_dependency_fetches(
-    directory: Path, manifest: dict, targets: list[BundleTarget], say: Callable[[str], None]
+    directory: Path,
+    manifest: dict,
+    targets: list[BundleTarget],
+    say: Callable[[str], None],
+    known: set[tuple[str, str]],
 ) -> list[Fetch]:
-    """The dependencies of the torch wheels in the bundle, for each target they serve."""
+    """The dependencies of the torch wheels in the bundle, for each target they serve, but
+    those `known` ((path, target key): resolved before, _index_torch_dependencies)."""
     fetches = []
     for target in targets:
         for path, entry in list(manifest["artifacts"].items()):
             if not (
-                "torch" in entry_roles(entry)
-                and project_of(Path(path).name) == "torch"
+                _is_torch_wheel(path, *entry_roles(entry))
                 and target.key in entry["targets"]
+                and (path, target.key) not in known
             ):
                 continue
             say(f"{target.key}: resolving {Path(path).name}'s dependencies")

@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 from support.hosts import REPO_ROOT, fresh_clone
+from support.standins import build_jetson_torch_wheel, build_standin_wheel
 
 from jetson_env import bundle
 from jetson_env import matrix as matrix_mod
 from jetson_env.bundle import fetching, pip_resolution, targets
 from jetson_env.bundle.manifest import entry_roles
 from jetson_env.bundle.needs import needs_for
+from jetson_env.sizes import size
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 X86_KEY = f"x86_64-x86-cp{PY.replace('.', '')}"
@@ -282,10 +284,15 @@ def test_only_https_or_local_files_are_fetched(tmp_path: Path):
 def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     """NVIDIA's Jetson torch wheel and cuSPARSELt cannot be reached here: the manifest names
     them, where they go and the --file that adds them; a stand-in given with --file replaces
-    the entry for that target."""
+    the entry for that target. The size said first says torch's dependencies are not in it
+    (a wheel URL's are only inside the wheel)."""
     matrix = matrix_mod.load()
     target = targets.BundleTarget("aarch64", "3.11", "2.36", "36.4.3")
-    result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], workers=2)
+    said: list[str] = []
+    result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], report=said.append, workers=2)
+    (preview,) = [line for line in said if line.startswith("to fetch: ")]
+    assert preview.endswith("; torch's dependencies are counted after the torch wheel arrives "
+                            "(only it names them)"), preview  # fmt: skip
     manual = {m["what"]: m for m in result.manifest["manual"]}
     assert set(manual) == {"torch wheel", "cuSPARSELt archive"}
     assert manual["torch wheel"]["expected"].startswith("pip/torch-2.5.0a0+872d972e41.nv24.08")
@@ -304,6 +311,51 @@ def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     result = bundle.make(tmp_path / "b", matrix, [target], ["torch"], files={"cusparselt": standin})
     assert [m["what"] for m in result.manifest["manual"]] == ["torch wheel"]
     assert "files/cusparselt-standin.tar.xz" in result.manifest["artifacts"]
+
+
+def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path):
+    """Issue 59, item 7: x86's torch comes from pip's configured index, and its dependencies
+    (the nvidia-* wheels: the gigabytes) are resolved from the index before anything is
+    fetched: the one `to fetch` line said before the first `fetched` counts torch and its
+    dependencies (here a local index of STAND-IN wheels, pip's only index)."""
+    version = matrix_mod.load().x86.torch.version
+    tag = f"cp{PY.replace('.', '')}"
+    files = tmp_path / "index" / "files"
+    deps = {"standin-nvidia-cublas": "13.0.1", "standin-filelock": "3.20.0"}
+    wheels = [
+        build_jetson_torch_wheel(
+            f"torch-{version}-{tag}-{tag}-linux_x86_64.whl",
+            tuple(f"{n}=={v}" for n, v in deps.items()),
+            files,
+        )
+    ]
+    wheels += [build_standin_wheel(name, v, files) for name, v in deps.items()]
+    for wheel in wheels:
+        project = tmp_path / "index" / "simple" / wheel.name.split("-")[0].replace("_", "-")
+        project.mkdir(parents=True)
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        (project / "index.html").write_text(
+            f'<a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a>\n'
+        )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PIP_INDEX_URL=(tmp_path / "index" / "simple").as_uri())  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "jetson_env.cli", "bundle", "b", "--x86",
+                           "--roles", "torch", "--no-controller"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == sorted(f"pip/{w.name}" for w in wheels)
+    lines = done.stderr.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("fetched "))
+    said = [line for line in lines[:first] if line.startswith("to fetch: ")]
+    total = sum(entry["size"] for entry in manifest["artifacts"].values())
+    assert said == [f"to fetch: 3 file(s): {size(total)} from this machine (the cache, local "
+                    "files)"], done.stderr  # fmt: skip
+    assert not [line for line in lines[first:] if line.startswith("to fetch: ")], done.stderr
+    for name in deps:  # still torch's, as when they were resolved from the wheel
+        (entry,) = [e for p, e in manifest["artifacts"].items() if name.replace("-", "_") in p]
+        assert entry["role"] == "torch" and entry["what"].endswith(" (torch's)"), entry
 
 
 def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
