@@ -32,6 +32,7 @@ import pytest
 from playbook_support import (
     paths_changed_since,
     pip_version,
+    provision_inputs,
     remove_host,
     run_playbook,
     start_host,
@@ -80,16 +81,7 @@ class Fleet:
 
 # What decides the fleet host's provisioned state (its key, with the host image, the Ansible
 # end and the roles it is provisioned with).
-PROVISION_INPUTS = (
-    "ansible_collections/jetson_env/jetson",
-    "jetson_env",
-    "playbooks/jetson.yml",
-    "ansible.cfg",
-    "tests/integration/test_doctor_fix.py",
-    "tests/integration/playbook_support.py",
-    "tests/support",
-    "tests/fixtures",
-)
+PROVISION_INPUTS = provision_inputs(__file__)
 
 
 def provision_fleet_host(host: Host, work: Path) -> dict:
