@@ -527,6 +527,24 @@ class ProvisionExtraImage(DerivedHostImage):
         return BuildContext(f"FROM {HostImage(HOSTS[self.base_host]).tag}\nRUN {install}\n")
 
 
+@dataclass(frozen=True)
+class SshdImage(DerivedHostImage):
+    """A host image (`base_host`) with Debian's openssh-server installed, not started: the SSH
+    test hosts' (test_doctor_fix, test_provisioning_as_users_run_it), built once for every
+    module and worker (a lock on the tag) instead of apt installing it in each host. Every
+    container of it has the same host keys; each test still reads them from its own host."""
+
+    PART = "sshd"
+
+    @cached_property
+    def context(self) -> BuildContext:
+        install = (
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive"
+            " apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"
+        )
+        return BuildContext(f"FROM {HostImage(HOSTS[self.base_host]).tag}\nRUN {install}\n")
+
+
 @cache
 def fresh_clone(dest: Path) -> Path:
     """The checkout's files as a clone would have them (tracked and new, nothing ignored)."""
@@ -817,7 +835,7 @@ def prepare_default_run() -> int:
     from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
 
     jobs = [HostImage(spec).ensure for spec in HOSTS.values()]
-    jobs.append(ProvisionExtraImage("x86-debian12").ensure)
+    jobs += [ProvisionExtraImage("x86-debian12").ensure, SshdImage("x86-debian12").ensure]
     jobs += [end.ensure for end in (*ANSIBLE_ENDS.values(), JETPACK5, CONTROLLER)]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(job) for job in jobs]
