@@ -45,6 +45,26 @@ TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_
 WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 PLAYBOOK_TIMEOUT_S = 1800
+# What a playbook test's provisioned state depends on in the checkout beside its own module
+# (tests/support/provisioned.py keys the state by these files' paths and contents).
+SHARED_PROVISION_INPUTS = (
+    "ansible_collections/jetson_env/jetson",
+    "jetson_env",
+    "playbooks/jetson.yml",
+    "ansible.cfg",
+    "tests/integration/playbook_support.py",
+    "tests/support",
+)
+
+
+def provision_inputs(module: str, *more: str) -> tuple[str, ...]:
+    """The inputs of a provisioned state of the test module `module` (its __file__): the shared
+    ones, the module and `more`, tests/fixtures when none (a module may name only the fixtures
+    its hosts are made of)."""
+    return (*SHARED_PROVISION_INPUTS, Path(module).relative_to(REPO_ROOT).as_posix(),
+            *(more or ("tests/fixtures",)))  # fmt: skip
+
+
 # A host with no network provisioned from a bundle: off, what needs apt (a bundle carries no
 # .debs) or a CUDA toolkit (pycuda) the hosts do not have.
 OFFLINE_VARS = {

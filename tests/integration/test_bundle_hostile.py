@@ -16,6 +16,7 @@ import json
 import os
 import pty
 import shlex
+import shutil
 import signal
 import ssl
 import subprocess
@@ -68,10 +69,21 @@ def make_bundle(directory: Path, source: Path) -> dict:
     return json.loads((directory / "manifest.json").read_text())
 
 
+@pytest.fixture(scope="module")
+def made_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's bundle, made once (each making resolves and reads the role's onnx set:
+    seconds); tests get copies of it (`bundle`)."""
+    folder = tmp_path_factory.mktemp("bundle")
+    make_bundle(folder / "b", tarball(folder / "src"))
+    return folder / "b"
+
+
 @pytest.fixture
-def bundle(tmp_path: Path) -> Path:
+def bundle(made_bundle: Path, tmp_path: Path) -> Path:
+    """A copy of the module's bundle of this test's own, to change as it likes: its verdict
+    depends on no other test's changes or order."""
     directory = tmp_path / "b"
-    make_bundle(directory, tarball(tmp_path / "src"))
+    shutil.copytree(made_bundle, directory, symlinks=True)
     return directory
 
 

@@ -43,6 +43,7 @@ from playbook_support import (
     TORCH_WHEEL_X86,
     paths_changed_since,
     pip_version,
+    provision_inputs,
     remove_host,
     run_playbook,
     start_host,
@@ -64,16 +65,7 @@ PREFLIGHT_FAILURE = "Fail when the bundle cannot provision this host"
 X86 = "x86-debian12"
 # What provisioning the x86 host from its bundle depends on (the kept state's key, with the
 # host image and the Ansible end).
-PROVISION_INPUTS = (
-    "ansible_collections/jetson_env/jetson",
-    "jetson_env",
-    "playbooks/jetson.yml",
-    "ansible.cfg",
-    "tests/integration/test_bundle_offline.py",
-    "tests/integration/playbook_support.py",
-    "tests/support",
-    "tests/fixtures",
-)
+PROVISION_INPUTS = provision_inputs(__file__)
 
 
 def jetson_env(*args: object) -> subprocess.CompletedProcess:

@@ -32,6 +32,7 @@ import pytest
 from playbook_support import (
     paths_changed_since,
     pip_version,
+    provision_inputs,
     remove_host,
     run_playbook,
     start_host,
@@ -40,7 +41,7 @@ from playbook_support import (
     write_inventory,
 )
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import HOSTS, REPO_ROOT, VENV, Host, HostImage, free_port, wait_for_port
+from support.hosts import REPO_ROOT, VENV, Host, SshdImage, free_port, wait_for_port
 from support.provisioned import ProvisionedState
 from support.schemas import fix_schema_validator
 from support.standin_apt import CSV_DIR, CSV_PACKAGES, StandinApt, standin_apt, trust_in_host
@@ -80,16 +81,7 @@ class Fleet:
 
 # What decides the fleet host's provisioned state (its key, with the host image, the Ansible
 # end and the roles it is provisioned with).
-PROVISION_INPUTS = (
-    "ansible_collections/jetson_env/jetson",
-    "jetson_env",
-    "playbooks/jetson.yml",
-    "ansible.cfg",
-    "tests/integration/test_doctor_fix.py",
-    "tests/integration/playbook_support.py",
-    "tests/support",
-    "tests/fixtures",
-)
+PROVISION_INPUTS = provision_inputs(__file__)
 
 
 def provision_fleet_host(host: Host, work: Path) -> dict:
@@ -97,11 +89,6 @@ def provision_fleet_host(host: Host, work: Path) -> dict:
     the controller's folder, so a kept state's host still takes it), a stand-in CUDA toolkit,
     NVIDIA's container runtime (a stand-in), a daemon.json of other keys, then the playbook's
     ROLES with the newest end's ansible-playbook. Returns the play's variables."""
-    install = (
-        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-        "apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"
-    )
-    host.exec(["sh", "-c", install], timeout=900)
     home = work / "home"
     (home / ".ssh").mkdir(parents=True, mode=0o700)
     key = home / ".ssh" / "id_ed25519"
@@ -147,7 +134,7 @@ def serve_ssh(host: Host, home: Path) -> str:
 @pytest.fixture(scope="module")
 def fleet_state() -> ProvisionedState:
     return ProvisionedState("x86-debian12-ssh", "newest", PROVISION_INPUTS, {"tags": ROLES},
-                            base=HostImage(HOSTS["x86-debian12"]).ensure())  # fmt: skip
+                            base=SshdImage("x86-debian12").ensure())  # fmt: skip
 
 
 @pytest.fixture
@@ -162,7 +149,8 @@ def fleet(
     work = tmp_path_factory.mktemp("fleet")
 
     def start(image: str | None) -> Host:
-        return start_host("x86-debian12", "doctor-fix", image=image)
+        return start_host("x86-debian12", "doctor-fix",
+                          image=image or SshdImage("x86-debian12").ensure())  # fmt: skip
 
     host, playbook_vars = fleet_state.host(work, start, provision_fleet_host)
     try:

@@ -38,6 +38,7 @@ import yaml
 from playbook_support import (
     TORCH_WHEEL_X86,
     paths_changed_since,
+    provision_inputs,
     remove_host,
     run_playbook,
     write_inventory,
@@ -92,17 +93,7 @@ class LivedIn:
 
 
 # What decides the provisioned state the tests after the first run start from.
-PROVISION_INPUTS = (
-    "ansible_collections/jetson_env/jetson",
-    "jetson_env",
-    "playbooks/jetson.yml",
-    "ansible.cfg",
-    "pyproject.toml",
-    "tests/integration/test_lived_in.py",
-    "tests/integration/playbook_support.py",
-    "tests/support",
-    "tests/fixtures",
-)
+PROVISION_INPUTS = provision_inputs(__file__, "tests/fixtures", "pyproject.toml")
 
 
 @pytest.fixture(scope="module")

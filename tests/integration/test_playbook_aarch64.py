@@ -56,6 +56,7 @@ from playbook_support import (
     downloaded_wheel,
     paths_changed_since,
     pip_version,
+    provision_inputs,
     remove_host,
     run_playbook,
     start_host,
@@ -88,17 +89,8 @@ OUR_KEYRING = roles.default("jetpack_apt", "keyring")
 JETPACK_SOURCE = roles.default("jetpack_apt", "existing_source")
 # What provisioning the emulated Orin depends on: the roles and what they import (jetson_env,
 # the matrix), this module's variables and stand-ins, the host images' recipe and fixtures.
-PROVISION_INPUTS = (
-    "ansible_collections/jetson_env/jetson",
-    "jetson_env",
-    "playbooks/jetson.yml",
-    "ansible.cfg",
-    "tests/integration/test_playbook_aarch64.py",
-    "tests/integration/playbook_support.py",
-    "tests/support",
-    "tests/fixtures/hosts",
-    "tests/fixtures/cusparselt",
-    "tests/fixtures/docker",
+PROVISION_INPUTS = provision_inputs(
+    __file__, "tests/fixtures/hosts", "tests/fixtures/cusparselt", "tests/fixtures/docker"
 )
 
 

@@ -32,6 +32,7 @@ from playbook_support import (
     declared,
     declared_tasks,
     pip_version,
+    provision_inputs,
     remove_host,
     run_playbook,
     start_host,
@@ -71,16 +72,7 @@ def work(tmp_path_factory: pytest.TempPathFactory, ansible: AnsibleEnd) -> Path:
 
 X86 = "x86-debian12"
 # What provisioning the x86 host depends on (its key, with the host image and the Ansible end).
-PROVISION_INPUTS = (
-    "ansible_collections/jetson_env/jetson",
-    "jetson_env",
-    "playbooks/jetson.yml",
-    "ansible.cfg",
-    "tests/integration/test_playbook_x86.py",
-    "tests/integration/playbook_support.py",
-    "tests/support",
-    "tests/fixtures",
-)
+PROVISION_INPUTS = provision_inputs(__file__)
 
 
 def start_fresh_x86(name: str, work: Path) -> Host:

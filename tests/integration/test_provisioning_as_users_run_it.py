@@ -45,7 +45,7 @@ from playbook_support import (
 )
 from playbook_support import start_host as start_playbook_host
 from support.ansible_envs import ANSIBLE_ENDS
-from support.hosts import REPO_ROOT, VENV, Host, fresh_clone, project_wheel
+from support.hosts import REPO_ROOT, VENV, Host, SshdImage, fresh_clone, project_wheel
 from support.pythons import pyenv_version, required
 from support.standins import (
     build_jetson_torch_wheel,
@@ -77,11 +77,9 @@ def free_port() -> int:
 
 
 def start_sshd(host: Host, home: Path) -> int:
-    """Debian's sshd in the host on a free loopback port; HOME's key is authorised and the
-    host's key is in HOME's known_hosts (verified, as users have it). Returns the port."""
-    host.exec(["sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-               "apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"],
-              timeout=600)  # fmt: skip
+    """Debian's sshd (the host is of SshdImage) started on a free loopback port; HOME's key is
+    authorised and the host's key is in HOME's known_hosts (verified, as users have it).
+    Returns the port."""
     ssh_dir = home / ".ssh"
     ssh_dir.mkdir(mode=0o700, parents=True)
     subprocess.run(
@@ -138,7 +136,7 @@ def newcomer_env(home: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def newcomer_host(newcomer_home: Path) -> Iterator[tuple[Host, Path, int]]:
-    host = start_playbook_host("x86-debian12", "newcomer")
+    host = start_playbook_host("x86-debian12", "newcomer", image=SshdImage("x86-debian12").ensure())
     try:
         yield host, newcomer_home, start_sshd(host, newcomer_home)
     finally:

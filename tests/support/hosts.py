@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
 import tomllib
 
@@ -488,23 +488,20 @@ class HostImage:
 
 
 @dataclass(frozen=True)
-class ProvisionExtraImage:
-    """A host image (`base_host`) whose /opt/jetson-env venv also has the `provision` extra
-    (ansible-core): a host that runs `jetson-env provision` or `doctor --fix` on itself, for the
-    tests whose subject is not installing it (each still installs the working tree's jetson-env,
-    Host.install_project). pip's resolution is an outside input, as for the runtime image."""
+class DerivedHostImage:
+    """A host image (`base_host`) with more in it: `context`, a Dockerfile FROM the host image's
+    tag, tagged `jetson-env-host:<base_host>-<PART>-<digest>`."""
 
+    PART: ClassVar[str]
     base_host: str
 
     @cached_property
     def context(self) -> BuildContext:
-        install = shlex.join([f"{VENV}/bin/pip", "install", "--no-cache-dir",
-                              *provision_requirements()])  # fmt: skip
-        return BuildContext(f"FROM {HostImage(HOSTS[self.base_host]).tag}\nRUN {install}\n")
+        raise NotImplementedError
 
     @property
     def tag(self) -> str:
-        return f"jetson-env-host:{self.base_host}-provision-extra-{self.context.digest}"
+        return f"jetson-env-host:{self.base_host}-{self.PART}-{self.context.digest}"
 
     def ensure(self) -> str:
         return _ensure_image(self.tag, self._build)
@@ -512,6 +509,40 @@ class ProvisionExtraImage:
     def _build(self) -> None:
         HostImage(HOSTS[self.base_host]).ensure()
         self.context.build(self.tag)
+
+
+@dataclass(frozen=True)
+class ProvisionExtraImage(DerivedHostImage):
+    """A host image (`base_host`) whose /opt/jetson-env venv also has the `provision` extra
+    (ansible-core): a host that runs `jetson-env provision` or `doctor --fix` on itself, for the
+    tests whose subject is not installing it (each still installs the working tree's jetson-env,
+    Host.install_project). pip's resolution is an outside input, as for the runtime image."""
+
+    PART = "provision-extra"
+
+    @cached_property
+    def context(self) -> BuildContext:
+        install = shlex.join([f"{VENV}/bin/pip", "install", "--no-cache-dir",
+                              *provision_requirements()])  # fmt: skip
+        return BuildContext(f"FROM {HostImage(HOSTS[self.base_host]).tag}\nRUN {install}\n")
+
+
+@dataclass(frozen=True)
+class SshdImage(DerivedHostImage):
+    """A host image (`base_host`) with Debian's openssh-server installed, not started: the SSH
+    test hosts' (test_doctor_fix, test_provisioning_as_users_run_it), built once for every
+    module and worker (a lock on the tag) instead of apt installing it in each host. Every
+    container of it has the same host keys; each test still reads them from its own host."""
+
+    PART = "sshd"
+
+    @cached_property
+    def context(self) -> BuildContext:
+        install = (
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive"
+            " apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"
+        )
+        return BuildContext(f"FROM {HostImage(HOSTS[self.base_host]).tag}\nRUN {install}\n")
 
 
 @cache
@@ -727,7 +758,7 @@ LIVED_IN_DAEMON_JSON = '{\n  "log-level": "warn",\n  "data-root": "/srv/docker"\
 
 
 @dataclass(frozen=True)
-class LivedInImage:
+class LivedInImage(DerivedHostImage):
     """A clean host image (`base_host`) lived in: a non-root user with sudo, PEP 668's marker
     on the system Python, a root-made venv (LIVED_IN_VENV) with a working torch (`torch_wheel`,
     or none) and numpy, the user's own /usr/local/bin/nvcc wrapper script, what NVIDIA's CUDA
@@ -737,7 +768,7 @@ class LivedInImage:
     a wheelhouse with termcolor as pip's only source (/etc/pip.conf: no index), and no apt
     package lists. Start it with start_lived_in(), its network cut."""
 
-    base_host: str
+    PART = "lived-in"
     cuda_tar: Path  # deterministic (deterministic_tar): cuda-12.6/
     torch_wheel: Path | None = None
     numpy: str = "numpy>=1.26,<3"  # the matrix row's pin, so that it is met
@@ -780,17 +811,6 @@ class LivedInImage:
         ]
         return BuildContext("\n".join(lines) + "\n", files)
 
-    @property
-    def tag(self) -> str:
-        return f"jetson-env-host:{self.base_host}-lived-in-{self.context.digest}"
-
-    def ensure(self) -> str:
-        return _ensure_image(self.tag, self._build)
-
-    def _build(self) -> None:
-        HostImage(HOSTS[self.base_host]).ensure()
-        self.context.build(self.tag)
-
 
 def start_lived_in(image: LivedInImage, name: str, derived: str | None = None) -> Host:
     """A container `<prefix><name>` of a lived-in image (or of `derived`, an image made from
@@ -815,7 +835,7 @@ def prepare_default_run() -> int:
     from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
 
     jobs = [HostImage(spec).ensure for spec in HOSTS.values()]
-    jobs.append(ProvisionExtraImage("x86-debian12").ensure)
+    jobs += [ProvisionExtraImage("x86-debian12").ensure, SshdImage("x86-debian12").ensure]
     jobs += [end.ensure for end in (*ANSIBLE_ENDS.values(), JETPACK5, CONTROLLER)]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(job) for job in jobs]
