@@ -1,7 +1,7 @@
 """`jetson-env doctor --host` over SSH against an sshd this test starts on loopback.
 
-The sshd runs in a container made from the x86 test host's image (Debian's
-openssh-server, --network host, 127.0.0.1 on a free port). The doctor runs here,
+The sshd runs in a container of the x86 test host's image with Debian's openssh-server
+(SshdImage, --network host, 127.0.0.1 on a free port). The doctor runs here,
 on the controller, with HOME in a temporary directory: its own key, its own
 known_hosts. The remote interpreter is the host image's venv, which exists only
 in the container, so a report about it can only have come over SSH.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.hosts import CONTAINER_PREFIX, VENV, Host, free_port, wait_for_port
+from support.hosts import CONTAINER_PREFIX, VENV, SshdImage, free_port, wait_for_port
 from support.signals import sigint_as_in_a_terminal
 
 from jetson_env.probing import not_started
@@ -56,16 +56,11 @@ def docker(*args: str, timeout: float = 600) -> str:
 
 
 @pytest.fixture(scope="module")
-def sshd(x86_host: Host) -> Iterator[SSHHost]:
-    image = docker("inspect", "--format", "{{.Config.Image}}", x86_host.container).strip()
+def sshd() -> Iterator[SSHHost]:
+    image = SshdImage("x86-debian12").ensure()
     docker("rm", "--force", CONTAINER)
     docker("run", "--detach", "--network", "host", "--name", CONTAINER, image, "sleep", "1d")
     try:
-        install = (
-            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-            "apt-get install -y -qq --no-install-recommends openssh-server >/dev/null"
-        )
-        docker("exec", CONTAINER, "sh", "-c", install)
         port = free_port()
         docker("exec", CONTAINER, "mkdir", "-p", "/run/sshd", "/root/.ssh")
         docker("exec", "--detach", CONTAINER, "/usr/sbin/sshd", "-D", "-p", str(port),
