@@ -16,54 +16,24 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jetson_env import platform_in_matrix
-from jetson_env.checks import BY_NAME, CHECKS, Check
+from jetson_env import check_catalogue, platform_in_matrix
+from jetson_env.checks import BY_NAME, Check
 from jetson_env.checks import engines as engine_checks
 from jetson_env.checks.context import Facts
 from jetson_env.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE
 from jetson_env.findings import CRASH, FAIL, SKIP, STATUSES, UNHEALTHY, Finding, Remedy, worst
 from jetson_env.matrix import Matrix
-from jetson_env.probing import BY_NAME as PROBES
 from jetson_env.probing import WRONG_SHAPE, ProbeResult, Unusable, probe_all, wrong_shape
 from jetson_env.targets import Target, Unreachable
 
 SCHEMA = 1
 
 
-class UnknownCheck(LookupError):
-    """A --check name that is not a check; the message lists the names."""
-
-
-def needs_framework(check: Check) -> bool:
-    return any(PROBES[probe].framework for probe in check.probes)
-
-
 def select(
     names: Iterable[str] | None, smoke: bool = True, quick: bool = False, engines: bool = False
 ) -> list[Check]:
-    """The checks to run, in CHECKS order. --quick leaves out those that import frameworks
-    and those that read every shared object (deep: kernels, libraries; they run when named),
-    and adds the package-metadata check that stands in for them (only there); the checks on
-    request run when named, the engine files' also with --engines."""
-    names = list(names or [])
-    if engines and names and "engine-files" not in names:
-        names.append("engine-files")
-    unknown = [n for n in names if n not in BY_NAME]
-    if unknown:
-        raise UnknownCheck(
-            f"unknown check {', '.join(map(repr, unknown))}; checks: {', '.join(BY_NAME)}"
-        )
-    if quick and (heavy := [n for n in names if needs_framework(BY_NAME[n])]):
-        raise UnknownCheck(
-            f"--quick imports no framework: {', '.join(heavy)} cannot run with it; "
-            f"quick checks: {', '.join(c.name for c in CHECKS if not needs_framework(c))}"
-        )
-    if names:
-        return [c for c in CHECKS if c.name in names]
-    asked = [c for c in CHECKS if not c.on_request or (engines and c.name == "engine-files")]
-    if quick:
-        return [c for c in asked if not needs_framework(c) and not c.deep]
-    return [c for c in asked if not c.quick_only and (smoke or c.name != "smoke")]
+    """The checks to run, in order: the catalogue's selection (check_catalogue.select)."""
+    return [BY_NAME[name] for name in check_catalogue.select(names, smoke, quick, engines)]
 
 
 @dataclass(frozen=True)
@@ -190,11 +160,6 @@ def run_checks(checks: list[Check], facts: Facts) -> list[Finding]:
     return findings
 
 
-def needed_probes(checks: list[Check]) -> set[str]:
-    """platform and cuda always (the report's platform), then what the checks read."""
-    return {"platform", "cuda"} | {p for check in checks for p in check.probes}
-
-
 def run(
     target: Target,
     matrix: Matrix,
@@ -205,8 +170,9 @@ def run(
 ) -> Report:
     """Probes (`arguments`: probe name -> its arguments, the engine folders), then checks;
     findings in CHECKS order. Cancelled (Ctrl-C) propagates."""
+    probes = check_catalogue.needed_probes(check.name for check in checks)
     try:
-        results = probe_all(target, needed_probes(checks), timeout, progress, arguments)
+        results = probe_all(target, probes, timeout, progress, arguments)
     except Unusable as exc:
         return not_reached(target.description, "interpreter", str(exc), exc.remedy)
     except Unreachable as exc:

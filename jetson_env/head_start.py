@@ -3,7 +3,9 @@ before the command line's own imports (the checks, rich, PyYAML, packaging: a th
 second, more on a busy or small machine), so that they overlap torch's import in the target
 instead of coming before it.
 
-Only the command lines whose probes are known without those imports start early: `doctor`
+The probes come from the checks' catalogue (jetson_env.check_catalogue, plain data), which
+the doctor selects with too. Only the command lines whose probes are known without the
+command line's imports start early: `doctor`
 with none but --json, --no-smoke, --quick, --python, -v and -q (before or after the
 command). The run that follows takes the launcher only if it asks for the same interpreter,
 script and environment (jetson_env.targets.LocalTarget.launch), else ends it and starts its
@@ -14,19 +16,15 @@ from __future__ import annotations
 
 import sys
 
-from jetson_env import probing, targets
+from jetson_env import check_catalogue, probing, targets
 from jetson_env.exit_codes import EXIT_INTERRUPTED
 
 QUIET = ("-q", "--quiet", "--verbose")  # and -v, -vv ...: what changes no probe
-# What a plain doctor's checks read (doctor.needed_probes of doctor.select(None)), the smoke
-# left out with --no-smoke, and --quick's: tests/unit/test_head_start.py holds them the same.
-PROBES = ("platform", "cuda", "tensorrt", "cudnn", "pymodules", "docker", "kernels",
-          "pycuda", "torch", "cuda_python", "tensorrt_bindings", "torch2trt", "smoke")  # fmt: skip
-QUICK = ("platform", "cuda", "tensorrt", "cudnn", "pymodules", "packages", "docker")
 
 
 def plain_doctor(argv: list[str]) -> tuple[str, list[str]] | None:
-    """(the target interpreter, the probes) for a plain doctor's command line, else None."""
+    """(the target interpreter, the probes, in the registry's order) for a plain doctor's
+    command line, else None. The probes are the doctor's: its checks' from the catalogue."""
     words = list(argv)
     while words and _quiet(words[0]):
         words.pop(0)
@@ -45,7 +43,8 @@ def plain_doctor(argv: list[str]) -> tuple[str, list[str]] | None:
             python = word.partition("=")[2]
         elif word != "--json" and not _quiet(word):
             return None
-    names = list(QUICK) if quick else [name for name in PROBES if smoke or name != "smoke"]
+    needed = check_catalogue.needed_probes(check_catalogue.select(None, smoke, quick))
+    names = [probe.name for probe in probing.PROBES if probe.name in needed]
     return (targets.DEFAULT_PYTHON if python is None else python), names
 
 

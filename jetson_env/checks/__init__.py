@@ -1,9 +1,10 @@
 """The doctor's checks: one module per check, each a pure function facts -> findings.
 
-A check is registered with a Check (name, area, one-line summary, the probes it
-reads). The doctor runs the probes, then the checks in the order of CHECKS, which
-is the order findings are printed in. A check whose probe failed is not called: the
-doctor reports the probe's error as a `crash` finding in its place.
+A check is registered with a Check (name, area, one-line summary, what it does); the probes
+it reads, the order and when it runs are the catalogue's (jetson_env.check_catalogue). The
+doctor runs the probes, then the checks in the order of CHECKS, which is the order findings
+are printed in. A check whose probe failed is not called: the doctor reports the probe's
+error as a `crash` finding in its place.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from jetson_env.check_catalogue import CATALOGUE
 from jetson_env.checks.context import Facts
 from jetson_env.collection import role_fixing
 from jetson_env.findings import Finding, Remedy
@@ -27,11 +29,7 @@ class Check:
     name: str
     area: str
     summary: str
-    probes: tuple[str, ...]
     run: Callable[[Facts], list[Finding]]
-    quick_only: bool = False  # stands in for the framework checks under --quick
-    on_request: bool = False  # runs only when asked (by name, or doctor --engines)
-    deep: bool = False  # reads every shared object of the environment: --quick runs it by name
     manual: str = ""
     # What a plain-text remedy asks its role for: the finding's part (a package set).
     variables: tuple[tuple[str, Any], ...] = ()
@@ -44,6 +42,10 @@ class Check:
                 f"check {self.name}: name it in the fixes of its role in the role registry "
                 "(the collection's meta/roles.yml), or say why no role fixes it (manual)"
             )
+
+    @property
+    def probes(self) -> tuple[str, ...]:
+        return CATALOGUE[self.name]
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "area": self.area, "summary": self.summary,
@@ -72,6 +74,7 @@ class Check:
 
 
 def _registry() -> tuple[Check, ...]:
+    """Every check module's CHECK, in the catalogue's order."""
     from jetson_env.checks import (
         cuda,
         cuda_python,
@@ -93,27 +96,16 @@ def _registry() -> tuple[Check, ...]:
         torchvision,
     )
 
-    modules = (
-        platform,
-        libnvinfer,
-        tensorrt_python,
-        cuda,
-        cudnn,
-        kernels,
-        libraries,
-        pycuda,
-        cuda_python,
-        termcolor,
-        torch,
-        torchvision,
-        torch2trt,
-        packages,
-        docker,
-        portability,
-        engines,
-        smoke,
-    )
-    return tuple(module.CHECK for module in modules)
+    modules = (cuda, cuda_python, cudnn, docker, engines, kernels, libnvinfer, libraries,
+               packages, platform, portability, pycuda, smoke, tensorrt_python, termcolor,
+               torch, torch2trt, torchvision)  # fmt: skip
+    checks = {module.CHECK.name: module.CHECK for module in modules}
+    if set(checks) != set(CATALOGUE):
+        raise ValueError(
+            "the checks and the catalogue (jetson_env/check_catalogue.py) differ: "
+            f"{', '.join(sorted(set(checks) ^ set(CATALOGUE)))}"
+        )
+    return tuple(checks[name] for name in CATALOGUE)
 
 
 CHECKS: tuple[Check, ...] = _registry()

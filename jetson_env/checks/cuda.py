@@ -217,6 +217,5 @@ CHECK = Check(
     name="cuda",
     area="cuda",
     summary="CUDA toolkit version (the L4T row's on Jetson), nvcc on PATH, cuda.h, libcudart",
-    probes=("cuda", "platform"),
     run=run,
 )

@@ -159,6 +159,5 @@ CHECK = Check(
     area="cuda",
     summary="cuda.bindings imports, driver and runtime versions, a context and a float32 "
     "host<->device round trip; which of cuda-python and pycuda the TensorRT samples need",
-    probes=("cuda_python", "cuda"),
     run=run,
 )

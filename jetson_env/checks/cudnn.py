@@ -51,6 +51,5 @@ CHECK = Check(
     name="cudnn",
     area="cuda",
     summary="cuDNN version through ctypes (the L4T row's on Jetson)",
-    probes=("cudnn",),
     run=run,
 )

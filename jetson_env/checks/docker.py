@@ -281,6 +281,5 @@ CHECK = Check(
     name="docker",
     area="docker",
     summary="Docker engine, nvidia runtime (default on Jetson), JetPack 4 CSV mount lists",
-    probes=("docker",),
     run=run,
 )

@@ -114,9 +114,7 @@ CHECK = Check(
     name="engine-files",
     area="engine",
     summary="each engine file under --engines DIR: loads here, must be rebuilt, or unknown",
-    probes=("engines", "tensorrt", "platform"),
     run=run,
-    on_request=True,
     manual="an engine is rebuilt by the tool that built it, on the GPU it runs on: no role of "
     "jetson-env rebuilds engine files",
 )

@@ -195,8 +195,6 @@ CHECK = Check(
     area="cuda",
     summary="the CUDA kernels each package carries (SASS, PTX from its files) against this "
     "GPU's compute capability, release and driver",
-    probes=("kernels", "platform"),
     run=run,
     manual=BUILDS_ARE_THE_BUILDERS,
-    deep=True,
 )

@@ -183,7 +183,6 @@ CHECK = Check(
     name="libnvinfer",
     area="tensorrt",
     summary="TensorRT's library loads through the loader, version as the matrix expects",
-    probes=("tensorrt",),
     run=run,
     variables=TENSORRT_SET,
 )

@@ -83,8 +83,6 @@ CHECK = Check(
     name="libraries",
     area="cuda",
     summary="every library (DT_NEEDED) of the packages' CUDA code found by the dynamic loader",
-    probes=("kernels",),
     run=run,
     manual=WHOSE,
-    deep=True,
 )

@@ -82,8 +82,6 @@ CHECK = Check(
     area="python",
     summary="--quick only: torch, torchvision, tensorrt, torch2trt, pycuda versions from "
     "package metadata (not imported)",
-    probes=("packages", "tensorrt", "cuda"),
     run=run,
-    quick_only=True,
     manual="--quick gives the remedies of the checks it stands in for",
 )

@@ -113,7 +113,6 @@ CHECK = Check(
     name="platform",
     area="platform",
     summary="model, L4T, JetPack, compute capability; the L4T release is in the matrix",
-    probes=("platform",),
     run=run,
     manual=MANUAL,
 )

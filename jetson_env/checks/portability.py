@@ -60,7 +60,6 @@ CHECK = Check(
     name="engine-portability",
     area="engine",
     summary="the compute capability and TensorRT version an engine built here will require",
-    probes=("tensorrt", "platform"),
     run=run,
     manual="an engine file is the user's own: it is rebuilt on the GPU it runs on",
 )

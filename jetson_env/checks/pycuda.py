@@ -112,6 +112,5 @@ CHECK = Check(
     name="pycuda",
     area="cuda",
     summary="pycuda imports; a context and a float32 host<->device round trip on the GPU",
-    probes=("pycuda", "cuda"),
     run=run,
 )

@@ -169,7 +169,6 @@ CHECK = Check(
     area="smoke",
     summary="a tiny model converted by every converter present (torch2trt fp32/fp16, ONNX -> "
     "OnnxParser, Torch-TensorRT), run against PyTorch, engines saved and reloaded",
-    probes=("smoke",),
     run=run,
     manual="a failed conversion is fixed where its checks point (torch, TensorRT, torch2trt)",
 )

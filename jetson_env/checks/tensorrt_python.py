@@ -153,7 +153,6 @@ CHECK = Check(
     name="tensorrt-python",
     area="tensorrt",
     summary="the TensorRT Python bindings import in the target Python, same version as libnvinfer",
-    probes=("tensorrt", "tensorrt_bindings"),
     run=run,
     variables=libnvinfer.TENSORRT_SET,
 )

@@ -28,6 +28,5 @@ CHECK = Check(
     name="termcolor",
     area="python",
     summary="termcolor imports in the target Python (torch2trt.test needs it)",
-    probes=("pymodules",),
     run=run,
 )

@@ -181,6 +181,5 @@ CHECK = Check(
     name="torch",
     area="pytorch",
     summary="torch imports, built with CUDA, CUDA available, kernels for this GPU",
-    probes=("torch",),
     run=run,
 )

@@ -219,6 +219,5 @@ CHECK = Check(
     name="torch2trt",
     area="pytorch",
     summary="torch2trt imports, its plugins are built, and this TensorRT is one it can use",
-    probes=("torch2trt", "tensorrt"),
     run=run,
 )

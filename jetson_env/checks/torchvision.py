@@ -124,6 +124,5 @@ CHECK = Check(
     name="torchvision",
     area="pytorch",
     summary="torchvision pairs with torch (matrix) and its C++ ops (nms) load, on CUDA too",
-    probes=("torch",),
     run=run,
 )

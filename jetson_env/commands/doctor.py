@@ -11,6 +11,8 @@ from typing import Any
 
 from jetson_env import doctor as doctor_mod
 from jetson_env import installed, target_python
+from jetson_env.check_catalogue import UnknownCheck
+from jetson_env.checks import CHECKS
 from jetson_env.commands.options import (
     checked_bundle,
     inventory,
@@ -39,13 +41,13 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
     try:
         checks = doctor_mod.select(args.check, smoke=not args.no_smoke, quick=args.quick,
                                    engines=bool(args.engines))  # fmt: skip
-    except doctor_mod.UnknownCheck as exc:
+    except UnknownCheck as exc:
         term.error(
             str(exc), hint=f"`{installed.command('jetson-env doctor --list')}` lists the checks"
         )
         return EXIT_USAGE
     if args.list:
-        show_checks(args, term, checks if args.check else list(doctor_mod.CHECKS))
+        show_checks(args, term, checks if args.check else list(CHECKS))
         return EXIT_OK
     if args.fix_roles is not None:  # --fix --roles A,B is --fix A,B
         if args.fix is None:

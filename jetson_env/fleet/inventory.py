@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jetson_env import (
+    check_catalogue,
     collection,
     fixing,
     host_keys,
@@ -269,7 +270,7 @@ def run(
     reports: dict[str, doctor_mod.Report] = {}
     unmanaged: dict[str, str] = {}
     pythons: list[str] = []  # the Pythons Ansible runs modules with, host by host
-    names = doctor_mod.needed_probes(checks)
+    names = check_catalogue.needed_probes(check.name for check in checks)
     hosts = recorded(inventory, limit, names, timeout, forks, progress, arguments)
     for host, target in hosts.items():
         if isinstance(target, doctor_mod.Report):

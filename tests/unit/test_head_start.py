@@ -11,7 +11,7 @@ import pytest
 import tomllib
 from support.signals import sigint_as_in_a_terminal
 
-from jetson_env import doctor, head_start, probing, targets
+from jetson_env import check_catalogue, doctor, head_start, probing, targets
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What the command line imports and the head start must not wait for.
@@ -41,6 +41,13 @@ def watched(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, list[st
     return proc, events
 
 
+def doctors_probes(smoke: bool, quick: bool) -> list[str]:
+    """What the doctor's run of a plain command line probes, in the registry's order."""
+    checks = doctor.select(None, smoke=smoke, quick=quick)
+    needed = check_catalogue.needed_probes(check.name for check in checks)
+    return [probe.name for probe in probing.PROBES if probe.name in needed]
+
+
 def test_the_console_script_is_the_head_start():
     scripts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["jetson-env"] == "jetson_env.head_start:main"
@@ -53,10 +60,23 @@ def test_the_console_script_is_the_head_start():
 )
 def test_the_head_start_launches_what_a_plain_doctor_asks_for(options, smoke, quick):
     _python, names = head_start.plain_doctor(["doctor", *options])
-    checks = doctor.select(None, smoke=smoke, quick=quick)
     assert probing.launch_plan(names, None, together=False) == probing.launch_plan(
-        doctor.needed_probes(checks), None, together=False
+        doctors_probes(smoke, quick), None, together=False
     )
+
+
+def test_the_head_start_and_the_doctor_read_one_catalogue(monkeypatch):
+    """A check's line changed in the catalogue changes what the check reads, what the
+    doctor selects and what a plain doctor starts early, at once: no second table."""
+    monkeypatch.setitem(check_catalogue.CATALOGUE, "docker", ("docker", "packages"))
+    monkeypatch.setattr(check_catalogue, "DEEP", {*check_catalogue.DEEP, "cudnn"})
+    assert doctor.BY_NAME["docker"].probes == ("docker", "packages")
+    assert "cudnn" not in [check.name for check in doctor.select(None, quick=True)]
+    _python, plain = head_start.plain_doctor(["doctor", "--no-smoke"])
+    _python, quick = head_start.plain_doctor(["doctor", "--quick"])
+    assert "packages" in plain and "cudnn" in plain
+    assert "cudnn" not in quick
+    assert (plain, quick) == (doctors_probes(False, False), doctors_probes(True, True))
 
 
 @pytest.mark.parametrize("option", ["--no-smoke", "--quick"])
@@ -120,13 +140,13 @@ def test_a_launcher_no_run_took_is_ended():
 
 
 @pytest.mark.parametrize(
-    "argv, expected",
+    "argv, expected",  # (the target Python, smoke, quick), or None: no head start
     [
-        (["doctor"], ("python3", list(head_start.PROBES))),
-        (["-v", "doctor", "--no-smoke", "-q", "--json"], ("python3", list(head_start.PROBES[:-1]))),
-        (["doctor", "--python", "/opt/py", "-vv"], ("/opt/py", list(head_start.PROBES))),
-        (["doctor", "--python=/opt/py", "--no-smoke"], ("/opt/py", list(head_start.PROBES[:-1]))),
-        (["doctor", "--quick", "--no-smoke"], ("python3", list(head_start.QUICK))),
+        (["doctor"], ("python3", True, False)),
+        (["-v", "doctor", "--no-smoke", "-q", "--json"], ("python3", False, False)),
+        (["doctor", "--python", "/opt/py", "-vv"], ("/opt/py", True, False)),
+        (["doctor", "--python=/opt/py", "--no-smoke"], ("/opt/py", False, False)),
+        (["doctor", "--quick", "--no-smoke"], ("python3", False, True)),
         (["doctor", "--host", "h"], None),
         (["doctor", "--python"], None),
         (["doctor", "--timeout", "3"], None),
@@ -137,6 +157,9 @@ def test_a_launcher_no_run_took_is_ended():
     ],
 )
 def test_which_command_lines_are_a_plain_doctor(argv, expected):
+    if expected is not None:
+        python, smoke, quick = expected
+        expected = (python, doctors_probes(smoke, quick))
     assert head_start.plain_doctor(argv) == expected
 
 
