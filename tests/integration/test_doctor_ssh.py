@@ -235,20 +235,16 @@ def test_a_remote_hang_times_out_and_leaves_nothing(known: Path, sshd: SSHHost, 
     assert remote_probe_processes() == []
 
 
-@pytest.mark.parametrize("via", ["host", "inventory"])
-def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_torch, via: str):
-    """With `-i` the probes' end comes from the launcher's heartbeat on stdout, which
-    reaches the connection through the host's output cap (targets._cut): it left them
-    running while that cap held the heartbeat in its buffer."""
+def doctor_in_a_hanging_torch(
+    known: Path, remote_torch, python_args: list[str], args: list[str]
+) -> subprocess.Popen:
+    """`doctor --check torch` (this Python with `python_args`, then `args`) started as typed
+    in a terminal, returned once the remote probe is inside a torch import that never ends."""
     imported = "/tmp/torch-imported"  # the probe runs: the launcher and its heartbeat do
     docker("exec", CONTAINER, "rm", "-f", imported)
     remote_torch(f"import pathlib, time\npathlib.Path({imported!r}).touch()\ntime.sleep(600)")
-    if via == "host":
-        args = ["--host", sshd.address, "--python", REMOTE_PYTHON]
-    else:
-        args = ["-i", str(inventory_for(known, sshd, REMOTE_PYTHON))]
     run = subprocess.Popen(
-        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", *args, "--check", "torch"],
+        [sys.executable, *python_args, "doctor", "--json", *args, "--check", "torch"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=known,
         env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
         preexec_fn=sigint_as_in_a_terminal,
@@ -257,6 +253,19 @@ def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_to
     while docker("exec", CONTAINER, "sh", "-c", f"ls {imported} || true") == "":
         assert time.monotonic() < deadline, "the remote probe never started"
         time.sleep(0.2)
+    return run
+
+
+@pytest.mark.parametrize("via", ["host", "inventory"])
+def test_ctrl_c_ends_the_remote_probes_too(known: Path, sshd: SSHHost, remote_torch, via: str):
+    """With `-i` the probes' end comes from the launcher's heartbeat on stdout, which
+    reaches the connection through the host's output cap (targets._cut): it left them
+    running while that cap held the heartbeat in its buffer."""
+    if via == "host":
+        args = ["--host", sshd.address, "--python", REMOTE_PYTHON]
+    else:
+        args = ["-i", str(inventory_for(known, sshd, REMOTE_PYTHON))]
+    run = doctor_in_a_hanging_torch(known, remote_torch, ["-m", "jetson_env.cli"], args)
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=10)
     assert run.returncode == 130
@@ -303,21 +312,10 @@ def test_ctrl_c_inside_paramiko_still_ends_the_doctor(known: Path, sshd: SSHHost
     """A Ctrl-C that lands between one of paramiko's lock acquires and its `try` left that
     lock held: closing the channel then waited on it forever (a flake of the test above
     under load, made certain here). The doctor ends with 130 and the remote probes too."""
-    imported = "/tmp/torch-imported"
-    docker("exec", CONTAINER, "rm", "-f", imported)
-    remote_torch(f"import pathlib, time\npathlib.Path({imported!r}).touch()\ntime.sleep(600)")
     armed = known / "armed"
-    run = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C_AFTER_A_LOCK, str(armed), "doctor", "--json",
-         "--host", sshd.address, "--python", REMOTE_PYTHON, "--check", "torch"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=known,
-        env={**os.environ, "HOME": str(known), "SSH_AUTH_SOCK": ""},
-        preexec_fn=sigint_as_in_a_terminal,
-    )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while docker("exec", CONTAINER, "sh", "-c", f"ls {imported} || true") == "":
-        assert time.monotonic() < deadline, "the remote probe never started"
-        time.sleep(0.2)
+    tripwire = ["-c", CTRL_C_AFTER_A_LOCK, str(armed)]
+    host = ["--host", sshd.address, "--python", REMOTE_PYTHON]
+    run = doctor_in_a_hanging_torch(known, remote_torch, tripwire, host)
     armed.touch()
     try:
         _, stderr = run.communicate(timeout=20)
