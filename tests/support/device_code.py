@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -243,23 +244,27 @@ def add_distribution(
 
 
 def wheel(key: str) -> Path:
-    """The pinned wheel, from .cache/ or pip download (its sha256 checked either way)."""
+    """The pinned wheel, from .cache/ or pip download (its sha256 checked either way).
+    Downloaded into a folder of this process's own and then renamed into place: the two
+    xdist workers may fetch it at once."""
     name, version, file_name, digest = WHEELS[key]
     path = CACHE / file_name
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        run(
-            "python3",
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary",
-            ":all:",
-            "--dest",
-            CACHE,
-            f"{name}=={version}",
-        )
+        with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
+            run(
+                "python3",
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "--dest",
+                scratch,
+                f"{name}=={version}",
+            )
+            os.replace(Path(scratch) / file_name, path)
     if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
         path.unlink()
         raise ValueError(f"{file_name}: sha256 is not the pinned {digest}")
@@ -267,13 +272,20 @@ def wheel(key: str) -> Path:
 
 
 def cuobjdump() -> Path:
-    """cuobjdump from NVIDIA's wheel, unpacked in .cache/."""
+    """cuobjdump from NVIDIA's wheel, unpacked in .cache/: into a folder of this process's
+    own, then renamed into place, so that no worker rewrites the file another one runs
+    ("Text file busy")."""
     folder = CACHE / "cuobjdump"
     tool = folder / "nvidia" / "cu13" / "bin" / "cuobjdump"
     if not tool.exists():
+        scratch = Path(tempfile.mkdtemp(dir=CACHE))
         with zipfile.ZipFile(wheel("cuobjdump")) as archive:
-            archive.extractall(folder)
-        tool.chmod(0o755)
+            archive.extractall(scratch)
+        (scratch / tool.relative_to(folder)).chmod(0o755)
+        try:
+            scratch.rename(folder)
+        except OSError:  # another worker's is in place
+            shutil.rmtree(scratch)
     return tool
 
 
