@@ -153,14 +153,16 @@ def build(
     log_path: Path,
     base: str | None = None,
     playbook_vars: dict[str, Any] | None = None,
+    no_cache: bool = False,
     on_line: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
     """Build one image with the docker SDK, streaming its log; returns id, tag and sizes.
 
     `base` replaces the matrix's FROM (the tests pass stand-in bases, as no registry
     is reachable here); `playbook_vars` are more variables for playbooks/jetson.yml in
-    the build (e.g. controller files staged in images/inputs/). The whole build log is
-    kept at log_path.
+    the build (e.g. controller files staged in images/inputs/); `no_cache` runs every step
+    again (a cached step keeps what pip resolved when it ran). The whole build log is kept
+    at log_path.
     """
     import docker  # imported here: only `images build` needs the engine
 
@@ -179,7 +181,7 @@ def build(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     image_id = None
     with log_path.open("w") as log:
-        for chunk in _stream(client, image, args, repository):
+        for chunk in _stream(client, image, args, repository, no_cache):
             if "error" in chunk:
                 log.write(chunk["error"] + "\n")
                 raise BuildFailed(f"{chunk['error'].strip()} (full log: {log_path})")
@@ -204,7 +206,9 @@ def build(
     }
 
 
-def _stream(client, image: Image, args: dict[str, str], repository: str) -> Iterator[dict]:
+def _stream(
+    client, image: Image, args: dict[str, str], repository: str, no_cache: bool
+) -> Iterator[dict]:
     root = IMAGES_DIR.parent
     for chunk in client.api.build(
         path=str(root),
@@ -214,6 +218,7 @@ def _stream(client, image: Image, args: dict[str, str], repository: str) -> Iter
         rm=True,
         forcerm=True,
         pull=False,
+        nocache=no_cache,
         network_mode="host",
         decode=True,
     ):

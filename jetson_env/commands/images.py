@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, term: Terminal, matrix: Matrix) -> int:
         try:
             built = images_mod.build(
                 image, matrix, repository=repo, log_path=log, base=args.base,
-                playbook_vars=playbook_vars,
+                playbook_vars=playbook_vars, no_cache=args.no_cache,
                 on_line=lambda line: status.update(f"{image.name}: {line[:100]}"),
             )  # fmt: skip
         except (images_mod.BuildFailed, images_mod.DockerUnavailable) as exc:
@@ -121,6 +121,12 @@ def register(sub) -> None:
         "--playbook-vars",
         metavar="JSON",
         help="more variables for the playbook in the build, e.g. files staged in images/inputs/",
+    )
+    build.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every step again, none from Docker's cache (a cached step keeps what pip "
+        "resolved when it first ran)",
     )
     build.add_argument("--log", help="build log path (default .cache/images/NAME.log)")
     json_output(build)

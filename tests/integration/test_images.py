@@ -106,14 +106,15 @@ def source_archive(tree: Path, top: str, dest: Path) -> Path:
     return archive
 
 
-def build(name: str, base: str, playbook_vars: dict) -> dict:
-    """`jetson-env images build NAME --json` for real; prints and records the sizes."""
+def build(name: str, base: str, playbook_vars: dict, *options: str) -> dict:
+    """`jetson-env images build NAME --json [OPTIONS]` for real; prints and records the
+    sizes."""
     log = REPO_ROOT / ".cache" / "images" / f"test-{name}.log"
     started = time.monotonic()
     result = subprocess.run(
         [str(REPO_ROOT / ".venv" / "bin" / "jetson-env"), "--no-color", "images",
          "--repository", REPOSITORY, "build", name, "--base", base, "--json",
-         "--log", str(log), "--playbook-vars", json.dumps(playbook_vars)],
+         "--log", str(log), "--playbook-vars", json.dumps(playbook_vars), *options],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False,
     )  # fmt: skip
     assert result.returncode == 0, f"{result.stderr}\n--- log tail ---\n" + "".join(
@@ -329,8 +330,12 @@ def test_a_jetpack_4_or_5_image_builds_with_its_own_python_provisioned(name, pyt
     3.10+ beside it: NVIDIA's has none, `images build` says so) build. Ansible's controller side
     runs in the Python 3.10+, with the ansible-core the matrix prescribes for the base's Python,
     and the roles provision the base's own python3; jetson-env in the image runs the doctor."""
-    built = build(name, old_python_base(python), OLD_BASE_VARS)
+    # --no-cache: the steps' own lines are in the log only where the steps ran (a CI machine
+    # that kept Docker's cache printed "Using cache" for every one), and a cached step keeps
+    # what pip resolved on an earlier day.
+    built = build(name, old_python_base(python), OLD_BASE_VARS, "--no-cache")
     log = Path(built["log"]).read_text()
+    assert "Using cache" not in log
     short = python.rsplit(".", 1)[0]
     assert f"ansible-core {core}" in log and f"in the base's Python {short}" in log, log[-3000:]
     tag = built["tag"]
