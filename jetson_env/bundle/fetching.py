@@ -157,9 +157,12 @@ def fetch_file(
         actual = digest.hexdigest()
         if fetch.sha256 and actual != fetch.sha256:
             raise BundleError(
+                # The run stops; the files fetched before this one stay, in the manifest.
                 f"sha256 mismatch for {fetch.url}: expected {fetch.sha256}, got {actual}; "
-                "nothing was added",
-                hint="check the source; the pin comes from the index or the matrix",
+                f"{fetch.dest} was not added (the files fetched before it are in the "
+                "manifest)",
+                hint="check the source (the pin comes from the index or the matrix), then run "
+                "the same command again: it fetches only what the bundle lacks",
             )
         progress.advance(0, done=True)
         try:

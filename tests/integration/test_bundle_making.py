@@ -3,17 +3,22 @@ files fetched into a folder and read back by pip with --no-index, --verify, re-r
 and never replace, bad input refused with nothing made, and the rules the playbook's bundle
 preflight uses (jetson_env.bundle.host_plan)."""
 
+import functools
 import hashlib
 import json
 import os
 import shlex
 import shutil
+import ssl
 import subprocess
 import sys
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from support.hosts import REPO_ROOT, fresh_clone
+from support.standin_apt import tls_files
 from support.standins import build_jetson_torch_wheel, build_standin_wheel
 
 from jetson_env import bundle
@@ -313,30 +318,40 @@ def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     assert "files/cusparselt-standin.tar.xz" in result.manifest["artifacts"]
 
 
-def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path):
-    """Issue 59, item 7: x86's torch comes from pip's configured index, and its dependencies
-    (the nvidia-* wheels: the gigabytes) are resolved from the index before anything is
-    fetched: the one `to fetch` line said before the first `fetched` counts torch and its
-    dependencies (here a local index of STAND-IN wheels, pip's only index)."""
+STANDIN_TORCH_DEPS = {"standin-nvidia-cublas": "13.0.1", "standin-filelock": "3.20.0"}
+
+
+def standin_torch_index(index: Path) -> list[Path]:
+    """A pip index in `index` (simple/ and files/) of STAND-IN wheels: the matrix's x86 torch
+    for this Python, requiring STANDIN_TORCH_DEPS, and those; the torch wheel first."""
     version = matrix_mod.load().x86.torch.version
     tag = f"cp{PY.replace('.', '')}"
-    files = tmp_path / "index" / "files"
-    deps = {"standin-nvidia-cublas": "13.0.1", "standin-filelock": "3.20.0"}
     wheels = [
         build_jetson_torch_wheel(
             f"torch-{version}-{tag}-{tag}-linux_x86_64.whl",
-            tuple(f"{n}=={v}" for n, v in deps.items()),
-            files,
+            tuple(f"{n}=={v}" for n, v in STANDIN_TORCH_DEPS.items()),
+            index / "files",
         )
     ]
-    wheels += [build_standin_wheel(name, v, files) for name, v in deps.items()]
+    wheels += [
+        build_standin_wheel(name, v, index / "files") for name, v in STANDIN_TORCH_DEPS.items()
+    ]
     for wheel in wheels:
-        project = tmp_path / "index" / "simple" / wheel.name.split("-")[0].replace("_", "-")
+        project = index / "simple" / wheel.name.split("-")[0].replace("_", "-")
         project.mkdir(parents=True)
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         (project / "index.html").write_text(
             f'<a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a>\n'
         )
+    return wheels
+
+
+def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path):
+    """Issue 59, item 7: x86's torch comes from pip's configured index, and its dependencies
+    (the nvidia-* wheels: the gigabytes) are resolved from the index before anything is
+    fetched: the one `to fetch` line said before the first `fetched` counts torch and its
+    dependencies (here a local index of STAND-IN wheels, pip's only index)."""
+    wheels = standin_torch_index(tmp_path / "index")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.update(PIP_CONFIG_FILE=os.devnull, XDG_CACHE_HOME=str(tmp_path / "cache"),
                PIP_INDEX_URL=(tmp_path / "index" / "simple").as_uri())  # fmt: skip
@@ -353,9 +368,97 @@ def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path)
     assert said == [f"to fetch: 3 file(s): {size(total)} from this machine (the cache, local "
                     "files)"], done.stderr  # fmt: skip
     assert not [line for line in lines[first:] if line.startswith("to fetch: ")], done.stderr
-    for name in deps:  # still torch's, as when they were resolved from the wheel
+    for name in STANDIN_TORCH_DEPS:  # still torch's, as when they were resolved from the wheel
         (entry,) = [e for p, e in manifest["artifacts"].items() if name.replace("-", "_") in p]
         assert entry["role"] == "torch" and entry["what"].endswith(" (torch's)"), entry
+
+
+class TamperingIndex(SimpleHTTPRequestHandler):
+    """A pip index over HTTPS (its folder) that serves pip `state["tamper"]`'s file whole, and
+    jetson-env's own download of it with its last byte changed while `state["tamper"]` is set:
+    a file that changed after pip resolved it, or a download mangled on the way."""
+
+    def __init__(self, *args, state: dict, **kwargs):
+        self.state = state
+        super().__init__(*args, **kwargs)
+
+    def do_GET(self):
+        ours = self.headers.get("User-Agent", "") == "jetson-env-bundle"
+        if not (ours and self.state["tamper"] and self.path == self.state["path"]):
+            return super().do_GET()
+        data = bytearray((Path(self.directory) / self.path.lstrip("/")).read_bytes())
+        data[-1] ^= 1
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(bytes(data))
+        return None
+
+    def log_message(self, *args):
+        return
+
+
+def test_a_torch_wheel_refused_after_its_dependencies_leaves_a_bundle_a_rerun_completes(
+    tmp_path: Path,
+):
+    """x86's torch from pip's configured index: its dependencies are resolved from the index
+    and fetched with it. When the torch wheel is then refused (not the index's sha256), the
+    run stops (exit 2) as docs/playbook.md says of a failed run: every file it fetched is in
+    the manifest with its sha256 (--verify passes), no target is recorded, and the message
+    says what happened to them and to run the same command again (it said "nothing was
+    added" with the dependencies in the folder), which then adds torch and the target."""
+    index = tmp_path / "index"
+    wheels = standin_torch_index(index)
+    torch, deps = wheels[0], sorted(f"pip/{w.name}" for w in wheels[1:])
+    tls = tls_files()
+    state = {"tamper": True, "path": f"/files/{torch.name}"}
+    handler = functools.partial(TamperingIndex, directory=str(index), state=state)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls.cert, tls.key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{server.server_address[1]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PIP_INDEX_URL=f"{url}/simple/", PIP_CERT=str(tls.bundle),
+               REQUESTS_CA_BUNDLE=str(tls.bundle), SSL_CERT_FILE=str(tls.bundle))  # fmt: skip
+    line = [sys.executable, "-m", "jetson_env.cli", "bundle", "b", "--x86", "--roles", "torch",
+            "--no-controller"]  # fmt: skip
+    directory = tmp_path / "b"
+    try:
+        failed = subprocess.run(line, cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=900)  # fmt: skip
+        assert failed.returncode == 2, failed.stderr
+        text = " ".join(failed.stderr.split())
+        assert f"sha256 mismatch for {url}/files/{torch.name}" in text, text
+        assert "nothing was added" not in text, text
+        assert "run the same command again" in text, text
+        manifest = json.loads((directory / "manifest.json").read_text())
+        assert sorted(manifest["artifacts"]) == deps and manifest["targets"] == {}, manifest
+        on_disk = [p for p in directory.rglob("*") if p.is_file()]
+        assert sorted(str(p.relative_to(directory)) for p in on_disk if "/" in
+                      str(p.relative_to(directory))) == deps  # fmt: skip
+        for path in deps:
+            digest = hashlib.sha256((directory / path).read_bytes()).hexdigest()
+            assert manifest["artifacts"][path]["sha256"] == digest
+        verify = subprocess.run([*line[:4], "--verify", "b"], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+
+        state["tamper"] = False  # the source serves the index's file again
+        again = subprocess.run(line, cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=900)  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert again.returncode == 0, again.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == sorted([f"pip/{torch.name}", *deps])
+    assert manifest["artifacts"][f"pip/{torch.name}"]["sha256"] == (
+        hashlib.sha256(torch.read_bytes()).hexdigest()
+    )
+    assert list(manifest["targets"]) == [X86_KEY] and manifest["manual"] == [], manifest
 
 
 def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
