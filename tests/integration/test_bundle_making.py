@@ -13,6 +13,7 @@ import ssl
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -374,9 +375,10 @@ def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path)
 
 
 class TamperingIndex(SimpleHTTPRequestHandler):
-    """A pip index over HTTPS (its folder) that serves pip `state["tamper"]`'s file whole, and
-    jetson-env's own download of it with its last byte changed while `state["tamper"]` is set:
-    a file that changed after pip resolved it, or a download mangled on the way."""
+    """A pip index over HTTPS (its folder) that serves pip `state["path"]`'s file whole, and
+    jetson-env's own download of it as `state["serve"]` says: "changed" (its last byte: a
+    file that changed after pip resolved it, or mangled on the way), "cut" (the connection
+    closes halfway through, the whole size announced) or "whole"."""
 
     def __init__(self, *args, state: dict, **kwargs):
         self.state = state
@@ -384,34 +386,32 @@ class TamperingIndex(SimpleHTTPRequestHandler):
 
     def do_GET(self):
         ours = self.headers.get("User-Agent", "") == "jetson-env-bundle"
-        if not (ours and self.state["tamper"] and self.path == self.state["path"]):
+        if not (ours and self.state["serve"] != "whole" and self.path == self.state["path"]):
             return super().do_GET()
         data = bytearray((Path(self.directory) / self.path.lstrip("/")).read_bytes())
-        data[-1] ^= 1
         self.send_response(200)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(bytes(data))
+        if self.state["serve"] == "cut":
+            self.wfile.write(bytes(data[: len(data) // 2]))
+        else:
+            data[-1] ^= 1
+            self.wfile.write(bytes(data))
         return None
 
     def log_message(self, *args):
         return
 
 
-def test_a_torch_wheel_refused_after_its_dependencies_leaves_a_bundle_a_rerun_completes(
-    tmp_path: Path,
-):
-    """x86's torch from pip's configured index: its dependencies are resolved from the index
-    and fetched with it. When the torch wheel is then refused (not the index's sha256), the
-    run stops (exit 2) as docs/playbook.md says of a failed run: every file it fetched is in
-    the manifest with its sha256 (--verify passes), no target is recorded, and the message
-    says what happened to them and to run the same command again (it said "nothing was
-    added" with the dependencies in the folder), which then adds torch and the target."""
+@pytest.fixture
+def torch_index(tmp_path: Path) -> Iterator[tuple[str, dict, dict, list[Path]]]:
+    """standin_torch_index served by TamperingIndex over HTTPS (the stand-in CA) as pip's
+    only index, its torch wheel the file tampered with: (its URL, the environment that
+    makes it pip's index and trusts it, TamperingIndex's state, the wheels)."""
     index = tmp_path / "index"
     wheels = standin_torch_index(index)
-    torch, deps = wheels[0], sorted(f"pip/{w.name}" for w in wheels[1:])
     tls = tls_files()
-    state = {"tamper": True, "path": f"/files/{torch.name}"}
+    state = {"serve": "whole", "path": f"/files/{wheels[0].name}"}
     handler = functools.partial(TamperingIndex, directory=str(index), state=state)
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -423,35 +423,51 @@ def test_a_torch_wheel_refused_after_its_dependencies_leaves_a_bundle_a_rerun_co
     env.update(PIP_CONFIG_FILE=os.devnull, XDG_CACHE_HOME=str(tmp_path / "cache"),
                PIP_INDEX_URL=f"{url}/simple/", PIP_CERT=str(tls.bundle),
                REQUESTS_CA_BUNDLE=str(tls.bundle), SSL_CERT_FILE=str(tls.bundle))  # fmt: skip
-    line = [sys.executable, "-m", "jetson_env.cli", "bundle", "b", "--x86", "--roles", "torch",
-            "--no-controller"]  # fmt: skip
-    directory = tmp_path / "b"
     try:
-        failed = subprocess.run(line, cwd=tmp_path, env=env, capture_output=True, text=True,
-                                timeout=900)  # fmt: skip
-        assert failed.returncode == 2, failed.stderr
-        text = " ".join(failed.stderr.split())
-        assert f"sha256 mismatch for {url}/files/{torch.name}" in text, text
-        assert "nothing was added" not in text, text
-        assert "run the same command again" in text, text
-        manifest = json.loads((directory / "manifest.json").read_text())
-        assert sorted(manifest["artifacts"]) == deps and manifest["targets"] == {}, manifest
-        on_disk = [p for p in directory.rglob("*") if p.is_file()]
-        assert sorted(str(p.relative_to(directory)) for p in on_disk if "/" in
-                      str(p.relative_to(directory))) == deps  # fmt: skip
-        for path in deps:
-            digest = hashlib.sha256((directory / path).read_bytes()).hexdigest()
-            assert manifest["artifacts"][path]["sha256"] == digest
-        verify = subprocess.run([*line[:4], "--verify", "b"], cwd=tmp_path, env=env,
-                                capture_output=True, text=True, timeout=300)  # fmt: skip
-        assert verify.returncode == 0, verify.stdout + verify.stderr
-
-        state["tamper"] = False  # the source serves the index's file again
-        again = subprocess.run(line, cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=900)  # fmt: skip
+        yield url, env, state, wheels
     finally:
         server.shutdown()
         server.server_close()
+
+
+def bundle_torch(folder: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    """`jetson-env bundle b --x86 --roles torch` (or `bundle ARGS`) in `folder`."""
+    args = args or ("b", "--x86", "--roles", "torch", "--no-controller")
+    return subprocess.run([sys.executable, "-m", "jetson_env.cli", "bundle", *args],
+                          cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
+
+
+def test_a_torch_wheel_refused_after_its_dependencies_leaves_a_bundle_a_rerun_completes(
+    tmp_path: Path, torch_index
+):
+    """x86's torch from pip's configured index: its dependencies are resolved from the index
+    and fetched with it. When the torch wheel is then refused (not the index's sha256), the
+    run stops (exit 2) as docs/playbook.md says of a failed run: every file it fetched is in
+    the manifest with its sha256 (--verify passes), no target is recorded, and the message
+    says what happened to them and to run the same command again (it said "nothing was
+    added" with the dependencies in the folder), which then adds torch and the target."""
+    url, env, state, wheels = torch_index
+    torch, deps = wheels[0], sorted(f"pip/{w.name}" for w in wheels[1:])
+    directory = tmp_path / "b"
+    state["serve"] = "changed"
+    failed = bundle_torch(tmp_path, env)
+    assert failed.returncode == 2, failed.stderr
+    text = " ".join(failed.stderr.split())
+    assert f"sha256 mismatch for {url}/files/{torch.name}" in text, text
+    assert "nothing was added" not in text, text
+    assert "run the same command again" in text, text
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == deps and manifest["targets"] == {}, manifest
+    assert sorted(str(p.relative_to(directory)) for p in (directory / "pip").iterdir()) == deps
+    for path in deps:
+        digest = hashlib.sha256((directory / path).read_bytes()).hexdigest()
+        assert manifest["artifacts"][path]["sha256"] == digest
+    verify = bundle_torch(tmp_path, env, "--verify", "b")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+    state["serve"] = "whole"  # the source serves the index's file again
+    again = bundle_torch(tmp_path, env)
     assert again.returncode == 0, again.stderr
     manifest = json.loads((directory / "manifest.json").read_text())
     assert sorted(manifest["artifacts"]) == sorted([f"pip/{torch.name}", *deps])
@@ -459,6 +475,59 @@ def test_a_torch_wheel_refused_after_its_dependencies_leaves_a_bundle_a_rerun_co
         hashlib.sha256(torch.read_bytes()).hexdigest()
     )
     assert list(manifest["targets"]) == [X86_KEY] and manifest["manual"] == [], manifest
+
+
+def test_a_torch_download_cut_short_is_a_failed_download_the_same_line_fetches_again(
+    tmp_path: Path, torch_index
+):
+    """The torch wheel's connection closes halfway (its whole size announced): http.client
+    ends such a body as if complete, so it was said to be a sha256 mismatch ("check the
+    source", exit 2; an unpinned file would have been recorded cut short). It is a download
+    that failed (docs/json.md, `manual`): the run completes with torch's dependencies in the
+    bundle and torch in `manual`, saying why, no partial file left; the same line then
+    fetches it."""
+    url, env, state, wheels = torch_index
+    torch, deps = wheels[0], sorted(f"pip/{w.name}" for w in wheels[1:])
+    directory = tmp_path / "b"
+    state["serve"] = "cut"
+    cut = bundle_torch(tmp_path, env, "b", "--x86", "--roles", "torch", "--no-controller",
+                       "--json")  # fmt: skip
+    assert cut.returncode == 0, cut.stderr
+    (manual,) = json.loads(cut.stdout)["manual"]
+    size = torch.stat().st_size
+    assert manual["expected"] == f"pip/{torch.name}", manual
+    assert manual["where_from"] == (
+        f"{url}/files/{torch.name} (the download ended after {size // 2} of {size} bytes)"
+    )
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == deps, manifest
+    assert sorted(str(p.relative_to(directory)) for p in (directory / "pip").iterdir()) == deps
+
+    state["serve"] = "whole"
+    again = bundle_torch(tmp_path, env)
+    assert again.returncode == 0, again.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == sorted([f"pip/{torch.name}", *deps])
+    assert manifest["manual"] == [], manifest
+
+
+def test_a_download_cut_short_without_a_pin_is_never_recorded(
+    tmp_path: Path, torch_index, monkeypatch: pytest.MonkeyPatch
+):
+    """A file with no sha256 to check (torch2trt's source archive) whose connection closed
+    halfway was kept as complete, its sha256 the half's: --verify then passed a bundle that
+    pip or tar cannot read. It is a download that failed, its partial file removed."""
+    url, env, state, wheels = torch_index
+    monkeypatch.setenv("SSL_CERT_FILE", env["SSL_CERT_FILE"])
+    monkeypatch.setattr(fetching, "CACHE", tmp_path / "cache")  # what was kept stays here
+    state["serve"] = "cut"
+    fetch = fetching.Fetch(f"{url}{state['path']}", "files/archive.tar.gz", None, "torch2trt",
+                           "torch2trt source archive", X86_KEY)  # fmt: skip
+    size = wheels[0].stat().st_size
+    (tmp_path / "b" / "files").mkdir(parents=True)
+    with pytest.raises(fetching.FetchFailed, match=f"ended after {size // 2} of {size} bytes"):
+        fetching.fetch_file(fetch, tmp_path / "b", fetching.Progress(None))
+    assert not list((tmp_path / "b" / "files").iterdir())
 
 
 def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
