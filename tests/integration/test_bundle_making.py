@@ -372,6 +372,18 @@ def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path)
     for name in STANDIN_TORCH_DEPS:  # still torch's, as when they were resolved from the wheel
         (entry,) = [e for p, e in manifest["artifacts"].items() if name.replace("-", "_") in p]
         assert entry["role"] == "torch" and entry["what"].endswith(" (torch's)"), entry
+    # One deleted: --verify's line fetches it again from the index (it said `--file
+    # torch=` with the dependency's path in the index: added as the torch wheel).
+    (tmp_path / "b" / f"pip/{wheels[1].name}").unlink()
+    verify = subprocess.run([sys.executable, "-m", "jetson_env.cli", "bundle", "--verify", "b",
+                             "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)  # fmt: skip
+    (problem,) = json.loads(verify.stdout)["problems"]
+    assert problem["path"] == f"pip/{wheels[1].name}" and "--file" not in problem["fix"], problem
+    again = subprocess.run(shlex.split(problem["fix"].rpartition(": ")[2]), cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "b" / f"pip/{wheels[1].name}").read_bytes() == wheels[1].read_bytes()
 
 
 class TamperingIndex(SimpleHTTPRequestHandler):
@@ -509,6 +521,38 @@ def test_a_torch_download_cut_short_is_a_failed_download_the_same_line_fetches_a
     manifest = json.loads((directory / "manifest.json").read_text())
     assert sorted(manifest["artifacts"]) == sorted([f"pip/{torch.name}", *deps])
     assert manifest["manual"] == [], manifest
+
+
+def test_a_torch_dependency_that_failed_is_fetched_again_never_added_as_torch(
+    tmp_path: Path, torch_index
+):
+    """One of torch's dependencies (resolved from pip's index) fails to download: its
+    `manual` entry said to add it with `--file torch=PATH`, which records that wheel as the
+    torch wheel and leaves the entry there for good. It is a download the same line fetches
+    again (kind "pip", no --file), as `bundle` and `--verify` say; then it is in."""
+    _url, env, state, wheels = torch_index
+    dep = wheels[1]
+    state.update(path=f"/files/{dep.name}", serve="cut")
+    cut = bundle_torch(tmp_path, env)
+    assert cut.returncode == 0, cut.stderr
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    (manual,) = manifest["manual"]
+    assert (manual["expected"], manual["kind"]) == (f"pip/{dep.name}", "pip"), manual
+    verify = bundle_torch(tmp_path, env, "--verify", "b")
+    for said in (cut.stdout, verify.stdout):
+        said = " ".join(said.split())
+        assert "fetch it again once its source answers: " in said, said
+        assert "--file" not in said, said
+
+    state["serve"] = "whole"
+    again = bundle_torch(tmp_path, env)
+    assert again.returncode == 0, again.stderr
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    name = dep.name.split("-")[0].replace("_", "-")
+    assert manifest["manual"] == [], manifest
+    assert manifest["artifacts"][f"pip/{dep.name}"]["what"] == (
+        f"{name} {STANDIN_TORCH_DEPS[name]} (torch's)"
+    )
 
 
 def test_a_download_cut_short_without_a_pin_is_never_recorded(
