@@ -154,12 +154,19 @@ def fetch_file(
                 digest.update(block)
                 size += len(block)
                 progress.advance(len(block))
+            announced = _content_length(handle)
+            if announced is not None and size < announced:  # a connection that dropped
+                progress.advance(0, done=True)
+                raise FetchFailed(fetch, f"the download ended after {size} of {announced} bytes")
         actual = digest.hexdigest()
         if fetch.sha256 and actual != fetch.sha256:
             raise BundleError(
+                # The run stops; the files fetched before this one stay, in the manifest.
                 f"sha256 mismatch for {fetch.url}: expected {fetch.sha256}, got {actual}; "
-                "nothing was added",
-                hint="check the source; the pin comes from the index or the matrix",
+                f"{fetch.dest} was not added (the files fetched before it are in the "
+                "manifest)",
+                hint="check the source (the pin comes from the index or the matrix), then run "
+                "the same command again: it fetches only what the bundle lacks",
             )
         progress.advance(0, done=True)
         try:
@@ -185,6 +192,13 @@ def _keep_in_cache(directory: Path, path: str, sha256: str) -> None:
         part.replace(cached)
     except OSError:
         part.unlink(missing_ok=True)
+
+
+def _content_length(handle) -> int | None:
+    """The size an https response announced (None for a local file, or none said):
+    http.client ends a body cut short as if it were complete."""
+    length = getattr(handle, "headers", {}).get("Content-Length", "")
+    return int(length) if length.isdigit() else None
 
 
 def _open_source(url: str):
@@ -225,8 +239,7 @@ def _source_size(fetch: Fetch) -> tuple[bool, int | None]:
         request = urllib.request.Request(fetch.url, method="HEAD",
                                          headers={"User-Agent": "jetson-env-bundle"})  # fmt: skip
         with urllib.request.urlopen(request, timeout=HEAD_TIMEOUT_S) as response:
-            length = response.headers.get("Content-Length", "")
-        return False, int(length) if length.isdigit() else None
+            return False, _content_length(response)
     except (OSError, ValueError, BundleError):  # unknown here; fetch_file says what fails
         return False, None
 

@@ -284,7 +284,14 @@ def role_installs(role: str, row: dict) -> dict[str, list[str]]:
 
 
 def file_kind(entry: dict) -> str:
-    """The --file KIND that brings in a manifest's artifact or manual entry again."""
-    return {"torch wheel": "torch", "cuSPARSELt archive": "cusparselt"}.get(
-        entry["what"], entry["role"]
-    )
+    """The --file KIND that brings in a manifest's artifact or manual entry again: a file of
+    Needs.urls (a wheel, archive or tarball --file replaces) has its KIND; any other is a
+    download the same line fetches again (a wheel pip resolved, a .deb): its role's name,
+    or "pip" for a role that is a KIND (torch's dependencies: `--file torch=` would take
+    one of them for the torch wheel)."""
+    if entry["what"] == "cuSPARSELt archive":
+        return "cusparselt"
+    if entry["role"] in FILE_KINDS and not entry["what"].endswith((" wheel", " archive",
+                                                                   " tarball")):  # fmt: skip
+        return "pip"
+    return entry["role"]

@@ -3,17 +3,23 @@ files fetched into a folder and read back by pip with --no-index, --verify, re-r
 and never replace, bad input refused with nothing made, and the rules the playbook's bundle
 preflight uses (jetson_env.bundle.host_plan)."""
 
+import functools
 import hashlib
 import json
 import os
 import shlex
 import shutil
+import ssl
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from support.hosts import REPO_ROOT, fresh_clone
+from support.standin_apt import tls_files
 from support.standins import build_jetson_torch_wheel, build_standin_wheel
 
 from jetson_env import bundle
@@ -313,30 +319,40 @@ def test_a_file_that_cannot_be_fetched_is_named_with_its_place(tmp_path: Path):
     assert "files/cusparselt-standin.tar.xz" in result.manifest["artifacts"]
 
 
-def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path):
-    """Issue 59, item 7: x86's torch comes from pip's configured index, and its dependencies
-    (the nvidia-* wheels: the gigabytes) are resolved from the index before anything is
-    fetched: the one `to fetch` line said before the first `fetched` counts torch and its
-    dependencies (here a local index of STAND-IN wheels, pip's only index)."""
+STANDIN_TORCH_DEPS = {"standin-nvidia-cublas": "13.0.1", "standin-filelock": "3.20.0"}
+
+
+def standin_torch_index(index: Path) -> list[Path]:
+    """A pip index in `index` (simple/ and files/) of STAND-IN wheels: the matrix's x86 torch
+    for this Python, requiring STANDIN_TORCH_DEPS, and those; the torch wheel first."""
     version = matrix_mod.load().x86.torch.version
     tag = f"cp{PY.replace('.', '')}"
-    files = tmp_path / "index" / "files"
-    deps = {"standin-nvidia-cublas": "13.0.1", "standin-filelock": "3.20.0"}
     wheels = [
         build_jetson_torch_wheel(
             f"torch-{version}-{tag}-{tag}-linux_x86_64.whl",
-            tuple(f"{n}=={v}" for n, v in deps.items()),
-            files,
+            tuple(f"{n}=={v}" for n, v in STANDIN_TORCH_DEPS.items()),
+            index / "files",
         )
     ]
-    wheels += [build_standin_wheel(name, v, files) for name, v in deps.items()]
+    wheels += [
+        build_standin_wheel(name, v, index / "files") for name, v in STANDIN_TORCH_DEPS.items()
+    ]
     for wheel in wheels:
-        project = tmp_path / "index" / "simple" / wheel.name.split("-")[0].replace("_", "-")
+        project = index / "simple" / wheel.name.split("-")[0].replace("_", "-")
         project.mkdir(parents=True)
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         (project / "index.html").write_text(
             f'<a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a>\n'
         )
+    return wheels
+
+
+def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path):
+    """Issue 59, item 7: x86's torch comes from pip's configured index, and its dependencies
+    (the nvidia-* wheels: the gigabytes) are resolved from the index before anything is
+    fetched: the one `to fetch` line said before the first `fetched` counts torch and its
+    dependencies (here a local index of STAND-IN wheels, pip's only index)."""
+    wheels = standin_torch_index(tmp_path / "index")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.update(PIP_CONFIG_FILE=os.devnull, XDG_CACHE_HOME=str(tmp_path / "cache"),
                PIP_INDEX_URL=(tmp_path / "index" / "simple").as_uri())  # fmt: skip
@@ -353,9 +369,209 @@ def test_an_index_torchs_dependencies_are_in_the_size_said_first(tmp_path: Path)
     assert said == [f"to fetch: 3 file(s): {size(total)} from this machine (the cache, local "
                     "files)"], done.stderr  # fmt: skip
     assert not [line for line in lines[first:] if line.startswith("to fetch: ")], done.stderr
-    for name in deps:  # still torch's, as when they were resolved from the wheel
+    for name in STANDIN_TORCH_DEPS:  # still torch's, as when they were resolved from the wheel
         (entry,) = [e for p, e in manifest["artifacts"].items() if name.replace("-", "_") in p]
         assert entry["role"] == "torch" and entry["what"].endswith(" (torch's)"), entry
+    # One deleted: --verify's line fetches it again from the index (it said `--file
+    # torch=` with the dependency's path in the index: added as the torch wheel).
+    (tmp_path / "b" / f"pip/{wheels[1].name}").unlink()
+    verify = subprocess.run([sys.executable, "-m", "jetson_env.cli", "bundle", "--verify", "b",
+                             "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)  # fmt: skip
+    (problem,) = json.loads(verify.stdout)["problems"]
+    assert problem["path"] == f"pip/{wheels[1].name}" and "--file" not in problem["fix"], problem
+    again = subprocess.run(shlex.split(problem["fix"].rpartition(": ")[2]), cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "b" / f"pip/{wheels[1].name}").read_bytes() == wheels[1].read_bytes()
+
+
+class TamperingIndex(SimpleHTTPRequestHandler):
+    """A pip index over HTTPS (its folder) that serves pip `state["path"]`'s file whole, and
+    jetson-env's own download of it as `state["serve"]` says: "changed" (its last byte: a
+    file that changed after pip resolved it, or mangled on the way), "cut" (the connection
+    closes halfway through, the whole size announced) or "whole"."""
+
+    def __init__(self, *args, state: dict, **kwargs):
+        self.state = state
+        super().__init__(*args, **kwargs)
+
+    def do_GET(self):
+        ours = self.headers.get("User-Agent", "") == "jetson-env-bundle"
+        if not (ours and self.state["serve"] != "whole" and self.path == self.state["path"]):
+            return super().do_GET()
+        data = bytearray((Path(self.directory) / self.path.lstrip("/")).read_bytes())
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.state["serve"] == "cut":
+            self.wfile.write(bytes(data[: len(data) // 2]))
+        else:
+            data[-1] ^= 1
+            self.wfile.write(bytes(data))
+        return None
+
+    def log_message(self, *args):
+        return
+
+
+@pytest.fixture
+def torch_index(tmp_path: Path) -> Iterator[tuple[str, dict, dict, list[Path]]]:
+    """standin_torch_index served by TamperingIndex over HTTPS (the stand-in CA) as pip's
+    only index, its torch wheel the file tampered with: (its URL, the environment that
+    makes it pip's index and trusts it, TamperingIndex's state, the wheels)."""
+    index = tmp_path / "index"
+    wheels = standin_torch_index(index)
+    tls = tls_files()
+    state = {"serve": "whole", "path": f"/files/{wheels[0].name}"}
+    handler = functools.partial(TamperingIndex, directory=str(index), state=state)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls.cert, tls.key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"https://127.0.0.1:{server.server_address[1]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, XDG_CACHE_HOME=str(tmp_path / "cache"),
+               PIP_INDEX_URL=f"{url}/simple/", PIP_CERT=str(tls.bundle),
+               REQUESTS_CA_BUNDLE=str(tls.bundle), SSL_CERT_FILE=str(tls.bundle))  # fmt: skip
+    try:
+        yield url, env, state, wheels
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def bundle_torch(folder: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    """`jetson-env bundle b --x86 --roles torch` (or `bundle ARGS`) in `folder`."""
+    args = args or ("b", "--x86", "--roles", "torch", "--no-controller")
+    return subprocess.run([sys.executable, "-m", "jetson_env.cli", "bundle", *args],
+                          cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
+
+
+def test_a_torch_wheel_refused_after_its_dependencies_leaves_a_bundle_a_rerun_completes(
+    tmp_path: Path, torch_index
+):
+    """x86's torch from pip's configured index: its dependencies are resolved from the index
+    and fetched with it. When the torch wheel is then refused (not the index's sha256), the
+    run stops (exit 2) as docs/playbook.md says of a failed run: every file it fetched is in
+    the manifest with its sha256 (--verify passes), no target is recorded, and the message
+    says what happened to them and to run the same command again (it said "nothing was
+    added" with the dependencies in the folder), which then adds torch and the target."""
+    url, env, state, wheels = torch_index
+    torch, deps = wheels[0], sorted(f"pip/{w.name}" for w in wheels[1:])
+    directory = tmp_path / "b"
+    state["serve"] = "changed"
+    failed = bundle_torch(tmp_path, env)
+    assert failed.returncode == 2, failed.stderr
+    text = " ".join(failed.stderr.split())
+    assert f"sha256 mismatch for {url}/files/{torch.name}" in text, text
+    assert "nothing was added" not in text, text
+    assert "run the same command again" in text, text
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == deps and manifest["targets"] == {}, manifest
+    assert sorted(str(p.relative_to(directory)) for p in (directory / "pip").iterdir()) == deps
+    for path in deps:
+        digest = hashlib.sha256((directory / path).read_bytes()).hexdigest()
+        assert manifest["artifacts"][path]["sha256"] == digest
+    verify = bundle_torch(tmp_path, env, "--verify", "b")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+    state["serve"] = "whole"  # the source serves the index's file again
+    again = bundle_torch(tmp_path, env)
+    assert again.returncode == 0, again.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == sorted([f"pip/{torch.name}", *deps])
+    assert manifest["artifacts"][f"pip/{torch.name}"]["sha256"] == (
+        hashlib.sha256(torch.read_bytes()).hexdigest()
+    )
+    assert list(manifest["targets"]) == [X86_KEY] and manifest["manual"] == [], manifest
+
+
+def test_a_torch_download_cut_short_is_a_failed_download_the_same_line_fetches_again(
+    tmp_path: Path, torch_index
+):
+    """The torch wheel's connection closes halfway (its whole size announced): http.client
+    ends such a body as if complete, so it was said to be a sha256 mismatch ("check the
+    source", exit 2; an unpinned file would have been recorded cut short). It is a download
+    that failed (docs/json.md, `manual`): the run completes with torch's dependencies in the
+    bundle and torch in `manual`, saying why, no partial file left; the same line then
+    fetches it."""
+    url, env, state, wheels = torch_index
+    torch, deps = wheels[0], sorted(f"pip/{w.name}" for w in wheels[1:])
+    directory = tmp_path / "b"
+    state["serve"] = "cut"
+    cut = bundle_torch(tmp_path, env, "b", "--x86", "--roles", "torch", "--no-controller",
+                       "--json")  # fmt: skip
+    assert cut.returncode == 0, cut.stderr
+    (manual,) = json.loads(cut.stdout)["manual"]
+    size = torch.stat().st_size
+    assert manual["expected"] == f"pip/{torch.name}", manual
+    assert manual["where_from"] == (
+        f"{url}/files/{torch.name} (the download ended after {size // 2} of {size} bytes)"
+    )
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == deps, manifest
+    assert sorted(str(p.relative_to(directory)) for p in (directory / "pip").iterdir()) == deps
+
+    state["serve"] = "whole"
+    again = bundle_torch(tmp_path, env)
+    assert again.returncode == 0, again.stderr
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert sorted(manifest["artifacts"]) == sorted([f"pip/{torch.name}", *deps])
+    assert manifest["manual"] == [], manifest
+
+
+def test_a_torch_dependency_that_failed_is_fetched_again_never_added_as_torch(
+    tmp_path: Path, torch_index
+):
+    """One of torch's dependencies (resolved from pip's index) fails to download: its
+    `manual` entry said to add it with `--file torch=PATH`, which records that wheel as the
+    torch wheel and leaves the entry there for good. It is a download the same line fetches
+    again (kind "pip", no --file), as `bundle` and `--verify` say; then it is in."""
+    _url, env, state, wheels = torch_index
+    dep = wheels[1]
+    state.update(path=f"/files/{dep.name}", serve="cut")
+    cut = bundle_torch(tmp_path, env)
+    assert cut.returncode == 0, cut.stderr
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    (manual,) = manifest["manual"]
+    assert (manual["expected"], manual["kind"]) == (f"pip/{dep.name}", "pip"), manual
+    verify = bundle_torch(tmp_path, env, "--verify", "b")
+    for said in (cut.stdout, verify.stdout):
+        said = " ".join(said.split())
+        assert "fetch it again once its source answers: " in said, said
+        assert "--file" not in said, said
+
+    state["serve"] = "whole"
+    again = bundle_torch(tmp_path, env)
+    assert again.returncode == 0, again.stderr
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    name = dep.name.split("-")[0].replace("_", "-")
+    assert manifest["manual"] == [], manifest
+    assert manifest["artifacts"][f"pip/{dep.name}"]["what"] == (
+        f"{name} {STANDIN_TORCH_DEPS[name]} (torch's)"
+    )
+
+
+def test_a_download_cut_short_without_a_pin_is_never_recorded(
+    tmp_path: Path, torch_index, monkeypatch: pytest.MonkeyPatch
+):
+    """A file with no sha256 to check (torch2trt's source archive) whose connection closed
+    halfway was kept as complete, its sha256 the half's: --verify then passed a bundle that
+    pip or tar cannot read. It is a download that failed, its partial file removed."""
+    url, env, state, wheels = torch_index
+    monkeypatch.setenv("SSL_CERT_FILE", env["SSL_CERT_FILE"])
+    monkeypatch.setattr(fetching, "CACHE", tmp_path / "cache")  # what was kept stays here
+    state["serve"] = "cut"
+    fetch = fetching.Fetch(f"{url}{state['path']}", "files/archive.tar.gz", None, "torch2trt",
+                           "torch2trt source archive", X86_KEY)  # fmt: skip
+    size = wheels[0].stat().st_size
+    (tmp_path / "b" / "files").mkdir(parents=True)
+    with pytest.raises(fetching.FetchFailed, match=f"ended after {size // 2} of {size} bytes"):
+        fetching.fetch_file(fetch, tmp_path / "b", fetching.Progress(None))
+    assert not list((tmp_path / "b" / "files").iterdir())
 
 
 def test_host_plan_matches_the_host_and_checks_files_and_the_lock_file(made):
