@@ -18,10 +18,10 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[5]
 if (PACKAGE_ROOT / "jetson_env").is_dir() and str(PACKAGE_ROOT) not in sys.path:
     sys.path.append(str(PACKAGE_ROOT))
 
+# Ansible loads this file again in every task's worker process: the bundle's modules (twice
+# the time of all the others) are imported only by the filters that read a bundle.
 try:
     from jetson_env import (
-        apt_repository,
-        bundle,
         controller_files,
         keeping,
         matrix,
@@ -35,7 +35,7 @@ try:
         wheels,
     )
 except ImportError as exc:  # the collection without its Python package
-    apt_repository = bundle = controller_files = keeping = matrix = pins = pip_satisfied = None
+    controller_files = keeping = matrix = pins = pip_satisfied = None
     pip_failure = provisioning = probing = target_python = None
     tensorrt_tarballs = wheels = None
     MISSING = (
@@ -187,6 +187,8 @@ def bundle_plan(directory, platform, python, roles, manifest_sha256="", cuda=Non
     one `jetson-env provision --bundle [--trust]` checked): {"error": None | why, with the
     `jetson-env bundle` line that fixes it, "target", "skipped", "pip", "torch_wheel", ...}."""
     _require_package()
+    from jetson_env import bundle
+
     return bundle.host_plan(
         str(directory),
         dict(platform),
@@ -201,6 +203,8 @@ def bundle_check(plan, role, lock_sha256=None):
     """The files of bundle_plan's `plan` that `role` is about to use, against the manifest's
     sha256 and the lock file's (jetson_env.bundle.check_role): {"error", "checked"}."""
     _require_package()
+    from jetson_env import bundle
+
     return bundle.check_role(dict(plan), str(role), dict(lock_sha256 or {}))
 
 
@@ -208,6 +212,8 @@ def apt_download_line(packages):
     """The line that downloads `packages` with their dependencies on a connected machine of
     the host's distribution (the bundle manifest's, jetson_env.apt_repository.download_line)."""
     _require_package()
+    from jetson_env import apt_repository
+
     return apt_repository.download_line([str(p) for p in packages])
 
 
