@@ -22,6 +22,9 @@ from jetson_env import collection, lifeline
 from jetson_env.ssh_address import DEFAULT_PORT, parse_address
 
 RESULTS_CALLBACK = f"{collection.FQCN}.results"
+# The callbacks jetson-env enables beside the user's: the results it reads, and the filters
+# and matrix loaded once in ansible-playbook's main process (each task's worker is a fork).
+OWN_CALLBACKS = (RESULTS_CALLBACK, f"{collection.FQCN}.preload")
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ def run_playbook(cmd: list[str]) -> PlaybookRun:
         results_file = Path(tmp) / "results.json"
         env = collection.environment(cmd[0])
         env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(
-            [*callbacks_enabled(cmd[0], env), RESULTS_CALLBACK]
+            [*callbacks_enabled(cmd[0], env), *OWN_CALLBACKS]
         )
         env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
         process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=sys.stderr,

@@ -22,7 +22,7 @@ from jetson_env.exit_codes import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
-from jetson_env.playbook_runs import RESULTS_CALLBACK, callbacks_enabled
+from jetson_env.playbook_runs import OWN_CALLBACKS, callbacks_enabled
 
 # ansible-playbook's own exit codes (ansible.cli's): 1 an error, 2 a host failed (or its
 # option parser's usage error), 4 a host unreachable or a parser error, 5 bad options, 99
@@ -42,7 +42,7 @@ def run(cmd: list[str], env: dict[str, str], *, output_to_stderr: bool) -> tuple
         results_file = Path(tmp) / "results.json"
         env = dict(env)
         env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(
-            [*callbacks_enabled(cmd[0], env), RESULTS_CALLBACK]
+            [*callbacks_enabled(cmd[0], env), *OWN_CALLBACKS]
         )
         env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
         stdout = sys.stderr if output_to_stderr else None
