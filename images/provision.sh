@@ -59,25 +59,33 @@ base_python=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
 say "ansible-core in a throwaway venv ($ansible_venv, Python ${controller:-3.12 from uv}): the README's provisioning install"
 make_venv "$ansible_venv"
-"$ansible_venv/bin/pip" install --quiet --no-cache-dir "${src}[provision]"
+# jetson-env's wheel is built once, here in stage `build`; both stages install it. Nothing
+# in this venv is kept, so nothing in it is byte-compiled ahead (--no-compile).
+if [ "$mode" = build ]; then
+    mkdir -p "$out/wheels" "$top/inputs"
+    "$ansible_venv/bin/pip" wheel --quiet --no-deps --no-cache-dir --wheel-dir "$out/wheels" "$src"
+fi
+wheel=$(ls "$out"/wheels/jetson_env-*.whl)
+"$ansible_venv/bin/pip" install --quiet --no-cache-dir --no-compile "${wheel}[provision]"
 # The ansible-core that manages the base's Python (the matrix's ansible_core table).
 core=$("$ansible_venv/bin/python" -c 'import sys
 from jetson_env import matrix
 print(matrix.load().ansible_core.requirement([sys.argv[1]]) or "")' "$base_python")
 if [ -n "$core" ]; then
-    "$ansible_venv/bin/pip" install --quiet --no-cache-dir "$core"
+    "$ansible_venv/bin/pip" install --quiet --no-cache-dir --no-compile "$core"
 fi
 say "ansible-core $("$ansible_venv/bin/python" -c 'import ansible.release as r; print(r.__version__)') runs the roles in the base's Python $base_python"
 
 # Stage-specific variables: where the wheels are kept (build) or found (install).
 if [ "$mode" = build ]; then
-    mkdir -p "$out/wheels" "$top/inputs"
     # Only this image's controller files go on to the final stage.
     if [ -n "${JETSON_ENV_IMAGE:-}" ] && [ -d "$src/images/inputs/$JETSON_ENV_IMAGE" ]; then
         cp -a "$src/images/inputs/$JETSON_ENV_IMAGE/." "$top/inputs/"
     fi
     rm -rf "$src/images/inputs"
-    stage_vars='{}'
+    # What this stage installs is thrown away (the final stage installs it again from the
+    # wheels), so pip does not byte-compile it.
+    stage_vars='{"pip_packages_args": ["--no-compile"]}'
 else
     # The final stage gets JetPack's CUDA/cuDNN libraries, not the toolkit (no nvcc).
     stage_vars="{\"jetpack_apt_set\": \"runtime\", \"pycuda_pip_args\": [\"--find-links\", \"$out/wheels\"]}"
@@ -120,8 +128,12 @@ fi
 if [ "$mode" = build ]; then
     # pycuda is built by pip from its sdist; pip keeps that wheel in its cache.
     find /root/.cache/pip -name 'pycuda-*.whl' -exec cp {} "$out/wheels/" \; 2>/dev/null || true
-    "$ansible_venv/bin/pip" wheel --quiet --no-deps --no-cache-dir --wheel-dir "$out/wheels" "$src"
     say "kept for the final stage: $(cd "$out" && find . -type f | sort | tr '\n' ' ')"
+    # The final stage copies only $top: what pip and Ansible added elsewhere would only
+    # make the layer Docker commits for this stage larger (torch alone is a GB).
+    site=$("$python" -c 'import site; print(site.getsitepackages()[0])')
+    rm -rf "$ansible_venv" /opt/jetson-env-uv /opt/jetson-env-python "$site" /root/.ansible \
+        /root/.cache /var/cache/jetson-env /var/lib/apt/lists/*
     exit 0
 fi
 
