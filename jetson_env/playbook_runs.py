@@ -117,11 +117,7 @@ def run_playbook(cmd: list[str]) -> PlaybookRun:
     before its stats)."""
     with tempfile.TemporaryDirectory(prefix="jetson-env-fix-") as tmp:
         results_file = Path(tmp) / "results.json"
-        env = collection.environment(cmd[0])
-        env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(
-            [*callbacks_enabled(cmd[0], env), *OWN_CALLBACKS]
-        )
-        env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
+        env = with_own_callbacks(cmd[0], collection.environment(cmd[0]), results_file)
         process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=sys.stderr,
                                    text=True, preexec_fn=lifeline.ends_with_us())  # fmt: skip
         assert process.stdout is not None
@@ -150,6 +146,17 @@ class PlaybookRun:
         if self.failures:
             return self.failures[-1][:600]
         return f"ansible-playbook exited {self.code} (its output is above)"
+
+
+def with_own_callbacks(ansible_playbook: str, env: dict[str, str], results_file: Path) -> dict:
+    """`env` with jetson-env's callbacks enabled beside the user's, the results callback
+    writing to `results_file`."""
+    env = dict(env)
+    env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(
+        [*callbacks_enabled(ansible_playbook, env), *OWN_CALLBACKS]
+    )
+    env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
+    return env
 
 
 def callbacks_enabled(ansible_playbook: str, env: dict[str, str]) -> list[str]:

@@ -22,7 +22,7 @@ from jetson_env.exit_codes import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
-from jetson_env.playbook_runs import OWN_CALLBACKS, callbacks_enabled
+from jetson_env.playbook_runs import with_own_callbacks
 
 # ansible-playbook's own exit codes (ansible.cli's): 1 an error, 2 a host failed (or its
 # option parser's usage error), 4 a host unreachable or a parser error, 5 bad options, 99
@@ -40,11 +40,7 @@ def run(cmd: list[str], env: dict[str, str], *, output_to_stderr: bool) -> tuple
     and the callback's results (None when the run ended before its stats)."""
     with tempfile.TemporaryDirectory(prefix="jetson-env-provision-") as tmp:
         results_file = Path(tmp) / "results.json"
-        env = dict(env)
-        env["ANSIBLE_CALLBACKS_ENABLED"] = ",".join(
-            [*callbacks_enabled(cmd[0], env), *OWN_CALLBACKS]
-        )
-        env["JETSON_ENV_RESULTS_FILE"] = str(results_file)
+        env = with_own_callbacks(cmd[0], env, results_file)
         stdout = sys.stderr if output_to_stderr else None
         process = subprocess.Popen(cmd, env=env, stdout=stdout,
                                    preexec_fn=lifeline.ends_with_us())  # fmt: skip
