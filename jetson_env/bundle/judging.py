@@ -8,7 +8,8 @@ before CUDA 13.2) is refused for that target unless the user ships it anyway
 Each ELF shared object of a wheel is read by the kernels probe's own reader
 (jetson_env.probes.kernels.read_elf: the fatbin's SASS and PTX, kernel-less cubins, the
 fatbins a library loads itself), the member extracted to a temporary file first (the reader
-seeks; a deflated zip member does not), one at a time, each bounded by MEMBER_LIMIT. The
+seeks; a deflated zip member does not), each bounded by MEMBER_LIMIT. Wheels are read
+READ_WORKERS at a time, in threads: the time is zlib's, which releases the GIL. The
 reading is kept in the manifest with the artifact (its sha256 never changes), so a wheel is
 read once. The rules are jetson_env.device_code's, per compute capability the target has:
 a Jetson release's are its family's SoCs' (the matrix), or the host's own with `-i`; an x86
@@ -18,11 +19,13 @@ target's only from `-i` facts (its first GPU's).
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import struct
 import tempfile
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,8 @@ from jetson_env.matrix import Matrix
 from jetson_env.probes import kernels as probe
 
 MEMBER_LIMIT = 8 << 30  # bytes of one shared object of a wheel (torch's largest: ~1.5 GB)
+# Wheels read at once: each holds one extracted member on disk while it is read.
+READ_WORKERS = min(4, os.cpu_count() or 1)
 NOT_JUDGED = "not-judged"
 WORST = (device_code.NO_KERNEL, device_code.PTX_TOO_NEW, device_code.JIT, device_code.RUNS)
 NO_CAPABILITY = "not judged: no compute capability known (give -i facts from the host)"
@@ -146,15 +151,27 @@ def judge_bundle(
     A wheel in the bundle because torch requires it (`required`: (path, target key)) is
     never refused (device_code.blocks), its finding's "required_by" saying so."""
     by_key = {t.key: t for t in targets}
+    used = {
+        path: entry
+        for path, entry in sorted(manifest["artifacts"].items())
+        if path.endswith(".whl") and any(k in by_key for k in entry["targets"])
+    }
+    unread = [path for path, entry in used.items() if entry.get("device_code") is None]
+    readings: dict[str, dict[str, Any]] = {}
+    pool = ThreadPoolExecutor(READ_WORKERS)
+    try:
+        done = pool.map(read_wheel, [directory / path for path in unread])
+        for path in unread:  # said here, in order, as the readings come in
+            say(f"reading the device code of {path}")
+            readings[path] = next(done)
+    finally:  # Ctrl-C: the wheels not yet begun are not read
+        pool.shutdown(wait=False, cancel_futures=True)
     findings: list[dict[str, str]] = []
-    for path, entry in sorted(manifest["artifacts"].items()):
+    for path, entry in used.items():
         users = [by_key[k] for k in entry["targets"] if k in by_key]
-        if not path.endswith(".whl") or not users:
-            continue
         code = entry.get("device_code")
         if code is None:
-            say(f"reading the device code of {path}")
-            code = {"reading": read_wheel(directory / path), "targets": {}}
+            code = {"reading": readings[path], "targets": {}}
         reading = code["reading"]
         if not reading.get("unread") and not any(
             device_code.carries_code(e) for e in (reading.get("files") or {}).values()
