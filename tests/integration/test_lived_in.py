@@ -532,17 +532,23 @@ def recorded_files(host: Host, *names: str) -> dict[str, dict[str, str]]:
     return json.loads(host.exec([python, "-c", RECORDED, *names]).stdout)
 
 
-@pytest.fixture
-def paired_torchvision(lived_in: LivedIn) -> None:
+def install_paired_torchvision(host: Host, work: Path) -> None:
     """A stand-in torchvision 0.28.0+cpu in the venv, the pair of its torch 2.13.0+cpu."""
-    standin = build_standin_wheel("torchvision", "0.28.0+cpu", lived_in.work / "torchvision")
-    lived_in.host.copy_in(standin, f"/tmp/{standin.name}")
+    standin = build_standin_wheel("torchvision", "0.28.0+cpu", work / "torchvision")
+    host.copy_in(standin, f"/tmp/{standin.name}")
     pip = f"{LIVED_IN_VENV}/bin/pip"
-    lived_in.host.exec([pip, "install", "-q", "--no-index", "--no-deps", f"/tmp/{standin.name}"])
+    host.exec([pip, "install", "-q", "--no-index", "--no-deps", f"/tmp/{standin.name}"])
 
 
-@pytest.mark.usefixtures("paired_torchvision")
-def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: LivedIn):
+def bundle_inventory(path: Path, host: Host) -> Path:
+    return write_inventory(path, {HOST: {
+        "ansible_host": host.container, "ansible_user": LIVED_IN_USER, "ansible_become": True,
+        "ansible_python_interpreter": f"{LIVED_IN_VENV}/bin/python"}}, {})  # fmt: skip
+
+
+def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(
+    lived_in: LivedIn, image: LivedInImage
+):
     """Issue 34's case: a bundle made with `jetson-env bundle B` and no flags but where the
     host's facts come from (-i: its Python and glibc) holds the matrix's torch (2.14.1) and
     names torchvision 0.29.1's archive (GitHub is out of reach here) and TensorRT's and
@@ -551,14 +557,15 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
     (the roles the bundle was made for) must not refuse for them. python_base and cuda_env
     converge, pycuda is skipped and named (the host's CUDA root has no headers: no toolkit
     to build against), the second run and --check after it change nothing, the doctor agrees,
-    and the torch and torchvision files are the same bytes as before."""
+    and the torch and torchvision files are the same bytes as before. Before any of it, where a
+    careful user starts: `provision --bundle B --check` on a lived-in host of the same image that
+    never saw jetson-env's roles says what it would change and changes nothing."""
     host, work = lived_in.host, lived_in.work
+    install_paired_torchvision(host, work)
     break_termcolor(host)
     before = recorded_files(host, "torch", "torchvision")
     assert before["torch"] and before["torchvision"]
-    inventory = write_inventory(work / "bundle-inventory.yml", {HOST: {
-        "ansible_host": host.container, "ansible_user": LIVED_IN_USER, "ansible_become": True,
-        "ansible_python_interpreter": f"{LIVED_IN_VENV}/bin/python"}}, {})  # fmt: skip
+    inventory = bundle_inventory(work / "bundle-inventory.yml", host)
     bundle_dir = work / "default-bundle"
 
     def jetson_env(*args: object) -> subprocess.CompletedProcess:
@@ -573,6 +580,21 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(lived_in: Li
     assert set(target["roles"]) >= {"python_base", "torch", "torchvision", "pycuda"}
     torch_version = matrix.load().x86.torch.version
     assert any(Path(p).name.startswith(f"torch-{torch_version}") for p in manifest["artifacts"])
+
+    fresh = start_unprovisioned(image, f"{HOST}-never-provisioned")
+    try:
+        install_paired_torchvision(fresh, work)
+        touch_marker(fresh)
+        first = jetson_env("provision", "--bundle", bundle_dir, "-i",
+                           bundle_inventory(work / "fresh-inventory.yml", fresh), "--check",
+                           "--json")  # fmt: skip
+        assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-6000:]
+        would = json.loads(first.stdout)["hosts"][HOST]
+        assert would["status"] == "changed" and would["stats"]["changed"] > 0, would
+        assert paths_changed_since(fresh, MARKER, LIVED_IN_USER) == set()
+        assert not python_has(fresh, f"{LIVED_IN_VENV}/bin/python3", "termcolor")
+    finally:
+        remove_host(fresh)
 
     for changed in (r"[1-9]\d*", "0"):  # the second run changes nothing
         run = jetson_env("provision", "--bundle", bundle_dir, "-i", inventory)
