@@ -559,7 +559,8 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(
     to build against), the second run and --check after it change nothing, the doctor agrees,
     and the torch and torchvision files are the same bytes as before. Before any of it, where a
     careful user starts: `provision --bundle B --check` on a lived-in host of the same image that
-    never saw jetson-env's roles says what it would change and changes nothing."""
+    never saw jetson-env's roles says what it would change and changes nothing. After it, a
+    break (termcolor removed) and `doctor -i --fix --bundle B` repair the host from the bundle."""
     host, work = lived_in.host, lived_in.work
     install_paired_torchvision(host, work)
     break_termcolor(host)
@@ -628,6 +629,16 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(
     (pycuda,) = [f for f in report["findings"] if f["check"] == "pycuda"]
     assert pycuda["status"] == "warn" and "pycuda is not installed" in pycuda["summary"], pycuda
     assert python_has(host, f"{LIVED_IN_VENV}/bin/python3", "termcolor")
+
+    # A break, then the doctor's fix from the same bundle: termcolor back from its wheels.
+    break_termcolor(host)
+    fix = jetson_env("doctor", "-i", inventory, "--fix", "--yes", "--bundle", bundle_dir,
+                     "--check", "termcolor", "--no-smoke")  # fmt: skip
+    assert fix.returncode == 0, fix.stdout[-3000:] + fix.stderr[-6000:]
+    assert f"{HOST}: termcolor: fail -> ok" in fix.stdout, fix.stdout[-3000:]
+    assert "termcolor: fixed (python_base)" in fix.stdout, fix.stdout[-3000:]
+    assert python_has(host, f"{LIVED_IN_VENV}/bin/python3", "termcolor")
+    assert recorded_files(host, "torch", "torchvision") == before
 
 
 def pip_remedies(report: dict) -> list[str]:
