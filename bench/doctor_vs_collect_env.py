@@ -184,6 +184,10 @@ def main() -> None:
     commands = {
         "collect_env": [args.python, "-m", "torch.utils.collect_env"],
         "import torch": [args.python, "-c", "import torch"],
+        # The same import without the interpreter's teardown at exit (torch's atexit and
+        # destructors: 0.8 s of 4.4 on an H200, and most of its spread), which the doctor's
+        # probe process, killed once its records are in, never runs.
+        "import torch, _exit": [args.python, "-c", "import os, torch; os._exit(0)"],
         "doctor": doctor,
         "doctor --no-smoke": [*doctor, "--no-smoke"],
         "doctor --quick": [*doctor, "--quick"],
@@ -206,20 +210,25 @@ def main() -> None:
 
     base = runs["collect_env"]
     print(f"target interpreter: {args.python}; {args.rounds} interleaved rounds, medians")
-    print(f"{'command':<20} {'wall s':>8} {'largest MB':>11} {'all MB':>8} {'time x':>7}"
-          f" {'largest x':>10} {'all x':>6}   (x: against collect_env)")  # fmt: skip
+    print(f"{'command':<20} {'wall s':>8} {'min-max s':>11} {'largest MB':>11} {'all MB':>8}"
+          f" {'time x':>7} {'largest x':>10} {'all x':>6}   (x: against collect_env)")  # fmt: skip
     for name, run in runs.items():
         seconds, largest, total = (statistics.median(v) for v in
                                    (run.seconds, run.largest_mb, run.total_mb))  # fmt: skip
         ratio = seconds / statistics.median(base.seconds)
-        print(f"{name:<20} {seconds:>8.2f} {largest:>11.0f} {total:>8.0f} {ratio:>7.2f}"
-              f" {largest / statistics.median(base.largest_mb):>10.2f}"
+        spread = f"{min(run.seconds):.2f}-{max(run.seconds):.2f}"
+        print(f"{name:<20} {seconds:>8.2f} {spread:>11} {largest:>11.0f} {total:>8.0f}"
+              f" {ratio:>7.2f} {largest / statistics.median(base.largest_mb):>10.2f}"
               f" {total / statistics.median(base.total_mb):>6.2f}")  # fmt: skip
     print("ratios (issue 55):")
     for name, against, goal in GOALS:
         ratio = statistics.median(runs[name].seconds) / statistics.median(runs[against].seconds)
         print(f"  {name} / {against}: {ratio:.2f}  (goal <= {goal:g}: "
               f"{'met' if ratio <= goal else 'NOT met'})")  # fmt: skip
+    no_exit = statistics.median(runs["import torch, _exit"].seconds)
+    print(f"  doctor --no-smoke / import torch without its teardown at exit: "
+          f"{statistics.median(runs['doctor --no-smoke'].seconds) / no_exit:.2f}  (no goal: "
+          f"what the doctor adds to the import itself)")  # fmt: skip
     name, against, goal = RSS_GOAL
     if against in runs:
         ratio = statistics.median(runs[name].largest_mb) / statistics.median(

@@ -15,7 +15,7 @@ import signal
 import sys
 import textwrap
 
-from jetson_env import installed
+from jetson_env import head_start, installed
 from jetson_env.commands import COMMANDS
 from jetson_env.exit_codes import (
     EXIT_FAILED,
@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (docs/completion.md)
         _complete(parser)
     args = parser.parse_args(argv)
-    if args.no_color:  # and for what runs under jetson-env: Ansible, pip (no-color.org)
-        os.environ["NO_COLOR"] = "1"
+    if args.no_color:
+        head_start.plain_output()
     term = Terminal(
         as_json=getattr(args, "json", False),
         verbosity=-1 if args.quiet else args.verbose + getattr(args, "verbose_after", 0),

@@ -6,20 +6,22 @@ instead of coming before it.
 The probes come from the checks' catalogue (jetson_env.check_catalogue, plain data), which
 the doctor selects with too. Only the command lines whose probes are known without the
 command line's imports start early: `doctor`
-with none but --json, --no-smoke, --quick, --python, -v and -q (before or after the
-command). The run that follows takes the launcher only if it asks for the same interpreter,
-script and environment (jetson_env.targets.LocalTarget.launch), else ends it and starts its
-own: a guess that went stale costs one process start, never a different report.
+with none but --json, --no-smoke, --quick, --python, -v, -q and --no-color (before or after
+the command; --no-color sets NO_COLOR first, as the command line does, so the launcher has the
+run's environment). The run that follows takes the launcher only if it asks for the same
+interpreter, script and environment (jetson_env.targets.LocalTarget.launch), else ends it and
+starts its own: a guess that went stale costs one process start, never a different report.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from jetson_env import check_catalogue, probing, targets
 from jetson_env.exit_codes import EXIT_INTERRUPTED
 
-QUIET = ("-q", "--quiet", "--verbose")  # and -v, -vv ...: what changes no probe
+QUIET = ("-q", "--quiet", "--verbose", "--no-color")  # and -v, -vv ...: what changes no probe
 
 
 def plain_doctor(argv: list[str]) -> tuple[str, list[str]] | None:
@@ -58,8 +60,16 @@ def begin(argv: list[str]) -> None:
     if plain is None:
         return
     python, names = plain
+    if "--no-color" in argv:
+        plain_output()
     timeouts, groups = probing.launch_plan(names, None, together=False)
     targets.start_early(python, probing.launcher_script(groups, timeouts))
+
+
+def plain_output() -> None:
+    """--no-color: NO_COLOR for this process and what it starts (the probes, Ansible, pip:
+    no-color.org)."""
+    os.environ["NO_COLOR"] = "1"
 
 
 def main() -> int:

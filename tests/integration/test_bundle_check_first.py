@@ -1,16 +1,26 @@
 """The first careful step with a bundle (issue 54, case 1): `jetson-env provision -C --bundle B`
-on a host that has never seen jetson-env, then the real run, then --check again.
+on a host that has never seen jetson-env, then every step a user takes after it from the same
+bundle: the run, the second run, --check, the doctor, a break and `doctor --fix --bundle B`.
 
-A Debian 12 x86 test host with its network cut (`--network none`) and the system Python's
-own pip (so pip's dry run is asked, unlike test_bundle_offline.py's host, which has no pip
-before the bundle's python3-pip), a bundle made for it by `jetson-env bundle -i`, and the
-installed `jetson-env provision` run as users run it, from an unrelated folder. On e2795bd
---check did not copy the bundle's wheels to the host (right: it changes nothing) and then
-asked pip for them there: "Fail when pip's dry run fails (--check) ... No matching
+x86 test hosts with their network cut (`--network none`) and the system Python's own pip
+(so pip's dry run is asked, unlike test_bundle_offline.py's host, which has no pip before
+the bundle's python3-pip). With no network and no wheelhouse on them, what pip installs there
+can only come from the bundle.
+
+- Debian 12 (Python 3.11): a bundle made for it by `jetson-env bundle -i`, and the installed
+  `jetson-env` run as users run it, from an unrelated folder.
+- Debian sid's Python 3.14 (Ubuntu 26.04's): the ansible-core line that manages 3.14 runs on a
+  controller Python of 3.12 or later, so the bundle carries jetson-env[provision] for 3.14
+  (`--controller-python 3.14`) and the host is its own controller, installed from the bundle
+  with no index, as docs/playbook.md's "Offline fleets" says.
+
+On e2795bd --check did not copy the bundle's wheels to the host (right: it changes nothing)
+and then asked pip for them there: "Fail when pip's dry run fails (--check) ... No matching
 distribution found for termcolor", exit 1.
 """
 
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -85,7 +95,113 @@ def test_check_then_run_then_check_with_a_bundle_on_a_host_never_provisioned(
     assert run["status"] == "changed", run
     assert pip_version(x86, "termcolor")
 
+    second = summary_of(jetson_env(*args))
+    assert second["status"] == "ok", second  # the second run changes nothing
+
     again = jetson_env(*args, "--check")
     host = summary_of(again)
     assert host["status"] == "ok", host  # nothing would change
     assert "pip finds every requirement met" in again.stderr, again.stderr[-3000:]
+
+    # The doctor, in the host's Python as Ansible discovers it.
+    doctor = jetson_env("doctor", "-i", str(inventory), "--json", "--no-smoke", "--check",
+                        "termcolor")  # fmt: skip
+    assert doctor.returncode == 0, doctor.stdout[-3000:] + doctor.stderr[-3000:]
+    (entry,) = json.loads(doctor.stdout)["hosts"]
+    assert [f["status"] for f in entry["report"]["findings"]] == ["ok"], entry
+
+    # A break as a user makes it, then the doctor's fix from the same bundle.
+    break_termcolor(x86)
+    fix = jetson_env("doctor", "-i", str(inventory), "--fix", "--yes", "--bundle", str(bundle),
+                     "--check", "termcolor", "--no-smoke")  # fmt: skip
+    assert fix.returncode == 0, fix.stdout[-3000:] + fix.stderr[-6000:]
+    assert "x86: termcolor: fail -> ok" in fix.stdout, fix.stdout[-3000:]
+    assert "termcolor: fixed (python_base)" in fix.stdout, fix.stdout[-3000:]
+    assert pip_version(x86, "termcolor")
+
+
+def break_termcolor(host: Host) -> None:
+    host.exec(["python3", "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
+               "termcolor"])  # fmt: skip
+    assert pip_version(host, "termcolor") is None
+
+
+OWN_CONTROLLER = "/opt/offline-controller"
+# What `jetson-env bundle` is told of the target: its Python, glibc and apt distribution.
+FACTS = (
+    "import platform, sys; print('%d.%d' % sys.version_info[:2], platform.libc_ver()[1],"
+    " platform.freedesktop_os_release()['VERSION_CODENAME'])"
+)
+
+
+@pytest.fixture(scope="module")
+def python314(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, str]]:
+    """The 3.14 host, its network cut, with a bundle made for its facts (its Python, glibc and
+    distribution, read from it) copied to /srv/bundle, and jetson-env[provision] installed from
+    the bundle's controller/ into a venv of its own 3.14: (the host, that jetson-env)."""
+    host = start_host("x86-python3.14", "bundle-check-first-3.14", network="none")
+    facts = host.exec(["python3", "-c", FACTS])
+    python, glibc, codename = facts.stdout.split()
+    assert python == "3.14", facts.stdout
+    directory = tmp_path_factory.mktemp("bundle-check-first-3.14") / "bundle"
+    made = jetson_env("bundle", str(directory), "--x86", "--python-version", python, "--glibc",
+                      glibc, "--distribution", f"debian/{codename}", "--roles", "python_base",
+                      "--controller-python", python, "--json")  # fmt: skip
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert any("cp314" in wheel.name for wheel in directory.rglob("numpy-*.whl")), made.stdout
+    line = json.loads(made.stdout)["controller"]
+    host.copy_in(directory, "/srv/bundle")
+    host.exec(["python3", "-m", "venv", OWN_CONTROLLER])
+    install = line.replace(str(directory), "/srv/bundle").split()[1:]
+    host.exec([f"{OWN_CONTROLLER}/bin/pip", "--isolated", "--quiet", *install[:-1],
+               "jetson-env[provision]"])  # fmt: skip
+    yield host, f"{OWN_CONTROLLER}/bin/jetson-env"
+    remove_host(host)
+
+
+def on_the_host(host: Host, jetson_env_path: str, *args: str) -> subprocess.CompletedProcess:
+    """The host's own jetson-env as its user types it, from an unrelated folder."""
+    command = shlex.join([jetson_env_path, "--no-color", *args])
+    return host.exec(["sh", "-c", f"mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
+                      f"{command}"], check=False, timeout=900)  # fmt: skip
+
+
+def test_every_step_from_a_bundle_on_a_python_314_host_never_provisioned(python314):
+    """--check before anything, the run, the second run, --check after it, the doctor, a
+    break then `doctor --fix --bundle`: the host's own jetson-env from the bundle."""
+    host, own = python314
+    args = ("provision", "--bundle", "/srv/bundle", "--json")
+    assert pip_version(host, "termcolor") is None and pip_version(host, "pip")
+
+    def summary(*more: str) -> dict:
+        proc = on_the_host(host, own, *args, *more)
+        assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-4000:]
+        (only,) = json.loads(proc.stdout)["hosts"].values()
+        return {**only, "stderr": proc.stderr}
+
+    first = summary("--check")
+    assert first["status"] == "changed" and first["error"] is None, first
+    said = " ".join(first["stderr"].split())
+    assert "pip cannot tell before the real run copies the bundle's wheels" in said, said[:3000]
+    assert pip_version(host, "termcolor") is None
+    assert host.exec(["test", "-e", HOST_BUNDLE], check=False).returncode == 1
+
+    assert summary()["status"] == "changed"
+    assert pip_version(host, "termcolor")
+    assert summary()["status"] == "ok"  # the second run changes nothing
+    again = summary("--check")
+    assert again["status"] == "ok", again
+    assert "pip finds every requirement met" in again["stderr"], again["stderr"][-3000:]
+
+    doctor = on_the_host(host, own, "doctor", "--json", "--no-smoke", "--check", "termcolor")
+    report = json.loads(doctor.stdout)
+    assert [f["status"] for f in report["findings"]] == ["ok"], report
+    assert report["platform"]["python"]["version"].startswith("3.14."), report["platform"]
+
+    break_termcolor(host)
+    fix = on_the_host(host, own, "doctor", "--fix", "--yes", "--no-smoke", "--bundle",
+                      "/srv/bundle", "--check", "termcolor")  # fmt: skip
+    assert fix.returncode == 0, fix.stdout[-3000:] + fix.stderr[-6000:]
+    assert "termcolor: fail -> ok" in fix.stdout, fix.stdout[-3000:]
+    assert "termcolor: fixed (python_base)" in fix.stdout, fix.stdout[-3000:]
+    assert pip_version(host, "termcolor")

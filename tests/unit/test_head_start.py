@@ -79,18 +79,24 @@ def test_the_head_start_and_the_doctor_read_one_catalogue(monkeypatch):
     assert (plain, quick) == (doctors_probes(False, False), doctors_probes(True, True))
 
 
-@pytest.mark.parametrize("option", ["--no-smoke", "--quick"])
-def test_the_launcher_starts_before_the_command_lines_imports(tmp_path, option):
+@pytest.mark.parametrize(
+    "before, option",
+    [([], "--no-smoke"), ([], "--quick"), (["--no-color"], "--no-smoke")],
+    ids=["no-smoke", "quick", "no-color"],
+)
+def test_the_launcher_starts_before_the_command_lines_imports(tmp_path, before, option):
     """One launcher, started before rich, PyYAML or the checks are imported, and taken by
-    the run (no second one); the exit code and report as without the head start."""
-    proc, events = watched("doctor", "--json", option, "--python", sys.executable, cwd=tmp_path)
+    the run (no second one; --no-color's NO_COLOR set before it starts); the exit code and
+    report as without the head start."""
+    proc, events = watched(*before, "doctor", "--json", option, "--python", sys.executable,
+                           cwd=tmp_path)  # fmt: skip
     popens = [event for event in events if event.startswith("popen ")]
     assert popens == [f"popen {sys.executable}"], events
     assert events[0] == popens[0], events  # before any HEAVY import
     assert {f"import {name}" for name in HEAVY} <= set(events), events
     plain = subprocess.run(
-        [sys.executable, "-m", "jetson_env.cli", "doctor", "--json", option, "--python",
-         sys.executable], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        [sys.executable, "-m", "jetson_env.cli", *before, "doctor", "--json", option,
+         "--python", sys.executable], capture_output=True, text=True, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert proc.returncode == plain.returncode, proc.stderr
     report, without = json.loads(proc.stdout), json.loads(plain.stdout)
@@ -104,11 +110,10 @@ def test_the_launcher_starts_before_the_command_lines_imports(tmp_path, option):
     "args",
     [
         ["doctor", "--json", "--check", "platform"],
-        ["--no-color", "doctor", "--json", "--no-smoke"],  # NO_COLOR: another environment
         ["doctor", "--json", "--timeout", "60"],
         ["info", "--json"],
     ],
-    ids=["check", "no-color", "timeout", "info"],
+    ids=["check", "timeout", "info"],
 )
 def test_no_head_start_where_the_probes_are_not_a_plain_doctors(tmp_path, args):
     """Each command line starts one launcher, after the command line's imports."""
@@ -150,7 +155,7 @@ def test_a_launcher_no_run_took_is_ended():
         (["doctor", "--host", "h"], None),
         (["doctor", "--python"], None),
         (["doctor", "--timeout", "3"], None),
-        (["--no-color", "doctor"], None),
+        (["--no-color", "doctor", "--no-color"], ("python3", True, False)),
         (["doctor", "--no-smoke", "--check", "torch"], None),
         (["info"], None),
         ([], None),
