@@ -36,8 +36,12 @@ from jetson_env.matrix import Matrix
 from jetson_env.probes import kernels as probe
 
 MEMBER_LIMIT = 8 << 30  # bytes of one shared object of a wheel (torch's largest: ~1.5 GB)
-# Wheels read at once: each holds one extracted member on disk while it is read.
-READ_WORKERS = min(4, os.cpu_count() or 1)
+# Wheels read at once: each holds one extracted member on disk while it is read. The CPUs this
+# process may run on (a container's cpuset), not the machine's.
+_USABLE_CPUS = (
+    len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+)
+READ_WORKERS = min(4, _USABLE_CPUS)
 NOT_JUDGED = "not-judged"
 WORST = (device_code.NO_KERNEL, device_code.PTX_TOO_NEW, device_code.JIT, device_code.RUNS)
 NO_CAPABILITY = "not judged: no compute capability known (give -i facts from the host)"
