@@ -590,6 +590,14 @@ def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     )
     assert after["apt"][ORIN_KEY]["repo"] == "apt/debian-bookworm-arm64"
 
+    # Where a careful user starts: --check on the Orin that never saw the roles.
+    mark(orin)
+    first_check = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir), check=True)
+    assert first_check.rc == 0, first_check.messages() or first_check.stderr
+    assert first_check.changed("orin") > 0  # it says what it would change
+    assert paths_changed_since(orin, MARKER) == set()
+    assert pip_version(orin, "termcolor") is None
+
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
     assert result.rc == 0, result.messages() or result.stderr
     said = result.task_result("Say what this host installs from the bundle", "orin")["msg"]
@@ -605,3 +613,26 @@ def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     assert again.rc == 0, again.messages() or again.stderr
     assert again.changed("orin") == 0, again.changed_tasks("orin")
     assert paths_changed_since(orin, MARKER) == set()
+    check = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir), check=True)
+    assert check.rc == 0, check.messages() or check.stderr
+    assert check.changed("orin") == 0, check.changed_tasks("orin")
+    assert paths_changed_since(orin, MARKER) == set()
+
+    # The doctor from the controller, in the Orin's own Python (emulated), through Ansible.
+    doctor = jetson_env("--no-color", "doctor", "-i", inventory, "--json", "--no-smoke",
+                        "--check", "termcolor")  # fmt: skip
+    assert doctor.returncode == 0, doctor.stdout[-3000:] + doctor.stderr[-3000:]
+    (entry,) = json.loads(doctor.stdout)["hosts"]
+    assert [f["status"] for f in entry["report"]["findings"]] == ["ok"], entry
+    assert entry["report"]["platform"]["is_jetson"] is True, entry["report"]["platform"]
+
+    # A break, then the doctor's fix from the same bundle (the Orin has no network).
+    orin.exec(["python3", "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
+               "termcolor"])  # fmt: skip
+    assert pip_version(orin, "termcolor") is None
+    fix = jetson_env("--no-color", "doctor", "-i", inventory, "--fix", "--yes", "--bundle",
+                     bundle_dir, "--check", "termcolor", "--no-smoke")  # fmt: skip
+    assert fix.returncode == 0, fix.stdout[-3000:] + fix.stderr[-6000:]
+    assert "orin: termcolor: fail -> ok" in fix.stdout, fix.stdout[-3000:]
+    assert "termcolor: fixed (python_base)" in fix.stdout, fix.stdout[-3000:]
+    assert pip_version(orin, "termcolor") is not None

@@ -15,9 +15,12 @@ pip, with no index to fall back to, or Ansible's first module on the target, sto
 Each step a user takes, with the host's jetson-env from an unrelated folder: `provision --check`
 before any run (it changes nothing and says what it would install), the run, a second run and
 --check that change nothing, the doctor, then a break (termcolor removed) that `doctor --fix
---bundle` repairs. One role that runs pip on the target (python_base) keeps it cheap; the rest
-are off as in the other stand-ins' tests (NVIDIA's repository and aarch64 wheels cannot be had
-on x86).
+--bundle` repairs. Two roles that run pip on the target: python_base, and torch from NVIDIA's
+wheel for the row, which cannot be downloaded (NVIDIA's aarch64 file): a STAND-IN of it (its
+name, version and PyTorch's Requires-Dist for that release, tagged x86_64) brought in with
+`bundle --file torch=PATH`, as a user brings the real one, its dependencies fetched by the
+bundle. The rest are off as in the other stand-ins' tests (NVIDIA's repository, a torch with
+C++ to build torchvision against, CUDA's headers for pycuda).
 """
 
 import json
@@ -33,6 +36,9 @@ import pytest
 from playbook_support import OFFLINE_VARS, remove_host, start_x86_with_files_of, write_inventory
 from support.hosts import Host
 from support.pythons import interpreter, required
+from support.standins import build_jetson_torch_wheel
+
+from jetson_env import matrix
 
 pytestmark = pytest.mark.hosts
 
@@ -40,7 +46,8 @@ CONTROLLER = "/opt/offline-controller"
 BUNDLE = "/srv/bundle"
 CHANGED = r" changed={} +unreachable=0 +failed=0 "  # the play recap
 HOST_CACHE = "/var/cache/jetson-env"  # where a real run copies the wheels
-ROLE_VARS = {**OFFLINE_VARS, "torch_enabled": False}
+ROLE_VARS = dict(OFFLINE_VARS)
+ROLES = "python_base,torch"
 
 
 class Line(NamedTuple):
@@ -49,14 +56,24 @@ class Line(NamedTuple):
     ansible_core: str  # the line the bundle's controller must carry
     l4t: str
     numpy: str  # what python_base installs for that Python
+    torch_requires: tuple[str, ...]  # PyTorch's setup.py for the row's release
     # The device's pip where its Python's own is too old for manylinux2010 and newer wheels
     # (CPython 3.6.15's ensurepip gives 18.1): NVIDIA's Jetson instructions upgrade it first.
     pip: str | None = None
 
 
 LINES = {
-    "jetpack4-py36": Line("nano-r32.4.3", "3.6.15", "2.16.", "32.4.3", "1.19.", "21.3.1"),
-    "jetpack5-py38": Line("xavier-r35.4.1", "3.8.18", "2.19.", "35.4.1", "1.24."),
+    "jetpack4-py36": Line(
+        "nano-r32.4.3", "3.6.15", "2.16.", "32.4.3", "1.19.", ("future", "numpy"), "21.3.1"
+    ),
+    "jetpack5-py38": Line(
+        "xavier-r35.4.1",
+        "3.8.18",
+        "2.19.",
+        "35.4.1",
+        "1.24.",
+        ("filelock", "typing-extensions", "sympy", "networkx", "jinja2"),
+    ),
 }
 
 
@@ -100,9 +117,11 @@ def test_a_bundle_made_for_the_device_provisions_it_with_no_network(
         {**ROLE_VARS, "jetson_facts_python": python},
     )
     directory = tmp_path / "bundle"
+    torch_file = matrix.load().release(line.l4t).torch.filename
+    standin = build_jetson_torch_wheel(torch_file, line.torch_requires, tmp_path / "torch")
     made = subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "bundle", str(directory), "-i", str(inventory),
-         "--roles", "python_base", "--controller-python", "3.11", "--json"],
+         "--roles", ROLES, "--file", f"torch={standin}", "--controller-python", "3.11", "--json"],
         capture_output=True, text=True, timeout=1800, check=False,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr[-3000:]
@@ -125,7 +144,7 @@ def test_a_bundle_made_for_the_device_provisions_it_with_no_network(
             check=False, timeout=1200,
         )  # fmt: skip
 
-    provision = ("provision", "--bundle", BUNDLE, "--python", python, "--tags", "python_base",
+    provision = ("provision", "--bundle", BUNDLE, "--python", python, "--tags", ROLES,
                  "-e", json.dumps(ROLE_VARS))  # fmt: skip
 
     # --check first, on a device that never saw jetson-env (issue 54's case 1: exit 1 on
@@ -141,6 +160,8 @@ def test_a_bundle_made_for_the_device_provisions_it_with_no_network(
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     installed = host.exec([python, "-c", "import numpy, termcolor; print(numpy.__version__)"])
     assert installed.stdout.startswith(line.numpy), installed.stdout
+    torch = host.exec([python, "-c", "import torch; print(torch.__doc__)"])
+    assert torch.stdout.strip() == f"STAND-IN for NVIDIA's {torch_file}.", torch.stdout
 
     again = jetson_env(*provision)
     assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-2000:]
