@@ -122,9 +122,9 @@ def apt_repo(ansible: AnsibleEnd) -> Iterator[StandinApt]:
 
 @pytest.fixture(scope="module")
 def apt_repo_x86() -> Iterator[StandinApt]:
-    """The repository for the x86 hosts that stand in for a Xavier or an Orin (same key and
-    CA)."""
-    releases = [matrix_mod.load().release(l4t) for l4t in ("35.4.1", "36.4.3")]
+    """The repository for the x86 hosts that stand in for a Nano, a Xavier or an Orin (same
+    key and CA)."""
+    releases = [matrix_mod.load().release(l4t) for l4t in ("32.4.3", "35.4.1", "36.4.3")]
     with standin_apt(releases, arch="amd64") as repo:
         yield repo
 
@@ -614,29 +614,46 @@ def test_the_promise_on_the_emulated_orin(orin_of_a_user: Host):
             assert forbidden not in output.lower(), output[-4000:]
 
 
+# The JetPacks that list NVIDIA's repository themselves (from L4T R32.4): the x86 stand-in of
+# each line's oldest device, its suite, the CUDA its packages install and that toolkit's
+# version file. JetPack 4's Python is 3.6 and 5's 3.8; jetpack_apt installs apt packages only,
+# and its modules run in the Python that has apt's bindings (the system's: Debian's 3.11 here).
+OWN_SOURCE = {
+    "jetpack4": ("nano-r32.4.3", "r32.4", "10-2", "cuda-10.2/version.txt", "CUDA Version 10.2"),
+    "jetpack5": ("xavier-r35.4.1", "r35.4", "11-4", "cuda-11.4/version.json", '"11.4.19"'),
+}
+
+
 @ROLE_RULE
-def test_xavier_keeps_jetpacks_own_source_list(
-    ansible: AnsibleEnd, work: Path, common_vars: dict, apt_repo_x86: StandinApt, tls_env: dict
+@pytest.mark.parametrize("line", list(OWN_SOURCE))
+def test_a_jetpack_that_lists_nvidias_repository_keeps_its_own_source_list(
+    ansible: AnsibleEnd,
+    work: Path,
+    common_vars: dict,
+    apt_repo_x86: StandinApt,
+    tls_env: dict,
+    line: str,
 ):
-    """JetPack 5 lists NVIDIA's repository itself: no second source (one left by an
-    earlier run is removed), no key download. apt's cache looks fresh but never indexed
+    """JetPack 4 and 5 list NVIDIA's repository themselves: no second source (one left by
+    an earlier run is removed), no key download. apt's cache looks fresh but never indexed
     that repository: the role updates it anyway; once indexed, a second run does not."""
-    host = start_x86_with_files_of("xavier-r35.4.1", "playbook-xavier")
+    jetson, suite, cuda, version_file, version = OWN_SOURCE[line]
+    host = start_x86_with_files_of(jetson, f"playbook-own-source-{line}")
     try:
         trust_in_host(host, apt_repo_x86.tls)
         keyring = work / "jetpack-key.asc"
         keyring.write_bytes(apt_repo_x86.key.armored)
         host.copy_in(keyring, "/etc/apt/trusted.gpg.d/jetson-ota-public.asc")
         jetpack_list = work / Path(JETPACK_SOURCE).name
-        jetpack_list.write_text(f"deb {apt_repo_x86.url} r35.4 main\n")
+        jetpack_list.write_text(f"deb {apt_repo_x86.url} {suite} main\n")
         host.copy_in(jetpack_list, JETPACK_SOURCE)
-        host.exec(["rm", "-rf", "/usr/local/cuda", "/usr/local/cuda-11.4"])
+        host.exec(["rm", "-rf", "/usr/local/cuda", f"/usr/local/{version_file.split('/')[0]}"])
         # A list an earlier run added before JetPack's own appeared: it must go.
-        host.exec(["sh", "-c", f"echo 'deb {apt_repo_x86.url} r35.4 main' > {OUR_SOURCE}"])
-        cache = work / "xavier-apt-keys"
+        host.exec(["sh", "-c", f"echo 'deb {apt_repo_x86.url} {suite} main' > {OUR_SOURCE}"])
+        cache = work / f"{line}-apt-keys"
         inventory = write_inventory(
-            work / "xavier.yml",
-            {"xavier": {"ansible_host": host.container}},
+            work / f"{line}.yml",
+            {line: {"ansible_host": host.container}},
             {
                 **common_vars,
                 **apt_repo_x86.playbook_vars(),
@@ -653,31 +670,30 @@ def test_xavier_keeps_jetpacks_own_source_list(
         result = run_playbook(ansible, inventory, env=tls_env)
 
         assert result.rc == 0, result.messages() or result.stderr
-        index = result.task_result("Check that apt has indexed", "xavier")
+        index = result.task_result("Check that apt has indexed", line)
         assert index["indexed"] is False, index
         # apt fetched the suite's index (the stamp apt's age test reads did not move: Debian
         # has no hook that writes it, so the module's cache_updated cannot tell).
-        assert "/dists/r35.4/InRelease" in apt_repo_x86.requests, apt_repo_x86.requests
+        assert f"/dists/{suite}/InRelease" in apt_repo_x86.requests, apt_repo_x86.requests
         assert result.task_hosts("Download the repository's key") == set()
         assert not cache.exists()
         assert host.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
         assert host.exec(["cat", JETPACK_SOURCE]).stdout == jetpack_list.read_text()
-        for package in ("cuda-toolkit-11-4", "libcudnn8-dev"):
+        for package in (f"cuda-toolkit-{cuda}", "libcudnn8-dev"):
             status = host.exec(["dpkg-query", "-W", "-f", "${Status}", package]).stdout
             assert status == "install ok installed", package
-        version = json.loads(host.exec(["cat", "/usr/local/cuda/version.json"]).stdout)
-        assert version["cuda"]["version"] == "11.4.19"
+        assert version in host.exec(["cat", f"/usr/local/{version_file}"]).stdout
 
         apt_repo_x86.requests.clear()
 
         again = run_playbook(ansible, inventory, env=tls_env)
 
         assert again.rc == 0, again.messages() or again.stderr
-        index = again.task_result("Check that apt has indexed", "xavier")
+        index = again.task_result("Check that apt has indexed", line)
         lists = host.exec(["ls", "--full-time", "/var/lib/apt/lists"]).stdout
         assert index["indexed"] is True, (index, lists)
         assert apt_repo_x86.requests == []  # indexed and fresh: no update
-        assert again.changed("xavier") == 0, again.changed_tasks("xavier")
+        assert again.changed(line) == 0, again.changed_tasks(line)
     finally:
         remove_host(host)
 
