@@ -12,6 +12,8 @@ that Python, this machine's architecture and glibc, like every other pip set of 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import platform
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from jetson_env import collection, installed, matrix
@@ -80,18 +83,33 @@ def _own_wheel() -> Path:
     return kept
 
 
+@contextlib.contextmanager
+def one_build_of(source: Path) -> Iterator[None]:
+    """setuptools builds a checkout in its build/ folder, and two builds at once remove each
+    other's files there ("[Errno 2] No such file or directory"): one at a time, whichever
+    process asks (two `jetson-env bundle` at once, a test's wheel), by an flock on the
+    checkout's folder itself."""
+    descriptor = os.open(source, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # and with it the lock
+
+
 def _built_from(source: Path, folder: Path) -> Path:
     argv = ["wheel", "--no-deps", "--wheel-dir", str(folder), str(source)]
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *argv],
-        # One wheel for one source: zip timestamps fixed, so running the command again
-        # adds nothing instead of meeting "another sha256" for the same file name.
-        env={**os.environ, "SOURCE_DATE_EPOCH": REPRODUCIBLE_EPOCH},
-        capture_output=True,
-        text=True,
-        timeout=RESOLVE_TIMEOUT_S,
-        check=False,
-    )
+    with one_build_of(source):
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *argv],
+            # One wheel for one source: zip timestamps fixed, so running the command again
+            # adds nothing instead of meeting "another sha256" for the same file name.
+            env={**os.environ, "SOURCE_DATE_EPOCH": REPRODUCIBLE_EPOCH},
+            capture_output=True,
+            text=True,
+            timeout=RESOLVE_TIMEOUT_S,
+            check=False,
+        )
     built = sorted(folder.glob("jetson_env-*.whl"))
     if proc.returncode != 0 or not built:
         raise BundleError(

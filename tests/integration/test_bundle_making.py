@@ -823,3 +823,37 @@ def test_x86_tensorrt_is_the_matrix_pin_from_pip_or_named_as_supply_by_hand(tmp_
     assert manual["expected"] == "pip/tensorrt_cu13*-*.whl"
     assert "NVIDIA's pip index" in manual["where_from"]
     assert "--file tensorrt=PATH" in manual["where_from"]
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def test_the_bundles_own_wheel_waits_for_another_build_of_the_checkout(tmp_path: Path):
+    """setuptools builds a checkout in its build/ folder, and two builds at once remove each
+    other's files there: `jetson-env bundle` building its own wheel beside another build of
+    the same checkout failed with "jetson-env's own wheel could not be made for the bundle"
+    (test_bundle_pip_fit, in the complete run on 44c83bf). While another process builds the
+    checkout, the bundle's build waits (pip not even started), then builds."""
+    from jetson_env.bundle import controller
+
+    build = ("import sys; from pathlib import Path; from jetson_env.bundle import controller; "
+             "print(controller._built_from(Path(sys.argv[1]), Path(sys.argv[2])))")  # fmt: skip
+    with controller.one_build_of(REPO_ROOT):
+        waiting = subprocess.Popen([sys.executable, "-c", build, str(REPO_ROOT), str(tmp_path)],
+                                   stdout=subprocess.PIPE, text=True)  # fmt: skip
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.wait(timeout=3)
+        assert children_of(waiting.pid) == []  # no pip: it waits for the build held here
+    out, _ = waiting.communicate(timeout=600)
+    assert waiting.returncode == 0
+    assert Path(out.strip()).name.startswith("jetson_env-"), out

@@ -36,6 +36,7 @@ from typing import IO, ClassVar
 
 import tomllib
 
+from jetson_env.bundle.controller import one_build_of
 from support.image_store import LABEL
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -568,13 +569,11 @@ def fresh_clone(dest: Path) -> Path:
 @cache
 def project_wheel() -> Path:
     """A wheel of the working tree, built once per session and worker on the controller (each
-    build took 5-37 s on 2 shared cores, and some 30 tests install it), one worker at a time:
-    setuptools builds in the tree's build/ folder, and two builds at once removed each other's
-    files there ("error: [Errno 2] No such file or directory")."""
+    build took 5-37 s on 2 shared cores, and some 30 tests install it), one build of the tree
+    at a time, as `jetson-env bundle` builds its own (controller.one_build_of)."""
     wheel_dir = Path(tempfile.mkdtemp(prefix="jetson-env-wheel-"))
     LOG_DIR.mkdir(parents=True, exist_ok=True)
-    with open(LOG_DIR / "project-wheel.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with one_build_of(REPO_ROOT):
         _run_logged(
             [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", wheel_dir,
              REPO_ROOT],
