@@ -9,8 +9,13 @@ every release's requirement (0.29.0 pins torch==2.14.0, so torch 2.15 pairs with
 0.29.1 on; 0.24.0 pins torch==2.9.0 and 0.24.1 torch==2.9.1, so each torch has its one).
 tests/unit/test_torchvision_requires_dist.py reads the oracle again.
 
-Versions are compared with packaging.version: a local label (0.26.0+cu130, 2.11.0+cpu) and a
-pre-release of the same release (NVIDIA's 2.5.0a0+872d972e41.nv24.08) are that release.
+Versions are compared with packaging.version: a local label (0.26.0+cu130, 2.11.0+cpu) is that
+release. A pre-release torch is a build of an untagged tree (NVIDIA's 2.5.0a0+872d972e41.nv24.08,
+Debian's torch 1.13.1, which reports 1.13.0a0): which patch of its major.minor it is cannot be
+read from it, so a torchvision release pairs where its Requires-Dist admits any release of that
+line. Debian's own pair is the oracle: bookworm's python3-torchvision 0.14.1-2 depends on
+libtorch1.13 (>= 1.13.1+dfsg), whose Python package says 1.13.0a0
+(tests/integration/test_torchvision_upstream.py reads both from Debian's packages).
 """
 
 from __future__ import annotations
@@ -65,25 +70,30 @@ def pair(pairs: dict[str, str], requires_dist: dict[str, str], torch_version: st
 
     The table gives the minor; its oldest release whose Requires-Dist admits this torch is
     `first` (else the minor's x.y.0, for releases the cache does not hold), and its later
-    releases whose Requires-Dist refuses it are `excluded`."""
+    releases whose Requires-Dist refuses it are `excluded`. A pre-release torch is each
+    release of its line the requirements name (module docstring)."""
     release = _release(torch_version)
     minor = pairs.get(f"{release[0]}.{release[1]}") if release else None
     if minor is None:
         return None
-    torch = Version(".".join(str(part) for part in release))
     of_minor = sorted(
         (Version(vision), spec)
         for vision, spec in requires_dist.items()
         if _release(vision)[:2] == _release(minor)[:2]
     )
-    admitting = [(vision, spec) for vision, spec in of_minor if requires_admit(spec, torch)]
+    torches = _could_be(torch_version, [spec for _, spec in of_minor])
+    admitting = [
+        (vision, spec)
+        for vision, spec in of_minor
+        if any(requires_admit(spec, torch) for torch in torches)
+    ]
     if not admitting:
         return Pair(torch_version, minor, f"{minor}.0", TABLE)
     first, spec = admitting[0]
     excluded = tuple(
         str(vision)
         for vision, spec in of_minor
-        if vision > first and not requires_admit(spec, torch)
+        if vision > first and not any(requires_admit(spec, torch) for torch in torches)
     )
     return Pair(
         torch_version, minor, str(first), f"torchvision {first}'s Requires-Dist: {spec}", excluded
@@ -100,8 +110,28 @@ def requires_admit(requirement: str, torch: Version) -> bool:
     """Whether a torchvision wheel's torch requirement ("torch>=2.14.0", "==2.11.0") admits
     this torch release. A pin on a local version pins its release: PyPI's torchvision 0.11.0
     and 0.15.0 wheels require torch==1.10.0+cu102 and ==2.0.0+cu117."""
-    spec = requirement.replace(" ", "").removeprefix("torch").strip("()")
-    return SpecifierSet(re.sub(r"\+[A-Za-z0-9.]+", "", spec)).contains(torch, prereleases=True)
+    spec = re.sub(r"\+[A-Za-z0-9.]+", "", _specifiers(requirement))
+    return SpecifierSet(spec).contains(torch, prereleases=True)
+
+
+def _could_be(torch_version: str, requirements: list[str]) -> list[Version]:
+    """The torch releases a torch version may be: its release; for a pre-release, also every
+    release of its major.minor that these requirements name (1.13.0a0 -> 1.13.0, 1.13.1)."""
+    torch = Version(".".join(str(part) for part in _release(torch_version)))
+    if not Version(torch_version).is_prerelease:
+        return [torch]
+    named = {
+        Version(re.sub(r"\+.*$", "", specifier.version))
+        for requirement in requirements
+        for specifier in SpecifierSet(_specifiers(requirement))
+        if not specifier.version.endswith("*")
+    }
+    return [torch, *sorted(v for v in named if v.release[:2] == torch.release[:2] and v != torch)]
+
+
+def _specifiers(requirement: str) -> str:
+    """A Requires-Dist's specifiers alone ("torch (>=2.14.0)" -> ">=2.14.0")."""
+    return requirement.replace(" ", "").removeprefix("torch").strip("()")
 
 
 def _release(version: str) -> tuple[int, ...] | None:

@@ -193,18 +193,19 @@ def torchvision_tag_for(matrix: Matrix, torch_version: str, row_torchvision: str
 def torchvision_kept(
     matrix: Matrix, installed: str, torch_version: str, wanted_version: str = ""
 ) -> bool:
-    """Whether the installed torchvision stays: it pairs with the torch it runs with (the
-    pairing rule, so 0.26.0+cu130 with torch 2.11), and is the release asked for where one is
-    (torchvision_version; its local label aside)."""
-    found = matrix.torchvision_pair(torch_version) if installed and torch_version else None
-    if found is None or not found.admits(installed):
+    """Whether the installed torchvision stays: it is the release asked for where one is
+    (torchvision_version, its local label aside: the user's pin wins over the pairing, which
+    the doctor still reports), else it pairs with the torch it runs with (the pairing rule, so
+    0.26.0+cu130 with torch 2.11)."""
+    if not installed or not torch_version:
         return False
-    if not wanted_version:
-        return True
-    try:
-        return Version(Version(installed).public) == Version(wanted_version)
-    except InvalidVersion:
-        return False
+    if wanted_version:
+        try:
+            return Version(Version(installed).public) == Version(wanted_version)
+        except InvalidVersion:
+            return False
+    found = matrix.torchvision_pair(torch_version)
+    return found is not None and found.admits(installed)
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from jetson_env import matrix as matrix_mod
 from jetson_env.bundle import fetching, pip_resolution, targets
 from jetson_env.bundle.manifest import entry_roles
 from jetson_env.bundle.needs import needs_for
+from jetson_env.probes._runner import children
 from jetson_env.sizes import size
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -330,8 +331,8 @@ def standin_torch_index(index: Path) -> list[Path]:
     wheels = [
         build_jetson_torch_wheel(
             f"torch-{version}-{tag}-{tag}-linux_x86_64.whl",
-            tuple(f"{n}=={v}" for n, v in STANDIN_TORCH_DEPS.items()),
             index / "files",
+            tuple(f"{n}=={v}" for n, v in STANDIN_TORCH_DEPS.items()),
         )
     ]
     wheels += [
@@ -825,19 +826,6 @@ def test_x86_tensorrt_is_the_matrix_pin_from_pip_or_named_as_supply_by_hand(tmp_
     assert "--file tensorrt=PATH" in manual["where_from"]
 
 
-def children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
 def test_the_bundles_own_wheel_waits_for_another_build_of_the_checkout(tmp_path: Path):
     """setuptools builds a checkout in its build/ folder, and two builds at once remove each
     other's files there: `jetson-env bundle` building its own wheel beside another build of
@@ -853,7 +841,7 @@ def test_the_bundles_own_wheel_waits_for_another_build_of_the_checkout(tmp_path:
                                    stdout=subprocess.PIPE, text=True)  # fmt: skip
         with pytest.raises(subprocess.TimeoutExpired):
             waiting.wait(timeout=3)
-        assert children_of(waiting.pid) == []  # no pip: it waits for the build held here
+        assert children(waiting.pid) == []  # no pip: it waits for the build held here
     out, _ = waiting.communicate(timeout=600)
     assert waiting.returncode == 0
     assert Path(out.strip()).name.startswith("jetson_env-"), out

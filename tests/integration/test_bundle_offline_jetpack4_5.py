@@ -56,24 +56,14 @@ class Line(NamedTuple):
     ansible_core: str  # the line the bundle's controller must carry
     l4t: str
     numpy: str  # what python_base installs for that Python
-    torch_requires: tuple[str, ...]  # PyTorch's setup.py for the row's release
     # The device's pip where its Python's own is too old for manylinux2010 and newer wheels
     # (CPython 3.6.15's ensurepip gives 18.1): NVIDIA's Jetson instructions upgrade it first.
     pip: str | None = None
 
 
 LINES = {
-    "jetpack4-py36": Line(
-        "nano-r32.4.3", "3.6.15", "2.16.", "32.4.3", "1.19.", ("future", "numpy"), "21.3.1"
-    ),
-    "jetpack5-py38": Line(
-        "xavier-r35.4.1",
-        "3.8.18",
-        "2.19.",
-        "35.4.1",
-        "1.24.",
-        ("filelock", "typing-extensions", "sympy", "networkx", "jinja2"),
-    ),
+    "jetpack4-py36": Line("nano-r32.4.3", "3.6.15", "2.16.", "32.4.3", "1.19.", "21.3.1"),
+    "jetpack5-py38": Line("xavier-r35.4.1", "3.8.18", "2.19.", "35.4.1", "1.24."),
 }
 
 
@@ -118,7 +108,7 @@ def test_a_bundle_made_for_the_device_provisions_it_with_no_network(
     )
     directory = tmp_path / "bundle"
     torch_file = matrix.load().release(line.l4t).torch.filename
-    standin = build_jetson_torch_wheel(torch_file, line.torch_requires, tmp_path / "torch")
+    standin = build_jetson_torch_wheel(torch_file, tmp_path / "torch")
     made = subprocess.run(
         [sys.executable, "-m", "jetson_env.cli", "bundle", str(directory), "-i", str(inventory),
          "--roles", ROLES, "--file", f"torch={standin}", "--controller-python", "3.11", "--json"],

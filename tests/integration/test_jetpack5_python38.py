@@ -48,7 +48,6 @@ PYTHON = str(PYTHON38 / "bin" / "python3.8")
 # x86 stand-in cannot have: NVIDIA's repository (jetpack_apt; JetPack's TensorRT, whose bindings
 # are the system Python's), Ubuntu 20.04's package names, a torch with C++ to build torchvision
 # and torch2trt against, CUDA's cuda.h and libcuda for pycuda's build (cuda-python needs 3.9+).
-TORCH_REQUIRES = ("filelock", "typing-extensions", "sympy", "networkx", "jinja2")
 JETPACK5_ROLES = {
     "jetpack_apt_enabled": False,
     "python_base_matrix_apt_packages": False,
@@ -63,7 +62,7 @@ JETPACK5_ROLES = {
 
 def torch_vars(work: Path) -> dict:
     filename = matrix.load().release("35.4.1").torch.filename
-    wheel = build_jetson_torch_wheel(filename, TORCH_REQUIRES, work / "torch-standin")
+    wheel = build_jetson_torch_wheel(filename, work / "torch-standin")
     return {
         "torch_wheel_file": str(wheel),
         "torch_lock_file": str(work / "jetson-env.lock.yml"),

@@ -287,7 +287,7 @@ JETPACK4_CSV_DIR = roles.default("docker_runtime", "csv_dir")
 
 def jetpack4_torch(work: Path) -> dict:
     filename = matrix.load().release("32.4.3").torch.filename
-    wheel = build_jetson_torch_wheel(filename, ("future", "numpy"), work / "torch-standin")
+    wheel = build_jetson_torch_wheel(filename, work / "torch-standin")
     return {
         "torch_wheel_file": str(wheel),
         "torch_lock_file": str(work / "jetson-env.lock.yml"),

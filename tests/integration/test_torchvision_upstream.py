@@ -45,7 +45,7 @@ from support.hosts import (
     short_hash,
 )
 
-from jetson_env import roles
+from jetson_env import matrix, roles
 
 pytestmark = pytest.mark.hosts
 
@@ -139,16 +139,13 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("torchvision-upstream")
 
 
-@pytest.fixture(scope="module")
-def host() -> Iterator[Host]:
-    host = start_host("x86-debian12", "playbook-x86-vision", image=debian_torch_image())
-    yield host
-    remove_host(host)
+def vision_host(name: str) -> Host:
+    return start_host("x86-debian12", name, image=debian_torch_image())
 
 
-@pytest.fixture(scope="module")
-def inventory(work: Path, host: Host) -> Path:
-    only_torchvision = {
+def only_torchvision(work: Path, host: Host) -> Path:
+    """An inventory of `host` with every role but torchvision off, VISION from its archive."""
+    variables = {
         **{f"{role}_enabled": False for role in ROLES_OFF},
         "torchvision_version": VISION,
         "torchvision_source_archive": str(vision_source_archive(VISION)),
@@ -156,8 +153,43 @@ def inventory(work: Path, host: Host) -> Path:
         "torchvision_apt_packages": BUILD_APT_PACKAGES,
     }
     return write_inventory(
-        work / "inventory.yml", {"vision": {"ansible_host": host.container}}, only_torchvision
+        work / f"{host.name}.yml", {"vision": {"ansible_host": host.container}}, variables
     )
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[Host]:
+    """The host provisioned by the `provisioned` fixture."""
+    host = vision_host("playbook-x86-vision")
+    yield host
+    remove_host(host)
+
+
+@pytest.fixture(scope="module")
+def inventory(work: Path, host: Host) -> Path:
+    return only_torchvision(work, host)
+
+
+@pytest.fixture(scope="module")
+def untouched(work: Path) -> Iterator[tuple[Host, Path]]:
+    """A host of its own for the runs that must stop before any change, and its inventory:
+    never provisioned, whatever ran before."""
+    host = vision_host("playbook-x86-vision-untouched")
+    yield host, only_torchvision(work, host)
+    remove_host(host)
+
+
+def test_debian_pairs_this_torchvision_with_this_torch(host: Host):
+    """The pairing rule's oracle for a pre-release torch (jetson_env.pairing): Debian's own
+    torchvision of this release depends on the libtorch of the torch that reports 1.13.0a0."""
+    show = host.exec(["apt-cache", "show", "python3-torchvision"]).stdout
+    fields = dict(re.findall(r"^(Version|Depends): (.*)$", show, re.M))
+    torch = host.exec(["python3", "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+
+    assert fields["Version"].startswith(f"{VISION}-"), fields
+    assert re.search(r"\blibtorch1\.13 \(>= 1\.13\.1\+dfsg\)", fields["Depends"]), fields
+    assert torch == "1.13.0a0"
+    assert matrix.load().torchvision_pair(torch).admits(VISION)
 
 
 def assert_nothing_changed(result: PlayResult, host: Host) -> None:
@@ -167,7 +199,8 @@ def assert_nothing_changed(result: PlayResult, host: Host) -> None:
     assert host.exec(["test", "-e", BUILD_DIR], check=False).returncode
 
 
-def test_archive_of_another_version_stops_before_any_change(inventory: Path, host: Host):
+def test_archive_of_another_version_stops_before_any_change(untouched: tuple[Host, Path]):
+    host, inventory = untouched
     other = vision_source_archive(OTHER_VISION)
 
     result = run_playbook(
@@ -181,7 +214,8 @@ def test_archive_of_another_version_stops_before_any_change(inventory: Path, hos
     assert f"Give the source archive of v{VISION}" in message
 
 
-def test_archive_with_another_sha256_stops_before_any_change(inventory: Path, host: Host):
+def test_archive_with_another_sha256_stops_before_any_change(untouched: tuple[Host, Path]):
+    host, inventory = untouched
     result = run_playbook(
         NEWEST.ensure(), inventory, extra_vars={"torchvision_source_sha256": "0" * 64}
     )
@@ -215,8 +249,10 @@ def test_the_wheel_cache_follows_the_roles_build_files(tmp_path: Path):
     assert wheel_cache({**BUILD_INPUTS, "role": changed}) != WHEEL_CACHE
 
 
-def provision(inventory: Path, host: Host) -> PlayResult:
-    """The play, torchvision installed, the wheel in the controller's cache, no build tree."""
+@pytest.fixture(scope="module")
+def provisioned(inventory: Path, host: Host) -> PlayResult:
+    """The first run on `host`: torchvision installed, the wheel in the controller's cache, no
+    build tree."""
     result = run_playbook(NEWEST.ensure(), inventory)
     assert result.rc == 0, result.messages() or result.stderr
     assert pip_version(host, "torchvision") == VISION
@@ -230,8 +266,8 @@ def provision(inventory: Path, host: Host) -> PlayResult:
 @pytest.mark.skipif(WHEEL_WAS_CACHED, reason="a wheel of these build inputs is cached: "
                     "test_provision_installs_the_cached_wheel runs instead")  # fmt: skip
 @pytest.mark.slow
-def test_provision_builds_the_release_source(inventory: Path, host: Host):
-    result = provision(inventory, host)
+def test_provision_builds_the_release_source(provisioned: PlayResult):
+    result = provisioned
 
     assert result.task_hosts("Build the torchvision wheel") == {"vision"}
     build = next(t for t in result.tasks() if "Build the torchvision wheel" in t["task"]["name"])
@@ -245,10 +281,8 @@ def test_provision_builds_the_release_source(inventory: Path, host: Host):
 
 @pytest.mark.skipif(not WHEEL_WAS_CACHED, reason="no wheel of these build inputs is cached: "
                     "test_provision_builds_the_release_source builds it (slow tier)")  # fmt: skip
-def test_provision_installs_the_cached_wheel(inventory: Path, host: Host):
-    result = provision(inventory, host)
-
-    assert result.task_hosts("Build the torchvision wheel") == set()
+def test_provision_installs_the_cached_wheel(provisioned: PlayResult):
+    assert provisioned.task_hosts("Build the torchvision wheel") == set()
 
 
 RUN_FROM_A_NEUTRAL_FOLDER = """
@@ -270,7 +304,7 @@ print(list(pooled.shape), list(logits.shape), bool(torch.isfinite(logits).all())
 
 
 @slow_until_cached
-def test_release_runs_its_ops_and_a_model(host: Host):
+def test_release_runs_its_ops_and_a_model(host: Host, provisioned: PlayResult):
     out = host.exec(["python3", "-c", RUN_FROM_A_NEUTRAL_FOLDER]).stdout.splitlines()
 
     version, location, cuda = out[0].split()
@@ -282,7 +316,7 @@ def test_release_runs_its_ops_and_a_model(host: Host):
 
 
 @slow_until_cached
-def test_second_run_changes_nothing(inventory: Path):
+def test_second_run_changes_nothing(inventory: Path, provisioned: PlayResult):
     result = run_playbook(NEWEST.ensure(), inventory)
 
     assert result.rc == 0, result.messages() or result.stderr
@@ -290,7 +324,7 @@ def test_second_run_changes_nothing(inventory: Path):
 
 
 @slow_until_cached
-def test_doctor_reports_torchvision_paired(host: Host):
+def test_doctor_reports_torchvision_paired(host: Host, provisioned: PlayResult):
     host.install_project()
     result = host.exec(
         [f"{VENV}/bin/jetson-env", "doctor", "--json", "--python", "/usr/bin/python3",

@@ -107,12 +107,25 @@ def _wheel(
     return wheel
 
 
-def build_jetson_torch_wheel(filename: str, requires: tuple[str, ...], dest: Path) -> Path:
+# The Requires-Dist of PyTorch's setup.py for the releases of NVIDIA's JetPack 4/5 wheels the
+# matrix names (1.6: install_requires; 2.0: without triton and the CUDA wheels of x86 builds).
+JETSON_TORCH_REQUIRES = {
+    "1.6": ("future", "numpy"),
+    "2.0": ("filelock", "typing-extensions", "sympy", "networkx", "jinja2"),
+}
+
+
+def build_jetson_torch_wheel(
+    filename: str, dest: Path, requires: tuple[str, ...] | None = None
+) -> Path:
     """A STAND-IN of NVIDIA's torch wheel for JetPack 4/5 (`filename`, the matrix row's): its
-    version and Python tag, the Requires-Dist of PyTorch's setup.py for that release, tagged
-    for this x86 host (NVIDIA's aarch64 wheel can neither be fetched nor run here). `import
-    torch` gives that version and nothing else: no tensors, no C++ to build torchvision against."""
+    version and Python tag, the Requires-Dist of PyTorch's setup.py for that release (or
+    `requires`), tagged for this x86 host (NVIDIA's aarch64 wheel can neither be fetched nor run
+    here). `import torch` gives that version and nothing else: no tensors, no C++ to build
+    torchvision against."""
     name, version, python, abi, _ = filename.removesuffix(".whl").split("-")
+    if requires is None:
+        requires = JETSON_TORCH_REQUIRES[".".join(version.split(".")[:2])]
     init = f'"""STAND-IN for NVIDIA\'s {filename}."""\n__version__ = "{version}"\n'
     tag = f"{python}-{abi}-linux_x86_64"
     return _wheel(dest, name, version, tag, {"torch/__init__.py": init.encode()}, requires)

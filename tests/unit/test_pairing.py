@@ -70,6 +70,14 @@ def test_the_pair_of_a_torch(torch, minor, first, source):
         ("2.11.0", "0.2.6", False),
         ("2.11.0", "0.260.0", False),
         ("2.5.0a0+872d972e41.nv24.08", "0.20.0a0+afc54f7", True),  # a pre-release of 0.20.0
+        # A pre-release torch may be any release of its line: Debian's torch 1.13.1 reports
+        # 1.13.0a0 and Debian pairs it with 0.14.1 (requires torch==1.13.1).
+        ("1.13.0a0", "0.14.1", True),
+        ("1.13.0a0", "0.14.0", True),
+        ("1.13.0", "0.14.1", False),  # a release is the one it says
+        ("2.5.0a0+872d972e41.nv24.08", "0.20.1", True),
+        ("2.15.0a0", "0.29.0", False),  # 0.29.0 requires torch==2.14.0: not the 2.15 line
+        ("2.15.0a0", "0.29.1", True),
         ("2.15.0", "0.29.0", False),
         ("2.15.0", "0.29.1", True),
         ("2.15.0", "0.29.2+cu130", True),
@@ -86,6 +94,20 @@ def test_the_pair_of_a_torch(torch, minor, first, source):
 )
 def test_which_torchvision_releases_pair(torch, torchvision, pairs):
     assert M.torchvision_pair(torch).admits(torchvision) is pairs
+
+
+@pytest.mark.parametrize(
+    "torch, wanted, requirement",
+    [
+        ("1.13.0", "0.14.x, not 0.14.1", "torchvision==0.14.*,!=0.14.1"),
+        ("1.13.0a0", "0.14.x", "torchvision==0.14.*"),
+        ("1.13.1", "0.14.x from 0.14.1", "torchvision==0.14.*,>=0.14.1"),
+        ("2.15.0a0", "0.29.x from 0.29.1", "torchvision==0.29.*,>=0.29.1"),
+    ],
+)
+def test_what_a_message_and_pip_are_told_pairs(torch, wanted, requirement):
+    found = M.torchvision_pair(torch)
+    assert (found.wanted, found.requirement) == (wanted, requirement)
 
 
 @pytest.mark.parametrize(
@@ -118,6 +140,11 @@ def test_a_torch_without_a_pair_has_no_tag():
         ("0.28.0+cpu", "2.13.0", "", True),
         ("0.29.2", "2.15.0", "", True),
         ("0.29.2", "2.14.1", "0.29.1", False),  # asked for another release
+        # Asked for a release the pairing refuses (scripts/gpu-verify's 0.21.0 beside torch
+        # 2.11): the pin is the user's, kept once built; the doctor says it does not pair.
+        ("0.21.0", "2.11.0+cu130", "0.21.0", True),
+        ("0.21.0+cu130", "2.11.0+cu130", "0.21.0", True),
+        ("0.26.0", "2.11.0+cu130", "0.21.0", False),
         ("0.29.0", "2.15.0", "", False),
         ("0.25.0", "2.11.0", "", False),
         ("", "2.11.0", "", False),
@@ -151,9 +178,10 @@ def needed_template() -> str:
         ("2.11.0+cu130", None, {}, "0.26.0", True),
         ("2.14.1", "0.29.2", {"torchvision_version": "0.29.1"}, "0.29.1", True),
         ("2.11.0+cu130", "0.26.0+cu130", {"torchvision_enabled": False}, "", False),
+        ("2.11.0+cu130", "0.21.0", {"torchvision_version": "0.21.0"}, "0.21.0", False),
     ],
     ids=["cu130-label", "cpu-label", "2.15-floor", "2.15-pinned-0.29.0", "unpaired",
-         "missing", "asked-for-another", "off"],
+         "missing", "asked-for-another", "off", "asked-for-one-that-does-not-pair"],
 )  # fmt: skip
 def test_the_torchvision_role_keeps_what_pairs(tmp_path, torch, torchvision, extra, version,
                                                needed):  # fmt: skip
@@ -175,6 +203,40 @@ def test_the_torchvision_role_keeps_what_pairs(tmp_path, torch, torchvision, ext
     }  # fmt: skip
     rendered = run_on_localhost(tmp_path, play, variables)[0]["msg"]
     assert rendered == {"version": version, "needed": needed}
+
+
+@pytest.mark.parametrize(
+    "torchvision, extra, said",
+    [
+        ("0.26.0+cu130", {}, "torchvision 0.26.0+cu130 (kept: it pairs)"),
+        (None, {}, "torchvision 0.26.0 (built for it)"),
+        ("0.26.0+cu130", {"torchvision_version": "0.26.0"},
+         "torchvision 0.26.0+cu130 (kept: it pairs)"),
+        ("0.21.0", {"torchvision_version": "0.21.0"},
+         "torchvision 0.21.0 (kept: torchvision_version, which does not pair with torch 2.11.0)"),
+        ("0.26.0", {"torchvision_version": "0.21.0"},
+         "torchvision 0.21.0 (torchvision_version, which does not pair with torch 2.11.0,"
+         " replacing 0.26.0)"),
+    ],
+    ids=["pairs", "missing", "asked-for-the-pair", "asked-for-one-that-does-not-pair",
+         "replaced-by-one-that-does-not-pair"],
+)  # fmt: skip
+def test_the_preflight_says_what_torchvision_the_host_ends_with(tmp_path, torchvision, extra,
+                                                                said):  # fmt: skip
+    """The role's own announcement, rendered by the ansible-core in this venv: a
+    torchvision_version the pairing refuses is named as the user's pin, not as a pair."""
+    (task,) = yaml.safe_load((ROLE / "tasks" / "announce.yml").read_text())
+    play = {"vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")],
+            "tasks": [task]}  # fmt: skip
+    variables = {
+        "ansible_facts": {"jetson_env_python": {"packages": {"torch": "2.11.0+cu130",
+                                                             "torchvision": torchvision}}},
+        "jetson_facts_row": {"torch": {"version": M.x86.torch.version},
+                             "torchvision": M.x86.torchvision},
+        "jetson_facts_matrix_file": "", "torch_kept": {"keep": True}, **extra,
+    }  # fmt: skip
+    rendered = run_on_localhost(tmp_path, play, variables)[0]["msg"]
+    assert rendered == f"localhost: torch 2.11.0 (as installed) -> {said}"
 
 
 @pytest.mark.parametrize(
