@@ -78,6 +78,22 @@ OFFLINE_VARS = {
 }
 
 
+def from_an_unrelated_folder(*argv: str) -> list[str]:
+    """`argv` as a user types it on a host, from a folder of no checkout, bundle or config."""
+    return ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
+            + shlex.join(argv)]  # fmt: skip
+
+
+def install_bundle_controller(host: Host, line: str, bundle: Path, on_host: str, venv: str) -> str:
+    """jetson-env and its ansible-core from a bundle's controller/, copied to `on_host`, into a
+    new venv on `host` with no index: the install line `bundle --json` prints (`line`, naming
+    `bundle`), as typed there. That venv's jetson-env."""
+    host.exec(["python3", "-m", "venv", venv])
+    install = shlex.split(line.replace(str(bundle), on_host))[1:]
+    host.exec([f"{venv}/bin/pip", "--isolated", "--quiet", *install])
+    return f"{venv}/bin/jetson-env"
+
+
 def start_host(
     image_of: str,
     name: str,

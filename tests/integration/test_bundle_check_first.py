@@ -20,7 +20,6 @@ distribution found for termcolor", exit 1.
 """
 
 import json
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playbook_support import OFFLINE_VARS, pip_version, remove_host, start_host, write_inventory
+from playbook_support import (
+    OFFLINE_VARS,
+    from_an_unrelated_folder,
+    install_bundle_controller,
+    pip_version,
+    remove_host,
+    start_host,
+    write_inventory,
+)
 from support.hosts import Host
 
 pytestmark = pytest.mark.hosts
@@ -149,21 +156,16 @@ def python314(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, 
                       "--controller-python", python, "--json")  # fmt: skip
     assert made.returncode == 0, made.stderr[-3000:]
     assert any("cp314" in wheel.name for wheel in directory.rglob("numpy-*.whl")), made.stdout
-    line = json.loads(made.stdout)["controller"]
     host.copy_in(directory, "/srv/bundle")
-    host.exec(["python3", "-m", "venv", OWN_CONTROLLER])
-    install = line.replace(str(directory), "/srv/bundle").split()[1:]
-    host.exec([f"{OWN_CONTROLLER}/bin/pip", "--isolated", "--quiet", *install[:-1],
-               "jetson-env[provision]"])  # fmt: skip
-    yield host, f"{OWN_CONTROLLER}/bin/jetson-env"
+    line = json.loads(made.stdout)["controller"]
+    yield host, install_bundle_controller(host, line, directory, "/srv/bundle", OWN_CONTROLLER)
     remove_host(host)
 
 
 def on_the_host(host: Host, jetson_env_path: str, *args: str) -> subprocess.CompletedProcess:
     """The host's own jetson-env as its user types it, from an unrelated folder."""
-    command = shlex.join([jetson_env_path, "--no-color", *args])
-    return host.exec(["sh", "-c", f"mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
-                      f"{command}"], check=False, timeout=900)  # fmt: skip
+    command = from_an_unrelated_folder(jetson_env_path, "--no-color", *args)
+    return host.exec(command, check=False, timeout=900)
 
 
 def test_every_step_from_a_bundle_on_a_python_314_host_never_provisioned(python314):

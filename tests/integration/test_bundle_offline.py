@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -41,6 +40,8 @@ from playbook_support import (
     OFFLINE_VARS,
     ROLE_RULE,
     TORCH_WHEEL_X86,
+    from_an_unrelated_folder,
+    install_bundle_controller,
     paths_changed_since,
     pip_version,
     provision_inputs,
@@ -482,16 +483,9 @@ def offline_controller(bundle_dir: Path, x86: Host) -> str:
     line = json.loads(proc.stdout)["controller"]
     x86.exec(["rm", "-rf", "/srv/bundle", "/opt/offline-controller"])
     x86.copy_in(bundle_dir, "/srv/bundle")
-    x86.exec(["python3", "-m", "venv", "/opt/offline-controller"])
-    install = line.replace(str(bundle_dir), "/srv/bundle").split()[1:]
-    x86.exec(["/opt/offline-controller/bin/pip", "--isolated", "--quiet", *install[:-1],
-              "jetson-env[provision]"])  # fmt: skip
-    return "/opt/offline-controller/bin/jetson-env"
-
-
-def from_an_unrelated_folder(*argv: str) -> list[str]:
-    return ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
-            + shlex.join(argv)]  # fmt: skip
+    return install_bundle_controller(
+        x86, line, bundle_dir, "/srv/bundle", "/opt/offline-controller"
+    )
 
 
 @pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")

@@ -25,7 +25,6 @@ C++ to build torchvision against, CUDA's headers for pycuda).
 
 import json
 import re
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,7 +32,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from playbook_support import OFFLINE_VARS, remove_host, start_x86_with_files_of, write_inventory
+from playbook_support import (
+    OFFLINE_VARS,
+    from_an_unrelated_folder,
+    install_bundle_controller,
+    remove_host,
+    start_x86_with_files_of,
+    write_inventory,
+)
 from support.hosts import Host
 from support.pythons import interpreter, required
 from support.standins import build_jetson_torch_wheel
@@ -117,22 +123,18 @@ def test_a_bundle_made_for_the_device_provisions_it_with_no_network(
     assert made.returncode == 0, made.stderr[-3000:]
     key = f"x86_64-l4t{line.l4t}-cp{line.python.rsplit('.', 1)[0].replace('.', '')}"
     assert list(json.loads(made.stdout)["targets"]) == [key], made.stdout
-    install = json.loads(made.stdout)["controller"].replace(str(directory), BUNDLE)
+    controller_line = json.loads(made.stdout)["controller"]
 
     host.copy_in(directory, BUNDLE)
-    host.exec(["python3", "-m", "venv", CONTROLLER])
-    host.exec([f"{CONTROLLER}/bin/pip", "--isolated", "--quiet", *shlex.split(install)[1:]])
+    own = install_bundle_controller(host, controller_line, directory, BUNDLE, CONTROLLER)
     core = host.exec([f"{CONTROLLER}/bin/python", "-c",
                       "import ansible.release; print(ansible.release.__version__)"])  # fmt: skip
     assert core.stdout.startswith(line.ansible_core), core.stdout
 
     def jetson_env(*args: str) -> subprocess.CompletedProcess:
         """The host's jetson-env, from an unrelated folder, for the device's Python."""
-        return host.exec(
-            ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && " + shlex.join(
-                [f"{CONTROLLER}/bin/jetson-env", "--no-color", *args])],
-            check=False, timeout=1200,
-        )  # fmt: skip
+        command = from_an_unrelated_folder(own, "--no-color", *args)
+        return host.exec(command, check=False, timeout=1200)
 
     provision = ("provision", "--bundle", BUNDLE, "--python", python, "--tags", ROLES,
                  "-e", json.dumps(ROLE_VARS))  # fmt: skip

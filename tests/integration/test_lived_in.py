@@ -560,8 +560,8 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(
     and the torch and torchvision files are the same bytes as before. Once the bundle is made
     and before it provisions anything, where a careful user starts: `provision --bundle B
     --check` on a lived-in host of the same image that never saw jetson-env's roles says what
-    it would change and changes nothing. After it, a
-    break (termcolor removed) and `doctor -i --fix --bundle B` repair the host from the bundle."""
+    it would change and changes nothing. After it, a break (termcolor removed) and `doctor -i
+    --fix --bundle B` repair the host from the bundle."""
     host, work = lived_in.host, lived_in.work
     install_paired_torchvision(host, work)
     break_termcolor(host)

@@ -37,8 +37,7 @@ so each gives the same verdict alone, in any selection and on any worker.
 import hashlib
 import json
 import re
-import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +53,7 @@ from playbook_support import (
     declared,
     declared_tasks,
     downloaded_wheel,
+    from_an_unrelated_folder,
     paths_changed_since,
     pip_version,
     provision_inputs,
@@ -65,13 +65,14 @@ from playbook_support import (
     write_inventory,
 )
 from support.ansible_envs import AnsibleEnd
-from support.hosts import VENV, Host, project_wheel
+from support.hosts import FIXTURES, VENV, Host, project_wheel
 from support.provisioned import ProvisionedState
 from support.standin_apt import StandinApt, standin_apt, trust_in_host
 from support.standins import build_cusparselt_archive, stage_container_runtime
 
 from jetson_env import matrix as matrix_mod
 from jetson_env import roles
+from jetson_env.probes import cuda as cuda_probe
 
 pytestmark = pytest.mark.hosts
 
@@ -534,13 +535,6 @@ PROMISE_ROLES = ("cuda_env", "python_base")  # what those leave on
 USER_VENV = "/root/jetson-env"
 
 
-def as_the_user(*argv: str) -> list[str]:
-    """From an unrelated folder, the user's own environment (docker exec's: python3 on PATH is
-    the system Python, no ansible.cfg, no inventory)."""
-    return ["sh", "-c", "mkdir -p /var/tmp/unrelated && cd /var/tmp/unrelated && "
-            + shlex.join(argv)]  # fmt: skip
-
-
 @pytest.fixture
 def orin_of_a_user(provisioned_orin: Provisioned, orin_state: ProvisionedState) -> Iterator[Host]:
     """A container of the provisioned Orin's kept state, jetson-env installed as the README
@@ -573,8 +567,8 @@ def test_the_promise_on_the_emulated_orin(orin_of_a_user: Host):
     jetson_env = f"{USER_VENV}/bin/jetson-env"
     off = json.dumps(PROMISE_VARS)
 
-    run = orin.exec(as_the_user(jetson_env, "--no-color", "provision", "-e", off), check=False,
-                    timeout=1800)  # fmt: skip
+    provision = from_an_unrelated_folder(jetson_env, "--no-color", "provision", "-e", off)
+    run = orin.exec(provision, check=False, timeout=1800)
 
     said = run.stdout + run.stderr
     assert run.returncode == 0, said[-6000:]
@@ -585,8 +579,9 @@ def test_the_promise_on_the_emulated_orin(orin_of_a_user: Host):
     assert "(/usr/bin/python3: the Python provisioned" in said, said[-6000:]
 
     def doctor(*args: str) -> tuple[dict, str]:
-        proc = orin.exec(as_the_user(jetson_env, "--no-color", "doctor", "--json", "--no-smoke",
-                                     *args), check=False, timeout=1800)  # fmt: skip
+        command = from_an_unrelated_folder(jetson_env, "--no-color", "doctor", "--json",
+                                           "--no-smoke", *args)  # fmt: skip
+        proc = orin.exec(command, check=False, timeout=1800)
         return json.loads(proc.stdout), proc.stderr
 
     report, _ = doctor()
@@ -601,10 +596,10 @@ def test_the_promise_on_the_emulated_orin(orin_of_a_user: Host):
     orin.exec(["python3", "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
                "termcolor"])  # fmt: skip
     # --fix with the roles the user's provisioning runs (the others are off: see PROMISE_VARS).
-    fixed = orin.exec(as_the_user(jetson_env, "--no-color", "doctor", "--fix",
-                                  ",".join(PROMISE_ROLES), "--yes", "--no-smoke",
-                                  "--playbook-vars", off),
-                      check=False, timeout=1800)  # fmt: skip
+    fix = from_an_unrelated_folder(jetson_env, "--no-color", "doctor", "--fix",
+                                   ",".join(PROMISE_ROLES), "--yes", "--no-smoke",
+                                   "--playbook-vars", off)  # fmt: skip
+    fixed = orin.exec(fix, check=False, timeout=1800)
     fix_said = fixed.stdout + fixed.stderr
     assert "termcolor: fixed (python_base)" in fix_said, fix_said[-6000:]
     after, _ = doctor("--check", "termcolor")
@@ -618,10 +613,18 @@ def test_the_promise_on_the_emulated_orin(orin_of_a_user: Host):
 # each line's oldest device, its suite, the CUDA its packages install and that toolkit's
 # version file. JetPack 4's Python is 3.6 and 5's 3.8; jetpack_apt installs apt packages only,
 # and its modules run in the Python that has apt's bindings (the system's: Debian's 3.11 here).
-OWN_SOURCE = {
-    "jetpack4": ("nano-r32.4.3", "r32.4", "10-2", "cuda-10.2/version.txt", "CUDA Version 10.2"),
-    "jetpack5": ("xavier-r35.4.1", "r35.4", "11-4", "cuda-11.4/version.json", '"11.4.19"'),
-}
+OWN_SOURCE = {"jetpack4": ("nano-r32.4.3", "32.4.3"), "jetpack5": ("xavier-r35.4.1", "35.4.1")}
+
+
+def toolkit_version(read: Callable[[str], str | None], root: str) -> str | None:
+    """The CUDA toolkit's version under `root` as the doctor's probe reads it: version.json
+    (CUDA 11 and later), else version.txt (10.2); `read` gives a file's text or None."""
+    for name, parse in (("version.json", cuda_probe.parse_version_json),
+                        ("version.txt", cuda_probe.parse_version_txt)):  # fmt: skip
+        text = read(f"{root}/{name}")
+        if text is not None:
+            return parse(text)
+    return None
 
 
 @ROLE_RULE
@@ -637,7 +640,10 @@ def test_a_jetpack_that_lists_nvidias_repository_keeps_its_own_source_list(
     """JetPack 4 and 5 list NVIDIA's repository themselves: no second source (one left by
     an earlier run is removed), no key download. apt's cache looks fresh but never indexed
     that repository: the role updates it anyway; once indexed, a second run does not."""
-    jetson, suite, cuda, version_file, version = OWN_SOURCE[line]
+    jetson, l4t = OWN_SOURCE[line]
+    row = matrix_mod.load().release(l4t)
+    suite = "r" + ".".join(l4t.split(".")[:2])  # NVIDIA's list on the device: r35.4 for 35.4.1
+    toolkit = f"/usr/local/cuda-{row.cuda}"
     host = start_x86_with_files_of(jetson, f"playbook-own-source-{line}")
     try:
         trust_in_host(host, apt_repo_x86.tls)
@@ -647,7 +653,7 @@ def test_a_jetpack_that_lists_nvidias_repository_keeps_its_own_source_list(
         jetpack_list = work / Path(JETPACK_SOURCE).name
         jetpack_list.write_text(f"deb {apt_repo_x86.url} {suite} main\n")
         host.copy_in(jetpack_list, JETPACK_SOURCE)
-        host.exec(["rm", "-rf", "/usr/local/cuda", f"/usr/local/{version_file.split('/')[0]}"])
+        host.exec(["rm", "-rf", "/usr/local/cuda", toolkit])
         # A list an earlier run added before JetPack's own appeared: it must go.
         host.exec(["sh", "-c", f"echo 'deb {apt_repo_x86.url} {suite} main' > {OUR_SOURCE}"])
         cache = work / f"{line}-apt-keys"
@@ -679,10 +685,21 @@ def test_a_jetpack_that_lists_nvidias_repository_keeps_its_own_source_list(
         assert not cache.exists()
         assert host.exec(["test", "-e", OUR_SOURCE], check=False).returncode == 1
         assert host.exec(["cat", JETPACK_SOURCE]).stdout == jetpack_list.read_text()
-        for package in (f"cuda-toolkit-{cuda}", "libcudnn8-dev"):
+        for package in row.jetpack_packages["build"]:
             status = host.exec(["dpkg-query", "-W", "-f", "${Status}", package]).stdout
             assert status == "install ok installed", package
-        assert version in host.exec(["cat", f"/usr/local/{version_file}"]).stdout
+
+        def on_host(path: str) -> str | None:
+            read = host.exec(["cat", path], check=False)
+            return read.stdout if read.returncode == 0 else None
+
+        def staged(path: str) -> str | None:
+            file = FIXTURES / jetson / path.lstrip("/")
+            return file.read_text() if file.is_file() else None
+
+        installed = toolkit_version(on_host, toolkit)
+        assert installed and installed.startswith(f"{row.cuda}."), installed
+        assert installed == toolkit_version(staged, toolkit)  # the stand-in package's toolkit
 
         apt_repo_x86.requests.clear()
 
