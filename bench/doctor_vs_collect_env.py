@@ -66,6 +66,43 @@ FLOOR = (
     "        pass\n" + CONVOLUTION.replace("; ", "\n")
 )
 
+# Everything the doctor's framework process must do on a GPU host without TensorRT, written
+# plainly after those imports: the smoke's model (jetson_env/probes/smoke.py's tiny net: two
+# convolutions, BatchNorm, a Linear) run on the GPU, torchvision's nms on CUDA (the torchvision
+# check with the smoke), and cuda-python's round trip through the primary context with its
+# runtime bindings imported (jetson_env/probes/cuda_python.py). The doctor's peak RSS against
+# this is what its probing costs beyond the work itself.
+WORK = FLOOR + (
+    "\nimport ctypes\n"
+    "import torch.nn as nn\n"
+    "model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),\n"
+    "    nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),\n"
+    "    nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(16, 10)).eval().cuda()\n"
+    "with torch.no_grad():\n"
+    "    for _ in range(30):\n"
+    "        model(torch.randn(1, 3, 64, 64, device='cuda'))\n"
+    "torch.cuda.synchronize()\n"
+    "try:\n"
+    "    boxes = torch.tensor([[0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 11.0, 11.0]], device='cuda')\n"
+    "    torch.ops.torchvision.nms(boxes, torch.tensor([0.9, 0.8], device='cuda'), 0.5)\n"
+    "except (AttributeError, RuntimeError):\n"
+    "    pass\n"
+    "try:\n"
+    "    from cuda.bindings import driver, runtime\n"
+    "except ImportError:\n"
+    "    driver = None\n"
+    "if driver is not None:\n"
+    "    driver.cuInit(0)\n"
+    "    runtime.cudaRuntimeGetVersion()\n"
+    "    _, device = driver.cuDeviceGet(0)\n"
+    "    _, context = driver.cuDevicePrimaryCtxRetain(device)\n"
+    "    driver.cuCtxSetCurrent(context)\n"
+    "    host = (ctypes.c_float * 16)(*range(16))\n"
+    "    _, memory = driver.cuMemAlloc(64)\n"
+    "    driver.cuMemcpyHtoD(memory, ctypes.addressof(host), 64)\n"
+    "    driver.cuMemFree(memory)\n"
+)
+
 
 @dataclass
 class Runs:
@@ -195,6 +232,7 @@ def main() -> None:
     if args.gpu:
         commands["one GPU convolution"] = [args.python, "-c", CONVOLUTION]
         commands["the same + imports"] = [args.python, "-c", FLOOR]
+        commands["the doctor's own work"] = [args.python, "-c", WORK]
     runs = {name: Runs() for name in commands}
     names = list(commands)
     empty = tempfile.mkdtemp(prefix="doctor-bench-")  # every command from an empty folder
@@ -241,6 +279,13 @@ def main() -> None:
             f"  peak RSS {name} / the same + imports (torchvision, cuda-python, pycuda where"
             f" installed): {statistics.median(runs[name].largest_mb) / floor:.2f}; that floor"
             f" / {against}: {floor / statistics.median(runs[against].largest_mb):.2f}"
+        )
+        work = statistics.median(runs["the doctor's own work"].largest_mb)
+        doctor_mb = statistics.median(runs[name].largest_mb)
+        print(
+            f"  peak RSS {name} / the doctor's own work (the smoke's model, nms on CUDA,"
+            f" cuda-python's round trip, plainly): {doctor_mb / work:.2f};"
+            f" that work / {against}: {work / statistics.median(runs[against].largest_mb):.2f}"
         )
     report = json.loads(runs["doctor --no-smoke"].output)
     fields = collect_env_fields(base.output)
