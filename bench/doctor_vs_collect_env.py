@@ -54,18 +54,26 @@ CONVOLUTION = (
     "import torch; torch.nn.Conv2d(3, 8, 3).cuda()(torch.zeros(1, 3, 32, 32, device='cuda'))"
     "; torch.cuda.synchronize()"
 )
-# The same convolution after importing what the doctor's one framework process must import to
-# check them in the target's Python, where installed: torchvision, cuda-python's driver API,
-# pycuda. The floor of any doctor that checks them without a second process holding torch.
+# The same convolution after loading what the doctor's one framework process must load to check
+# them in the target's Python, where installed, as it loads them: torchvision's C++ ops alone
+# (torch.ops.load_library of its _C, not the Python package: jetson_env/probes/torch.py),
+# cuda-python's driver and runtime bindings, pycuda's driver. The floor of any doctor that checks
+# them without a second process holding torch.
 FLOOR = (
-    "import importlib\n"
-    "for name in ('torchvision', 'cuda.bindings.driver', 'pycuda.driver'):\n"
+    "import glob, importlib, importlib.machinery, importlib.util, os\n"
+    "import torch\n"
+    "spec = importlib.util.find_spec('torchvision')\n"
+    "if spec is not None:\n"
+    "    folder = next(iter(spec.submodule_search_locations))\n"
+    "    for suffix in importlib.machinery.EXTENSION_SUFFIXES:\n"
+    "        for library in glob.glob(os.path.join(folder, '_C' + suffix)):\n"
+    "            torch.ops.load_library(library)\n"
+    "for name in ('cuda.bindings.driver', 'cuda.bindings.runtime', 'pycuda.driver'):\n"
     "    try:\n"
     "        importlib.import_module(name)\n"
     "    except ImportError:\n"
     "        pass\n" + CONVOLUTION.replace("; ", "\n")
 )
-
 # Everything the doctor's framework process must do on a GPU host without TensorRT, written
 # plainly after those imports: the smoke's model (jetson_env/probes/smoke.py's tiny net: two
 # convolutions, BatchNorm, a Linear) run on the GPU, torchvision's nms on CUDA (the torchvision
@@ -276,7 +284,7 @@ def main() -> None:
               f"{'met' if ratio <= goal else 'NOT met'})")  # fmt: skip
         floor = statistics.median(runs["the same + imports"].largest_mb)
         print(
-            f"  peak RSS {name} / the same + imports (torchvision, cuda-python, pycuda where"
+            f"  peak RSS {name} / the same + imports (torchvision's ops, cuda-python, pycuda where"
             f" installed): {statistics.median(runs[name].largest_mb) / floor:.2f}; that floor"
             f" / {against}: {floor / statistics.median(runs[against].largest_mb):.2f}"
         )
