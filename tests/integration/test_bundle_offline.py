@@ -472,44 +472,66 @@ def test_doctor_inside_the_offline_host_agrees(bundled_x86: Provisioned):
 
 
 @pytest.fixture(scope="module")
-def offline_controller(bundle_dir: Path, x86: Host) -> str:
-    """Issue 34: the offline host is its own controller. The bundle carries jetson-env with
-    its provision extra for the host's Python, installed here into an empty venv with no
-    index: that venv's jetson-env."""
-    proc = jetson_env("bundle", bundle_dir, "--x86", "--python-version", "3.11", "--glibc", "2.36",
+def own_controller(work: Path, bundle_dir: Path) -> Iterator[tuple[Host, str]]:
+    """Issue 34: the offline host is its own controller. A fresh offline host (never
+    provisioned, whatever ran before) gets the module's bundle with jetson-env and its
+    provision extra for the host's Python added (to a copy: the module's bundle stays as it
+    was made), installed there into an empty venv with no index: (the host, its jetson-env)."""
+    host = start_offline_x86("bundle-x86-own-controller")
+    bundle = linked_copy(bundle_dir, work / "bundle-with-controller")
+    proc = jetson_env("bundle", bundle, "--x86", "--python-version", "3.11", "--glibc", "2.36",
                       "--distribution", "debian/bookworm", "--roles", "python_base",
                       "--controller-python", "3.11", "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    host.copy_in(bundle, "/srv/bundle")
     line = json.loads(proc.stdout)["controller"]
-    x86.exec(["rm", "-rf", "/srv/bundle", "/opt/offline-controller"])
-    x86.copy_in(bundle_dir, "/srv/bundle")
-    return install_bundle_controller(
-        x86, line, bundle_dir, "/srv/bundle", "/opt/offline-controller"
-    )
+    yield host, install_bundle_controller(host, line, bundle, "/srv/bundle", "/opt/own-controller")
+    remove_host(host)
+
+
+SELF_PROVISION = ("provision", "--bundle", "/srv/bundle")
+
+
+@pytest.fixture(scope="module")
+def self_provisioned(
+    own_controller: tuple[Host, str],
+) -> tuple[Host, str, subprocess.CompletedProcess]:
+    """The host's first `provision --bundle B` by its own jetson-env, from an unrelated folder
+    with no variables and no --tags: (the host, its jetson-env, that run)."""
+    host, own = own_controller
+    return host, own, host.exec(from_an_unrelated_folder(own, *SELF_PROVISION), check=False)
+
+
+def recap(changed: str) -> str:
+    return rf"localhost\s*: ok=\d+\s+changed={changed}\s+unreachable=0\s+failed=0"
 
 
 @pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")
 def test_jetson_env_installs_from_the_bundle_and_provisions_its_offline_host(
-    offline_controller: str, x86: Host
+    self_provisioned: tuple[Host, str, subprocess.CompletedProcess],
 ):
-    """It provisions the host from an unrelated folder with no variables and no --tags (the
-    roles the bundle was made for, and those that need no download)."""
-    provision = from_an_unrelated_folder(offline_controller, "provision", "--bundle", "/srv/bundle")
-    for changed in (r"\d+", "0"):  # the second run changes nothing
-        run = x86.exec(provision, check=False)
+    """It provisions the host (the roles the bundle was made for, and those that need no
+    download), and the second run changes nothing."""
+    host, own, first = self_provisioned
+    second = host.exec(from_an_unrelated_folder(own, *SELF_PROVISION), check=False)
+
+    for run, changed in ((first, "[1-9]\\d*"), (second, "0")):
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
         assert "--tags cuda_env,python_base,torch" in run.stderr
-        recap = rf"localhost\s*: ok=\d+\s+changed={changed}\s+unreachable=0\s+failed=0"
-        assert re.search(recap, run.stdout), run.stdout[-3000:]
+        assert re.search(recap(changed), run.stdout), run.stdout[-3000:]
 
 
 @pytest.mark.ansible_ends("newest", why="the host's own ansible-core (from the bundle) runs it")
-def test_doctor_fix_with_the_bundle_repairs_the_offline_host(offline_controller: str, x86: Host):
+def test_doctor_fix_with_the_bundle_repairs_the_offline_host(
+    self_provisioned: tuple[Host, str, subprocess.CompletedProcess],
+):
     """Issue 33's promise on the offline host: what the roles manage broken (termcolor
     removed), `jetson-env doctor --fix --yes --bundle B` from an unrelated folder applies the
     roles from the bundle as `provision --bundle B` does (its check, the roles it serves, no
     --playbook-vars): termcolor is fixed, each role the bundle does not serve is left out
     and says so, and the doctor after agrees."""
+    x86, offline_controller, provisioned = self_provisioned
+    assert provisioned.returncode == 0, provisioned.stdout[-3000:] + provisioned.stderr[-2000:]
     x86.exec(["python3", "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
               "termcolor"], check=False)  # fmt: skip
     fix = x86.exec(from_an_unrelated_folder(offline_controller, "--no-color", "doctor", "--fix",
@@ -551,6 +573,7 @@ def orin(ansible: AnsibleEnd) -> Iterator[Host]:
 def test_the_emulated_orin_is_provisioned_from_the_same_bundle(
     ansible: AnsibleEnd, bundle_dir: Path, orin: Host, work: Path
 ):
+    bundle_dir = linked_copy(bundle_dir, work / "bundle-with-orin")  # the module's stays as made
     before = json.loads((bundle_dir / "manifest.json").read_text())["artifacts"]
     proc = jetson_env(
         "bundle",

@@ -70,9 +70,10 @@ def torch_vars(work: Path) -> dict:
     }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def jetpack5_host() -> Iterator[Host]:
-    """x86 stand-in for a JetPack 5 device: a Xavier's release files, a real Python 3.8."""
+    """x86 stand-in for a JetPack 5 device: a Xavier's release files, a real Python 3.8; a
+    fresh one for each test (each starts from a device no test provisioned)."""
     required("3.8.18")
     host = start_x86_with_files_of("xavier-r35.4.1", "jetpack5-py38")
     try:

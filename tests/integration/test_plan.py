@@ -145,10 +145,11 @@ def test_to_jetpack_7_the_compiled_parts_rebuild_and_the_engines_are_flagged(ori
     assert paths_changed_since(orin, MARKER) == set()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def nvidia_apt(orin: Host) -> Iterator[None]:
     """The stand-in NVIDIA repository configured on the Orin at r36.4, its packages installed
-    from it, nvidia-l4t-gpio held (as a user who patched GPIO does)."""
+    from it, nvidia-l4t-gpio held (as a user who patched GPIO does); all of it gone after the
+    test, so that the module's other tests see the Orin as they would alone."""
     tls, key = tls_files(), signing_key()
     with tempfile.TemporaryDirectory(prefix="jetson-env-plan-apt-") as folder:
         repo = Path(folder)
@@ -167,7 +168,10 @@ def nvidia_apt(orin: Host) -> Iterator[None]:
                       timeout=900)  # fmt: skip
             orin.exec(["apt-mark", "hold", "nvidia-l4t-gpio"])
             yield
-            orin.exec(["sh", "-c", f"apt-mark unhold nvidia-l4t-gpio; rm -f {NVIDIA_LIST}"])
+            orin.exec(["sh", "-c", "apt-mark unhold nvidia-l4t-gpio && apt-get purge -y -q"
+                       f" libcudnn9-cuda-12 nvidia-l4t-gpio && rm -f {NVIDIA_LIST}"
+                       " /etc/apt/trusted.gpg.d/jetson-ota-public.asc && find /var/lib/apt/lists"
+                       " -name '*_dists_r36.4_*' -delete"], timeout=900)  # fmt: skip
 
 
 def test_apt_simulates_the_upgrade_and_the_hold_blocks_it(orin: Host, nvidia_apt: None) -> None:

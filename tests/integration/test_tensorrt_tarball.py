@@ -23,8 +23,9 @@ pytestmark = pytest.mark.hosts
 INSTALL_DIR = roles.default("tensorrt", "install_dir")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def host(ansible: AnsibleEnd) -> Iterator[Host]:
+    """A fresh host for each case: each layout is unpacked where no TensorRT was before."""
     host = start_host("x86-debian12", "tensorrt-tarball")
     yield host
     remove_host(host)
