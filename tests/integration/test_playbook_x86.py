@@ -547,11 +547,27 @@ def test_torch2trt_without_tensorrt_fails_cleanly(
     ).returncode
 
 
+@pytest.fixture
+def own_provisioned_x86(
+    provisioned_x86: Provisioned, x86_state: ProvisionedState, tmp_path: Path
+) -> Iterator[Provisioned]:
+    """A container of the kept provisioned state for a test that changes the host, with the
+    variables that provisioned it: the module's provisioned host stays as the others see it."""
+    host = start_host(X86, "playbook-x86-own", image=x86_state.tag)
+    try:
+        playbook_vars = yaml.safe_load(provisioned_x86.inventory.read_text())["all"]["vars"]
+        hosts = {"x86": {"ansible_host": host.container}}
+        inventory = write_inventory(tmp_path / "inventory.yml", hosts, playbook_vars)
+        yield Provisioned(host, inventory, provisioned_x86.work)
+    finally:
+        remove_host(host)
+
+
 @ENGINE
 def test_docker_restart_failure_restores_daemon_json(
-    ansible: AnsibleEnd, provisioned_x86: Provisioned, tmp_path: Path
+    ansible: AnsibleEnd, own_provisioned_x86: Provisioned, tmp_path: Path
 ):
-    x86_a, inventory = provisioned_x86.host, provisioned_x86.inventory
+    x86_a, inventory = own_provisioned_x86.host, own_provisioned_x86.inventory
     before = b'{\n    "data-root": "/srv/docker",\n    "runtimes": {}\n}\n'
     (tmp_path / "daemon.json").write_bytes(before)
     x86_a.copy_in(tmp_path / "daemon.json", DAEMON_JSON)
