@@ -88,9 +88,22 @@ def start_fresh_x86(name: str, work: Path) -> Host:
 
 @pytest.fixture(scope="module")
 def x86_a(work: Path) -> Iterator[Host]:
+    """A fresh host no test provisions: the runs that must stop, or only say, before any
+    change find it as it was, whatever ran before (test_provision_x86 has a host of its own)."""
     host = start_fresh_x86("playbook-x86", work)
     yield host
     remove_host(host)
+
+
+@pytest.fixture
+def first_x86(work: Path, common_vars: dict) -> Iterator[tuple[Host, Path]]:
+    """A fresh host for the first provisioning, and its inventory."""
+    host = start_fresh_x86("playbook-x86-first", work)
+    try:
+        hosts = {"x86": {"ansible_host": host.container}}
+        yield host, write_inventory(work / "first.yml", hosts, common_vars)
+    finally:
+        remove_host(host)
 
 
 @pytest.fixture(scope="module")
@@ -258,12 +271,12 @@ def test_check_mode_on_a_fresh_host(ansible: AnsibleEnd, inventory: Path, x86_a:
 @MODULE_ARGUMENTS
 def test_provision_x86(
     ansible: AnsibleEnd,
-    inventory: Path,
-    x86_a: Host,
+    first_x86: tuple[Host, Path],
     work: Path,
     common_vars: dict,
     x86_state: ProvisionedState,
 ):
+    x86_a, inventory = first_x86
     result = run_playbook(ansible, inventory)
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("x86") > 0
