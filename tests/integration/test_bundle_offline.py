@@ -144,9 +144,23 @@ def make_bundle(directory: Path, inventory: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def x86(work: Path) -> Iterator[Host]:
+    """The offline host no test provisions: the runs that must refuse, or only say, before any
+    change find it as it was, whatever ran before (the first provisioning has a host of its
+    own, of the same image: the same facts, so the same bundle)."""
     host = start_offline_x86("bundle-x86")
     yield host
     remove_host(host)
+
+
+@pytest.fixture
+def first_x86(work: Path) -> Iterator[tuple[Host, Path]]:
+    """A fresh offline host for the first provisioning from the bundle, and its inventory."""
+    host = start_offline_x86("bundle-x86-first")
+    try:
+        hosts = {"x86": {"ansible_host": host.container}}
+        yield host, write_inventory(work / "first.yml", hosts, common_vars(work))
+    finally:
+        remove_host(host)
 
 
 @pytest.fixture(scope="module")
@@ -397,12 +411,12 @@ def test_the_doctor_says_which_fixes_the_bundle_can_apply(
 @MODULE_ARGUMENTS
 def test_provision_from_the_bundle_with_no_network(
     ansible: AnsibleEnd,
-    inventory: Path,
+    first_x86: tuple[Host, Path],
     bundle_dir: Path,
-    x86: Host,
     work: Path,
     bundled_state: ProvisionedState,
 ):
+    x86, inventory = first_x86
     result = run_playbook(ansible, inventory, extra_vars=bundle_vars(bundle_dir))
 
     assert result.rc == 0, result.messages() or result.stderr
