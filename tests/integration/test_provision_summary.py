@@ -130,14 +130,18 @@ def test_a_failed_install_and_a_done_one_say_what_pip_said(inventory: Path, x86:
     assert " | " not in error and RETRY_WARNING not in failed.stdout, error
     assert pip_version(x86, "termcolor") is None
 
-    done = provision("-i", str(inventory), "--limit", "x86", "--tags", "python_base",
-                     "-e", PACKAGES_ONLY)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    termcolor = pip_version(x86, "termcolor")
-    assert termcolor is not None
-    summary = summary_of(done)
-    assert f"  python_base: termcolor=={termcolor} installed\n" in summary, summary
-    assert "Install with the target Python's pip" not in summary, summary
+    try:
+        done = provision("-i", str(inventory), "--limit", "x86", "--tags", "python_base",
+                         "-e", PACKAGES_ONLY)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+        termcolor = pip_version(x86, "termcolor")
+        assert termcolor is not None
+        summary = summary_of(done)
+        assert f"  python_base: termcolor=={termcolor} installed\n" in summary, summary
+        assert "Install with the target Python's pip" not in summary, summary
+    finally:  # the module's host as the other tests find it, whatever order they run in
+        x86.exec(["python3", "-m", "pip", "uninstall", "-y", "-q", "--break-system-packages",
+                  "termcolor"], check=False)  # fmt: skip
 
 
 def test_check_says_torchvision_would_be_built_from_source(
