@@ -146,7 +146,18 @@ def install_torchvision(host: Host, version: str) -> None:
                f"/tmp/{wheel.name}"])  # fmt: skip
 
 
-def test_torchvision_paired_vs_mismatched_with_real_wheels(x86_host: Host, torch_venv: str):
+@pytest.fixture
+def torchvision_in_the_venv(x86_host: Host, torch_venv: str) -> Iterator[str]:
+    """The torch venv for a test that installs torchvision into it: removed after, so that
+    the venv's other tests find torch alone, whatever order they run in."""
+    yield torch_venv
+    x86_host.exec([f"{TORCH_VENV}/bin/pip", "uninstall", "--yes", "--quiet", "torchvision"])
+
+
+def test_torchvision_paired_vs_mismatched_with_real_wheels(
+    x86_host: Host, torchvision_in_the_venv: str
+):
+    torch_venv = torchvision_in_the_venv
     install_torchvision(x86_host, "0.28")
     code, paired = doctor(x86_host, "--check", "torch", "--check", "torchvision", python=torch_venv)
     torch = one(paired, "torch")
