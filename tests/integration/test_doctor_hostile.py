@@ -34,6 +34,7 @@ from support.pythons import interpreter, required
 from support.signals import sigint_as_in_a_terminal
 
 from jetson_env.probes._prelude import LISTING_FILES, LISTING_LIMIT
+from jetson_env.probes._runner import children
 
 ROOT = Path(__file__).parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "doctor-report.schema.json").read_text())
@@ -67,6 +68,25 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
         for path in sorted(folder.rglob("*"))
         if path.is_file() and "__pycache__" not in path.parts
     }
+
+
+def tree(pid: int) -> list[int]:
+    """pid and every process below it (from /proc)."""
+    found, queue = [], [pid]
+    while queue:
+        found.append(queue.pop())
+        queue.extend(children(found[-1]))
+    return found
+
+
+def high_water_kib(pid: int) -> int:
+    """A process's peak RSS so far (VmHWM, KiB); 0 for one gone or a zombie."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines()
+                 if line.startswith("VmHWM:")), 0)  # fmt: skip
 
 
 class Run:
@@ -113,9 +133,11 @@ class Run:
         return self
 
     def reap(self, timeout: float) -> tuple[bytes, bytes, int]:
-        """Popen.communicate, but the doctor is reaped with wait4: its output and the peak
-        RSS (KiB) of this case's doctor and the processes it waited for, not the lifetime
-        maximum of every child this test process ever had (RUSAGE_CHILDREN)."""
+        """Popen.communicate, and the peak RSS (KiB) of this case's doctor and the processes
+        it started: the largest VmHWM read from /proc while they run (each is exact for a
+        process seen alive). Not rusage's ru_maxrss: a forked child's counts the RSS of the
+        process it was forked from (this pytest worker's, past 300 MB after a long run), which
+        exec keeps."""
         output: dict[str, bytes] = {}
         readers = [
             threading.Thread(target=lambda n=name, s=stream: output.__setitem__(n, s.read()))
@@ -124,19 +146,21 @@ class Run:
         for reader in readers:
             reader.start()
         deadline = time.monotonic() + timeout
+        peak_kib = 0
         while True:
-            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            peak_kib = max(peak_kib, *(high_water_kib(p) for p in tree(self.proc.pid)))
+            pid, status = os.waitpid(self.proc.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() > deadline:
                 self.proc.kill()
                 raise subprocess.TimeoutExpired(self.proc.args, timeout)
-            time.sleep(0.05)
+            time.sleep(0.02)
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         for reader in readers:
             reader.join(max(deadline - time.monotonic(), 1))
         assert set(output) == {"stdout", "stderr"}, "a process the doctor left holds its output"
-        return output["stdout"], output["stderr"], usage.ru_maxrss
+        return output["stdout"], output["stderr"], peak_kib
 
     @property
     def report(self) -> dict:

@@ -15,7 +15,8 @@ COLLECTION = CHECKOUT / "ansible_collections" / "jetson_env" / "jetson"
 
 def run_on_localhost(tmp_path: Path, play: dict, variables: dict) -> list[dict]:
     """Run `play` (on localhost, no facts gathered) with `variables` as extra vars; returns
-    each task's result there, in order. A failed play fails the test with Ansible's words."""
+    each task's result there, in order. A failed play, or a deprecation, fails the test with
+    Ansible's words."""
     playbook = tmp_path / "play.yml"
     playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, **play}]))
     proc = subprocess.run(
@@ -26,4 +27,7 @@ def run_on_localhost(tmp_path: Path, play: dict, variables: dict) -> list[dict]:
              "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
-    return [task["hosts"]["localhost"] for task in json.loads(proc.stdout)["plays"][0]["tasks"]]
+    results = [task["hosts"]["localhost"] for task in json.loads(proc.stdout)["plays"][0]["tasks"]]
+    # As run_playbook() does: the json callback keeps a task's deprecations in its result.
+    assert [r["deprecations"] for r in results if r.get("deprecations")] == [], results
+    return results
