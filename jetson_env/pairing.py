@@ -110,8 +110,7 @@ def requires_admit(requirement: str, torch: Version) -> bool:
     """Whether a torchvision wheel's torch requirement ("torch>=2.14.0", "==2.11.0") admits
     this torch release. A pin on a local version pins its release: PyPI's torchvision 0.11.0
     and 0.15.0 wheels require torch==1.10.0+cu102 and ==2.0.0+cu117."""
-    spec = re.sub(r"\+[A-Za-z0-9.]+", "", _specifiers(requirement))
-    return SpecifierSet(spec).contains(torch, prereleases=True)
+    return _specifier_set(requirement).contains(torch, prereleases=True)
 
 
 def _could_be(torch_version: str, requirements: list[str]) -> list[Version]:
@@ -121,17 +120,19 @@ def _could_be(torch_version: str, requirements: list[str]) -> list[Version]:
     if not Version(torch_version).is_prerelease:
         return [torch]
     named = {
-        Version(re.sub(r"\+.*$", "", specifier.version))
+        Version(specifier.version)
         for requirement in requirements
-        for specifier in SpecifierSet(_specifiers(requirement))
+        for specifier in _specifier_set(requirement)
         if not specifier.version.endswith("*")
     }
     return [torch, *sorted(v for v in named if v.release[:2] == torch.release[:2] and v != torch)]
 
 
-def _specifiers(requirement: str) -> str:
-    """A Requires-Dist's specifiers alone ("torch (>=2.14.0)" -> ">=2.14.0")."""
-    return requirement.replace(" ", "").removeprefix("torch").strip("()")
+def _specifier_set(requirement: str) -> SpecifierSet:
+    """A Requires-Dist's specifiers alone, a local label's pin as its release ("torch
+    (>=2.14.0)" -> >=2.14.0, "torch==2.0.0+cu117" -> ==2.0.0)."""
+    specifiers = requirement.replace(" ", "").removeprefix("torch").strip("()")
+    return SpecifierSet(re.sub(r"\+[A-Za-z0-9.]+", "", specifiers))
 
 
 def _release(version: str) -> tuple[int, ...] | None:

@@ -35,6 +35,7 @@ from support.hosts import (
     ProvisionExtraImage,
     _file_lock,
 )
+from support.local_play import task_deprecations
 
 from jetson_env import collection
 
@@ -400,6 +401,7 @@ def run_playbook(
         assert forbidden.lower() not in result.stderr.lower(), (
             f"{ansible.versions} printed {forbidden!r}:\n{result.stderr}"
         )
+    assert task_deprecations(report) == [], f"{ansible.versions} deprecated"
     return PlayResult(result.returncode, report, result.stderr, wall)
 
 

@@ -27,7 +27,18 @@ def run_on_localhost(tmp_path: Path, play: dict, variables: dict) -> list[dict]:
              "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
-    results = [task["hosts"]["localhost"] for task in json.loads(proc.stdout)["plays"][0]["tasks"]]
-    # As run_playbook() does: the json callback keeps a task's deprecations in its result.
-    assert [r["deprecations"] for r in results if r.get("deprecations")] == [], results
-    return results
+    report = json.loads(proc.stdout)
+    assert task_deprecations(report) == [], "ansible-core deprecated"
+    return [task["hosts"]["localhost"] for task in report["plays"][0]["tasks"]]
+
+
+def task_deprecations(report: dict) -> list[tuple[str, str, list]]:
+    """(task, host, deprecations) for each task result of a json callback's report that has
+    some: the callback keeps a task's deprecations in its result, not on stderr."""
+    return [
+        (task["task"]["name"], host, result["deprecations"])
+        for play in report.get("plays", [])
+        for task in play["tasks"]
+        for host, result in task["hosts"].items()
+        if result.get("deprecations")
+    ]

@@ -166,6 +166,22 @@ def needed_template() -> str:
     return decide["ansible.builtin.set_fact"]["_torchvision_needed"]
 
 
+def with_the_roles_variables(tmp_path, task: dict, torch: str, torchvision: str | None,
+                             extra: dict):  # fmt: skip
+    """`task`'s message, rendered by the ansible-core in this venv with the role's defaults and
+    variables, these installed packages and the installed torch kept (torch_kept.keep)."""
+    play = {"vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")],
+            "tasks": [task]}  # fmt: skip
+    variables = {
+        "ansible_facts": {"jetson_env_python": {"packages": {"torch": torch,
+                                                             "torchvision": torchvision}}},
+        "jetson_facts_row": {"torch": {"version": M.x86.torch.version},
+                             "torchvision": M.x86.torchvision},
+        "jetson_facts_matrix_file": "", "torch_kept": {"keep": True}, **extra,
+    }  # fmt: skip
+    return run_on_localhost(tmp_path, play, variables)[0]["msg"]
+
+
 @pytest.mark.parametrize(
     "torch, torchvision, extra, version, needed",
     [
@@ -192,16 +208,8 @@ def test_the_torchvision_role_keeps_what_pairs(tmp_path, torch, torchvision, ext
         "{{ {'version': (_torchvision_version if torchvision_enabled else ''),"
         f" 'needed': ({needed_expression}) | bool}} }}}}"
     )
-    play = {"vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")],
-            "tasks": [{"ansible.builtin.debug": {"msg": msg}}]}  # fmt: skip
-    variables = {
-        "ansible_facts": {"jetson_env_python": {"packages": {"torch": torch,
-                                                             "torchvision": torchvision}}},
-        "jetson_facts_row": {"torch": {"version": M.x86.torch.version},
-                             "torchvision": M.x86.torchvision},
-        "jetson_facts_matrix_file": "", "torch_kept": {"keep": True}, **extra,
-    }  # fmt: skip
-    rendered = run_on_localhost(tmp_path, play, variables)[0]["msg"]
+    task = {"ansible.builtin.debug": {"msg": msg}}
+    rendered = with_the_roles_variables(tmp_path, task, torch, torchvision, extra)
     assert rendered == {"version": version, "needed": needed}
 
 
@@ -226,16 +234,7 @@ def test_the_preflight_says_what_torchvision_the_host_ends_with(tmp_path, torchv
     """The role's own announcement, rendered by the ansible-core in this venv: a
     torchvision_version the pairing refuses is named as the user's pin, not as a pair."""
     (task,) = yaml.safe_load((ROLE / "tasks" / "announce.yml").read_text())
-    play = {"vars_files": [str(ROLE / "defaults" / "main.yml"), str(ROLE / "vars" / "main.yml")],
-            "tasks": [task]}  # fmt: skip
-    variables = {
-        "ansible_facts": {"jetson_env_python": {"packages": {"torch": "2.11.0+cu130",
-                                                             "torchvision": torchvision}}},
-        "jetson_facts_row": {"torch": {"version": M.x86.torch.version},
-                             "torchvision": M.x86.torchvision},
-        "jetson_facts_matrix_file": "", "torch_kept": {"keep": True}, **extra,
-    }  # fmt: skip
-    rendered = run_on_localhost(tmp_path, play, variables)[0]["msg"]
+    rendered = with_the_roles_variables(tmp_path, task, "2.11.0+cu130", torchvision, extra)
     assert rendered == f"localhost: torch 2.11.0 (as installed) -> {said}"
 
 
