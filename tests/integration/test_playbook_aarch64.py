@@ -179,11 +179,26 @@ def start_fresh_orin(name: str, work: Path, apt_repo: StandinApt) -> Host:
     return host
 
 
-@pytest.fixture(scope="module")
-def orin(work: Path, apt_repo: StandinApt) -> Iterator[Host]:
-    host = start_fresh_orin("playbook-orin", work, apt_repo)
-    yield host
-    remove_host(host)
+@dataclass(frozen=True)
+class FreshOrin:
+    host: Host
+    work: Path  # its controller's folder: lock file, caches
+    playbook_vars: dict
+    inventory: Path
+
+
+@pytest.fixture
+def fresh_orin(tmp_path: Path, torch_wheel: Path, apt_repo: StandinApt) -> Iterator[FreshOrin]:
+    """An Orin that never saw the roles and a controller folder of its own, whatever ran
+    before in this module."""
+    host = start_fresh_orin("playbook-orin", tmp_path, apt_repo)
+    try:
+        playbook_vars = orin_vars(tmp_path, torch_wheel, apt_repo)
+        hosts = {"orin": {"ansible_host": host.container}}
+        inventory = write_inventory(tmp_path / "inventory.yml", hosts, playbook_vars)
+        yield FreshOrin(host, tmp_path, playbook_vars, inventory)
+    finally:
+        remove_host(host)
 
 
 @pytest.fixture(scope="module")
@@ -236,13 +251,6 @@ def provisioned_orin(
     inventory = write_inventory(work / "inventory.yml", hosts, playbook_vars)
     yield Provisioned(host, inventory)
     remove_host(host)
-
-
-@pytest.fixture(scope="module")
-def inventory(work: Path, orin: Host, common_vars: dict) -> Path:
-    return write_inventory(
-        work / "inventory.yml", {"orin": {"ansible_host": orin.container}}, common_vars
-    )
 
 
 def mark(host: Host) -> None:
@@ -300,12 +308,11 @@ def test_unknown_l4t_release_fails_before_any_change(
 
 @CHECK_MODE
 @PROVISIONING
-def test_check_mode_on_a_fresh_orin(
-    ansible: AnsibleEnd, inventory: Path, orin: Host, work: Path, tls_env: dict
-):
+def test_check_mode_on_a_fresh_orin(ansible: AnsibleEnd, fresh_orin: FreshOrin, tls_env: dict):
+    orin, work = fresh_orin.host, fresh_orin.work
     mark(orin)
 
-    result = run_playbook(ansible, inventory, check=True, env=tls_env)
+    result = run_playbook(ansible, fresh_orin.inventory, check=True, env=tls_env)
 
     assert result.rc == 0, result.messages() or result.stderr
     assert result.failed("orin") == 0
@@ -326,19 +333,16 @@ def test_check_mode_on_a_fresh_orin(
 @PROVISIONING
 def test_provision_orin(
     ansible: AnsibleEnd,
-    inventory: Path,
-    orin: Host,
-    work: Path,
+    fresh_orin: FreshOrin,
     torch_wheel: Path,
     apt_repo: StandinApt,
     tls_env: dict,
-    common_vars: dict,
     orin_state: ProvisionedState,
 ):
-    result = run_playbook(ansible, inventory, env=tls_env)
+    orin, work = fresh_orin.host, fresh_orin.work
+    result = run_playbook(ansible, fresh_orin.inventory, env=tls_env)
     assert result.rc == 0, result.messages() or result.stderr
     assert result.changed("orin") > 0
-    (work / "first_run_s").write_text(str(result.wall_s))
 
     # NVIDIA's repository (the stand-in) added for the release's suite, signed-by the key
     # the controller verified; the matrix's CUDA and cuDNN packages installed from it.
@@ -356,7 +360,7 @@ def test_provision_orin(
 
     # cuSPARSELt (the torch wheels of R36.4 load it): the archive verified and locked on the
     # controller, unpacked into its own folder and listed for the loader, before torch.
-    archive = Path(common_vars["torch_cusparselt_archive_file"])
+    archive = Path(fresh_orin.playbook_vars["torch_cusparselt_archive_file"])
     lock = yaml.safe_load((work / "jetson-env.lock.yml").read_text())
     assert lock["sha256"][archive.name] == hashlib.sha256(archive.read_bytes()).hexdigest()
     cusparselt = matrix_mod.load().release("36.4.3").cusparselt
@@ -426,7 +430,7 @@ def test_provision_orin(
     assert [json.loads(orin.exec(["cat", b]).stdout) for b in backups] == [PRE_EXISTING_DAEMON_JSON]
     assert pip_version(orin, "torchvision") is None  # off here (see the module docstring)
     # Provisioned: kept for the tests that need a provisioned Orin.
-    orin_state.keep(orin, work, common_vars)
+    orin_state.keep(orin, work, fresh_orin.playbook_vars)
 
 
 @CHANGE_REPORTING
