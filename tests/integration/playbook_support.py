@@ -35,7 +35,7 @@ from support.hosts import (
     ProvisionExtraImage,
     _file_lock,
 )
-from support.local_play import task_deprecations
+from support.local_play import JSON_CALLBACK, task_deprecations
 
 from jetson_env import collection
 
@@ -381,7 +381,7 @@ def run_playbook(
         cmd.append("--check")
     env = {
         **os.environ,
-        "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+        "ANSIBLE_STDOUT_CALLBACK": JSON_CALLBACK,
         "ANSIBLE_CONFIG": str(REPO_ROOT / "ansible.cfg"),
         "ANSIBLE_FORCE_COLOR": "0",
         **(env or {}),

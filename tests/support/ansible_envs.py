@@ -9,22 +9,28 @@ a controller on the newest Python as a user installs it (jetson-env's dependenci
 ansible-core), to run jetson-env itself there.
 Both are PyPI's `ansible` package because it carries the collections the tests use
 (community.docker's connection, ansible.posix's json callback); the playbook itself
-needs only ansible-core. A venv is cached under .cache/ansible/ keyed by its Python,
-its requirement and, for `newest`, the ISO week, so new releases are picked up.
+needs only ansible-core. A venv is cached under ~/.cache/jetson-env/ansible/ keyed by its
+Python, its requirement and, for `newest`, the ISO week, so new releases are picked up and a
+fresh clone of the checkout (CI's) reuses what an earlier one installed (500 MB and 15-20 CPU-s
+each); a new venv removes those of its end unused for a week.
 """
 
 import datetime
+import os
+import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from support.hosts import REPO_ROOT, _file_lock, _run_logged, runtime_dependencies, short_hash
+from support.hosts import CACHE, _file_lock, _run_logged, runtime_dependencies, short_hash
 from support.pythons import PYENV_ROOT
 
-VENVS = REPO_ROOT / ".cache" / "ansible"
-LOG = REPO_ROOT / ".cache" / "ansible" / "install.log"
+VENVS = CACHE / "ansible"
+LOG = VENVS / "install.log"
+UNUSED_S = 7 * 24 * 3600
 # ansible-core 2.20 and newer need Python 3.12+ on the controller.
 NEWEST_PYTHON_MIN = (3, 12)
 
@@ -60,8 +66,10 @@ class AnsibleEnd:
     @cached_property
     def venv(self) -> Path:
         week = datetime.date.today().isocalendar()[:2] if self.newest else ""
-        key = short_hash(self.python, ".".join(map(str, _python_version(self.python))),
-                         self.requirement, str(week), *self.extra)  # fmt: skip
+        # The interpreter itself, not the checkout's venv that links to it.
+        version = ".".join(map(str, _python_version(self.python)))
+        key = short_hash(os.path.realpath(self.python), version, self.requirement, str(week),
+                         *self.extra)  # fmt: skip
         return VENVS / f"{self.name}-{key}"
 
     def bin(self, tool: str) -> Path:
@@ -74,11 +82,18 @@ class AnsibleEnd:
         if not stamp.exists():
             with _file_lock(self.venv.name):
                 if not stamp.exists():
+                    self._remove_unused()
                     _run_logged([self.python, "-m", "venv", "--clear", self.venv], LOG)
                     _run_logged([self.bin("pip"), "install", "--quiet", self.requirement,
                                  *self.extra], LOG)  # fmt: skip
                     stamp.write_text(self.requirement + "\n")
+        stamp.touch()  # used now: kept another week
         return self
+
+    def _remove_unused(self) -> None:
+        for old in VENVS.glob(f"{self.name}-*/.installed"):
+            if time.time() - old.stat().st_mtime > UNUSED_S:
+                shutil.rmtree(old.parent, ignore_errors=True)
 
     @cached_property
     def versions(self) -> str:

@@ -13,19 +13,28 @@ CHECKOUT = Path(__file__).resolve().parents[2]  # holds ansible_collections/jets
 COLLECTION = CHECKOUT / "ansible_collections" / "jetson_env" / "jetson"
 
 
-def run_on_localhost(tmp_path: Path, play: dict, variables: dict) -> list[dict]:
-    """Run `play` (on localhost, no facts gathered) with `variables` as extra vars; returns
-    each task's result there, in order. A failed play, or a deprecation, fails the test with
-    Ansible's words."""
+# The one json callback of the tests' runs (ansible-core redirects ansible.builtin.json to it).
+JSON_CALLBACK = "ansible.posix.json"
+
+
+def play_on_localhost(tmp_path: Path, play: dict, variables: dict) -> subprocess.CompletedProcess:
+    """Run `play` (on localhost, no facts gathered) with `variables` as extra vars, under the
+    json callback: the finished process, whatever its exit code."""
     playbook = tmp_path / "play.yml"
     playbook.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, **play}]))
-    proc = subprocess.run(
+    return subprocess.run(
         [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
          str(playbook), "-e", json.dumps(variables)],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
         env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(CHECKOUT),
-             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
+             "ANSIBLE_STDOUT_CALLBACK": JSON_CALLBACK},
     )  # fmt: skip
+
+
+def run_on_localhost(tmp_path: Path, play: dict, variables: dict) -> list[dict]:
+    """play_on_localhost's task results there, in order. A failed play, or a deprecation,
+    fails the test with Ansible's words."""
+    proc = play_on_localhost(tmp_path, play, variables)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     report = json.loads(proc.stdout)
     assert task_deprecations(report) == [], "ansible-core deprecated"

@@ -1,14 +1,13 @@
 """Which ansible-core manages which target Python: the matrix's ansible_core table, as one rule."""
 
 import copy
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support.local_play import run_on_localhost
 
 from jetson_env import matrix as matrix_mod
 from jetson_env.matrix import MatrixError
@@ -138,29 +137,9 @@ def test_a_bundle_for_jetpack_4_made_on_a_python_3_14_controller_is_refused_firs
 
 def test_the_playbook_preflight_refuses_a_3_14_host_under_2_16(tmp_path):
     """The preflight's filter, rendered by this venv's ansible-playbook: the same refusal."""
-    collections = Path(__file__).parents[2]
-    playbook = tmp_path / "render.yml"
     msg = "{{ '2.16.19' | jetson_env.jetson.ansible_core_refusal('3.14.0', 'u2604') }}"
-    playbook.write_text(
-        yaml.safe_dump(
-            [
-                {
-                    "hosts": "localhost",
-                    "gather_facts": False,
-                    "tasks": [{"ansible.builtin.debug": {"msg": msg}}],
-                }
-            ]
-        )
-    )
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-         str(playbook)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(collections),
-             "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
-    said = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    (result,) = run_on_localhost(tmp_path, {"tasks": [{"ansible.builtin.debug": {"msg": msg}}]}, {})
+    said = result["msg"]
     assert said.startswith(
         "u2604 runs Ansible's modules with Python 3.14.0 and ansible-core 2.16.19"
     )

@@ -4,30 +4,18 @@ nothing on stderr, so a check of stderr alone cannot fail (how the torchvision p
 `'' | bool` passed a full x86 run on ansible-core 2.19)."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
-from support.local_play import run_on_localhost, task_deprecations
+from support.local_play import play_on_localhost, run_on_localhost, task_deprecations
 
 DEPRECATED = {"name": "An empty string through the bool filter",
               "ansible.builtin.debug": {"msg": "{{ '' | bool }}"}}  # fmt: skip
 
 
 def test_the_json_callback_keeps_a_deprecation_in_the_task_result(tmp_path: Path) -> None:
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(
-        yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [DEPRECATED]}])
-    )
-    proc = subprocess.run(
-        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-         str(playbook)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, check=True,
-        env={**os.environ, "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json"},
-    )  # fmt: skip
+    proc = play_on_localhost(tmp_path, {"tasks": [DEPRECATED]}, {})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert "deprecat" not in proc.stderr.lower()
     ((task, host, deprecations),) = task_deprecations(json.loads(proc.stdout))
     assert (task, host) == (DEPRECATED["name"], "localhost")
