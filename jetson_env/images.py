@@ -7,10 +7,12 @@ The image for a host follows the L4T compatibility rules kept in the matrix
 from __future__ import annotations
 
 import json
+import tarfile
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -206,20 +208,49 @@ def build(
     }
 
 
+def _same_everywhere(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Root's, and 644 or 755 by the owner's execute bit: a checkout's umask and user would
+    otherwise change the image's files and miss Docker's layer cache (a Dockerfile COPY is
+    cached by its files' bytes, mode and owner)."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    if not info.issym():
+        info.mode = 0o755 if info.isdir() or info.mode & 0o100 else 0o644
+    return info
+
+
+def write_context(root: Path, dockerfile_path: str, into: IO[bytes]) -> None:
+    """Write the build context the docker SDK sends for `root` (its .dockerignore applied, by
+    the SDK's own matcher), each entry _same_everywhere, and rewind."""
+    from docker.utils.build import exclude_paths
+
+    ignore = root / ".dockerignore"
+    lines = ignore.read_text().splitlines() if ignore.exists() else []
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    with tarfile.open(fileobj=into, mode="w") as tar:
+        for path in sorted(exclude_paths(str(root), patterns, dockerfile=dockerfile_path)):
+            tar.add(root / path, arcname=path, recursive=False, filter=_same_everywhere)
+    into.seek(0)
+
+
 def _stream(
     client, image: Image, args: dict[str, str], repository: str, no_cache: bool
 ) -> Iterator[dict]:
     root = IMAGES_DIR.parent
-    for chunk in client.api.build(
-        path=str(root),
-        dockerfile=str(dockerfile(image).relative_to(root)),
-        buildargs=args,
-        tag=tag(image, repository),
-        rm=True,
-        forcerm=True,
-        pull=False,
-        nocache=no_cache,
-        network_mode="host",
-        decode=True,
-    ):
-        yield chunk if isinstance(chunk, dict) else json.loads(chunk)
+    path = str(dockerfile(image).relative_to(root))
+    with tempfile.TemporaryFile() as context:
+        write_context(root, path, context)
+        for chunk in client.api.build(
+            fileobj=context,
+            custom_context=True,
+            dockerfile=path,
+            buildargs=args,
+            tag=tag(image, repository),
+            rm=True,
+            forcerm=True,
+            pull=False,
+            nocache=no_cache,
+            network_mode="host",
+            decode=True,
+        ):
+            yield chunk if isinstance(chunk, dict) else json.loads(chunk)
