@@ -5,8 +5,9 @@ each tree, each edit of a role, leaves a new set of 0.3-2 GB images beside the o
 rebuilt fixed tag leaves the old image dangling. A machine that runs the suite on many trees (a
 developer's, a CI machine kept between runs) filled its disk that way: a default run stopped with
 "No space left on device" and 615 failures. Before a default run (scripts/test) this removes,
-of the images the suite itself made, all but the newest key of each name, every dangling one,
-and the exited containers of earlier runs; nothing else on the machine is touched.
+of the images the suite itself made, all but the newest key of each name, every dangling one
+but the newest build stage of each image (the layer cache of its next build), and the exited
+containers of earlier runs; nothing else on the machine is touched.
 """
 
 import json
@@ -23,6 +24,7 @@ REPOSITORIES = (
 )  # fmt: skip
 LABEL = "jetson-env.tests"  # on every image BuildContext builds, and so on what is made from them
 PRODUCT_TITLE = "jetson-env "  # images/Dockerfile's org.opencontainers.image.title
+BUILD_STAGE = "jetson-env.build-stage"  # images/Dockerfile's label of its build stage
 CONTAINER_PREFIX = "jetson-env-test-"
 KEYED = re.compile(r"^(?P<name>.+)-(?P<key>[0-9a-f]{12})$")
 
@@ -55,6 +57,21 @@ def stale_tags(images: list[tuple[str, str]]) -> list[str]:
     return stale
 
 
+def superseded(dangling: list[dict]) -> list[str]:
+    """Of the suite's dangling images (`docker image inspect`), the ids to remove: all but the
+    newest build stage of each image (images/Dockerfile's label): its layer cache, which the
+    next build of the same tree reuses whole (the x86 image: 3.5 s, against 140 s rebuilt)."""
+    newest: set[str] = set()
+    remove = []
+    for image in sorted(dangling, key=lambda image: _created(image["Created"]), reverse=True):
+        stage = ((image.get("Config") or {}).get("Labels") or {}).get(BUILD_STAGE)
+        if stage is not None and stage not in newest:
+            newest.add(stage)
+            continue
+        remove.append(image["Id"])
+    return remove
+
+
 def _ours(labels: dict | None) -> bool:
     labels = labels or {}
     return LABEL in labels or labels.get("org.opencontainers.image.title", "").startswith(
@@ -85,8 +102,8 @@ def evict() -> list[str]:
     dangling = _docker("images", "--quiet", "--no-trunc", "--filter", "dangling=true").split()
     if dangling:
         inspected = json.loads(_docker("image", "inspect", *dangling) or "[]")
-        ours = [image["Id"] for image in inspected if _ours(image.get("Config", {}).get("Labels"))]
-        for image in ours:
+        ours = [image for image in inspected if _ours(image.get("Config", {}).get("Labels"))]
+        for image in superseded(ours):
             rmi = subprocess.run(["docker", "rmi", image], capture_output=True, timeout=300)
             if rmi.returncode == 0:
                 removed.append(image[:19])
