@@ -208,7 +208,7 @@ def build(
     }
 
 
-def _same_everywhere(info: tarfile.TarInfo) -> tarfile.TarInfo:
+def same_everywhere(info: tarfile.TarInfo) -> tarfile.TarInfo:
     """Root's, and 644 or 755 by the owner's execute bit: a checkout's umask and user would
     otherwise change the image's files and miss Docker's layer cache (a Dockerfile COPY is
     cached by its files' bytes, mode and owner)."""
@@ -221,7 +221,7 @@ def _same_everywhere(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 def write_context(root: Path, dockerfile_path: str, into: IO[bytes]) -> None:
     """Write the build context the docker SDK sends for `root` (its .dockerignore applied, by
-    the SDK's own matcher), each entry _same_everywhere, and rewind."""
+    the SDK's own matcher), each entry same_everywhere, and rewind."""
     from docker.utils.build import exclude_paths
 
     ignore = root / ".dockerignore"
@@ -229,7 +229,7 @@ def write_context(root: Path, dockerfile_path: str, into: IO[bytes]) -> None:
     patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
     with tarfile.open(fileobj=into, mode="w") as tar:
         for path in sorted(exclude_paths(str(root), patterns, dockerfile=dockerfile_path)):
-            tar.add(root / path, arcname=path, recursive=False, filter=_same_everywhere)
+            tar.add(root / path, arcname=path, recursive=False, filter=same_everywhere)
     into.seek(0)
 
 

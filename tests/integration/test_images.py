@@ -40,6 +40,7 @@ from support.standins import build_cusparselt_archive, build_tensorrt_tarball
 from jetson_env import doctor as doctor_mod
 from jetson_env import matrix as matrix_mod
 from jetson_env import roles
+from jetson_env.images import same_everywhere
 
 pytestmark = pytest.mark.hosts
 
@@ -83,6 +84,7 @@ def stage(image: str, files: dict[str, Path]) -> None:
 
 
 def stable_tar_gz(source: Path, dest: Path) -> None:
+    """`source` with every member's time, owner and mode the same from any checkout."""
     with (
         tarfile.open(source) as src,
         gzip.GzipFile(dest, "wb", mtime=0) as gz,
@@ -91,6 +93,7 @@ def stable_tar_gz(source: Path, dest: Path) -> None:
         for member in sorted(src.getmembers(), key=lambda m: m.name):
             if "__pycache__" in member.name:
                 continue
+            member = same_everywhere(member)  # the checkout's umask: as the context's files
             member.mtime = 0
             # A PAX source keeps each file's own time in its extended header too.
             member.pax_headers = {
