@@ -6,10 +6,12 @@ rebuilt fixed tag leaves the old image dangling. A machine that runs the suite o
 developer's, a CI machine kept between runs) filled its disk that way: a default run stopped with
 "No space left on device" and 615 failures. Before a default run (scripts/test) this removes,
 of the images the suite itself made, all but the newest key of each name, every dangling one
-but the newest build stage of each image (the layer cache of its next build), and the exited
-containers of earlier runs; nothing else on the machine is touched.
+but the newest build stage of each image (the layer cache of its next build) and those of the
+last hour (a build's in progress), and the exited containers of earlier runs; nothing else on
+the machine is touched.
 """
 
+import datetime
 import json
 import re
 import shutil
@@ -25,6 +27,7 @@ REPOSITORIES = (
 LABEL = "jetson-env.tests"  # on every image BuildContext builds, and so on what is made from them
 PRODUCT_TITLE = "jetson-env "  # images/Dockerfile's org.opencontainers.image.title
 BUILD_STAGE = "jetson-env.build-stage"  # images/Dockerfile's label of its build stage
+RECENT = datetime.timedelta(hours=1)
 CONTAINER_PREFIX = "jetson-env-test-"
 KEYED = re.compile(r"^(?P<name>.+)-(?P<key>[0-9a-f]{12})$")
 
@@ -57,13 +60,18 @@ def stale_tags(images: list[tuple[str, str]]) -> list[str]:
     return stale
 
 
-def superseded(dangling: list[dict]) -> list[str]:
+def superseded(dangling: list[dict], now: datetime.datetime) -> list[str]:
     """Of the suite's dangling images (`docker image inspect`), the ids to remove: all but the
     newest build stage of each image (images/Dockerfile's label): its layer cache, which the
-    next build of the same tree reuses whole (the x86 image: 3.5 s, against 140 s rebuilt)."""
+    next build of the same tree reuses whole (the x86 image: 3.5 s, against 140 s rebuilt);
+    and none made in the last hour: a build in progress (another run's, or this run's own
+    beside test_image_store) has one between two of its steps."""
     newest: set[str] = set()
     remove = []
     for image in sorted(dangling, key=lambda image: _created(image["Created"]), reverse=True):
+        made = datetime.datetime.fromisoformat(_created(image["Created"])[0])
+        if now - made.replace(tzinfo=datetime.timezone.utc) < RECENT:
+            continue
         stage = ((image.get("Config") or {}).get("Labels") or {}).get(BUILD_STAGE)
         if stage is not None and stage not in newest:
             newest.add(stage)
@@ -103,7 +111,7 @@ def evict() -> list[str]:
     if dangling:
         inspected = json.loads(_docker("image", "inspect", *dangling) or "[]")
         ours = [image for image in inspected if _ours(image.get("Config", {}).get("Labels"))]
-        for image in superseded(ours):
+        for image in superseded(ours, datetime.datetime.now(datetime.timezone.utc)):
             rmi = subprocess.run(["docker", "rmi", image], capture_output=True, timeout=300)
             if rmi.returncode == 0:
                 removed.append(image[:19])
