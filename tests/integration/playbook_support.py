@@ -29,6 +29,7 @@ from support.hosts import (
     FIXTURES,
     HOSTS,
     REPO_ROOT,
+    TESTS_CACHE,
     Host,
     HostImage,
     HostSpec,
@@ -43,7 +44,7 @@ PLAYBOOK = REPO_ROOT / "playbooks" / "jetson.yml"
 # The roles' folder: the collection's (jetson_env/collection.py), wherever it moves.
 ROLES_DIR = collection.PATH / "roles"
 TORCH_WHEEL_X86 = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
-WHEELS = REPO_ROOT / ".cache" / "wheels"
+WHEELS = TESTS_CACHE / "wheels"
 TORCHVISION_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "torchvision-like"
 PLAYBOOK_TIMEOUT_S = 1800
 # What a playbook test's provisioned state depends on in the checkout beside its own module
@@ -154,7 +155,7 @@ def remove_host(host: Host) -> None:
 
 
 def downloaded_wheel(name: str, version: str, platform: str, python_version: str = "3.11") -> Path:
-    """PyPI's wheel of name==version for a platform, in .cache/wheels (downloaded once)."""
+    """PyPI's wheel of name==version for a platform, in WHEELS (downloaded once)."""
     machine = next(m for m in ("x86_64", "aarch64") if platform.endswith(m))
     pattern = f"{name}-{version}-*{machine}.whl"
     with _file_lock(f"wheel-{name}-{version}-{machine}"):  # pytest-xdist workers share it

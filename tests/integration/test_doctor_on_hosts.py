@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from playbook_support import TORCH_WHEEL_X86 as TORCH_WHEEL
-from support.hosts import FIXTURES, REPO_ROOT, VENV, Host
+from playbook_support import WHEELS
+from support.hosts import FIXTURES, VENV, Host
 from support.standins import build_cuda_toolkit_archive, build_tensorrt_tarball
 
 from jetson_env import roles
@@ -25,12 +26,12 @@ PYTHON = f"{VENV}/bin/python"
 TRT_VERSION = "8.6.1"
 TRT_DIR = f"/opt/TensorRT-{TRT_VERSION}"
 TRT_LD_CONF = roles.default("tensorrt", "ldconfig_file")
-WHEELS = REPO_ROOT / ".cache" / "wheels"
 TORCH_VENV = "/opt/torch-venv"
 
 
 def cached_wheel(requirement: str, pattern: str) -> Path:
-    """A wheel from .cache/wheels, downloaded there (no dependencies) on first use."""
+    """A wheel from WHEELS (playbook_support's), downloaded there (no dependencies) on first
+    use."""
     found = sorted(WHEELS.glob(pattern))
     if not found:
         subprocess.run(

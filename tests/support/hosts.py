@@ -43,6 +43,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "hosts"
 LOG_DIR = REPO_ROOT / ".cache" / "test-hosts"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "jetson-env"
+# What the tests fetch or derive that never changes under its name (a pinned wheel, a release's
+# metadata): outside the checkout, so that a fresh clone (CI's) reuses it.
+TESTS_CACHE = CACHE / "tests"
 BASE_CACHE = CACHE / "base"
 
 SUITE = "bookworm"

@@ -41,6 +41,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from support.hosts import TESTS_CACHE
 
 from jetson_env import matrix as matrix_mod
 from jetson_env.checks import BY_NAME
@@ -49,10 +50,7 @@ from jetson_env.probing import ProbeResult
 
 REPO = Path(__file__).resolve().parents[2]
 STANDIN_SOURCE = REPO / "tests" / "fixtures" / "tensorrt" / "bindings_imports_standin.c"
-CACHE = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    / "jetson-env" / "tests" / "tensorrt-api"
-)  # fmt: skip
+CACHE = TESTS_CACHE / "tensorrt-api"
 MATRIX = matrix_mod.load()
 # Where the project calls TensorRT: the probes (run in the target's Python) and the roles'
 # helper scripts.

@@ -4,7 +4,8 @@ wheel declares about torch (its Requires-Dist).
 Read through this machine's pip configuration with `pip install --dry-run --no-deps --report`,
 which fetches only the wheel's metadata file, never the wheel. The machine's pip constraints
 are left out for this read: a cap on what may be installed here is not what the index
-serves. A release's metadata never changes, so each is read once into .cache/ (a cold run
+serves. A release's metadata never changes, so each is read once into the tests' cache outside
+the checkout (a cold run
 makes one pip call per release, 49, about 50 s of CPU, most of it pip's own start; a warm
 one none).
 """
@@ -16,18 +17,18 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+from support.hosts import TESTS_CACHE
 
 from jetson_env import matrix, wheels
 from jetson_env.pairing import requires_admit
 
 M = matrix.load()
-CACHE = Path(__file__).parents[2] / ".cache" / "torchvision-requires-dist"
+CACHE = TESTS_CACHE / "torchvision-requires-dist"
 # Old releases have wheels only for old Pythons, new ones only for new Pythons: each release
 # tries first the Python its wheels likely have (0.12 is the first with cp310 wheels), then
 # the other, so a cold read makes one pip call per release, not two for the old ones.
