@@ -9,6 +9,7 @@ stay text in a pasted fix.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -71,33 +72,27 @@ class SSHServer(Listener):
     """A real SSH server on loopback (paramiko's server side), with a host key of its own."""
 
     def __init__(self, stall: str):
-        self.key = paramiko.Ed25519Key.from_private_key_file(str(_server_key()), password=None)
+        self.key = _server_key()
         self.stall = stall
         super().__init__(b"")
 
     def handle(self, conn: socket.socket) -> None:
         transport = paramiko.Transport(conn)
-        transport.add_server_key(self.key)
-        transport.start_server(server=StallingServer(self.stall))
         self.held.append(transport)
+        transport.add_server_key(self.key)
+        try:
+            transport.start_server(server=StallingServer(self.stall))
+        except (EOFError, paramiko.SSHException):  # the client gave up during the handshake
+            transport.close()
 
     def known_hosts_line(self) -> str:
         return f"[127.0.0.1]:{self.port} {self.key.get_name()} {self.key.get_base64()}\n"
 
 
-_KEYS: dict[str, Path] = {}
-
-
-def _server_key() -> Path:
-    if "server" not in _KEYS:
-        folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"jetson-env-hostile-{os.getpid()}"
-        folder.mkdir(exist_ok=True)
-        path = folder / "server_key"
-        if not path.exists():
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)],
-                           check=True)  # fmt: skip
-        _KEYS["server"] = path
-    return _KEYS["server"]
+@functools.cache
+def _server_key() -> paramiko.PKey:
+    """The servers' host key, made in memory (nothing left on disk)."""
+    return paramiko.ECDSAKey.generate()
 
 
 @pytest.fixture

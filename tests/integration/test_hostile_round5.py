@@ -178,7 +178,9 @@ def test_provision_killed_leaves_no_ansible_running(tmp_path):
     workers and the host's interpreter end with it (they lived on, changing hosts)."""
     python = stand_in(tmp_path / "bin", "exec sleep 600")
     fleet = inventory(tmp_path, ansible_python_interpreter=python)
-    killed_once_running(Run(["provision", "-C", "-i", str(fleet)]), "sleep 600")
+    # TMPDIR: the killed process cannot remove its temporary files
+    run = Run(["provision", "-C", "-i", str(fleet)], env={"TMPDIR": str(tmp_path)})
+    killed_once_running(run, "sleep 600")
 
 
 def test_doctor_fix_killed_leaves_no_playbook_running(tmp_path, venv_python):  # noqa: F811
@@ -188,7 +190,11 @@ def test_doctor_fix_killed_leaves_no_playbook_running(tmp_path, venv_python):  #
     python, _site = venv_python
     hang = module_python(tmp_path / "bin", "3.11.7", otherwise="exec sleep 600")
     fleet = inventory(tmp_path, jetson_facts_python=python, ansible_python_interpreter=hang)
-    run = Run(["doctor", "-i", str(fleet), "--check", "termcolor", "--fix", "--yes"])
+    # TMPDIR: the killed process cannot remove its temporary files
+    run = Run(
+        ["doctor", "-i", str(fleet), "--check", "termcolor", "--fix", "--yes"],
+        env={"TMPDIR": str(tmp_path)},
+    )
     killed_once_running(run, "sleep 600")
 
 

@@ -574,7 +574,9 @@ def project_wheel() -> Path:
     """A wheel of the working tree, built once per session and worker on the controller (each
     build took 5-37 s on 2 shared cores, and some 30 tests install it), one build of the tree
     at a time, as `jetson-env bundle` builds its own (controller.one_build_of)."""
-    wheel_dir = Path(tempfile.mkdtemp(prefix="jetson-env-wheel-"))
+    wheel_dir = REPO_ROOT / ".cache" / f"project-wheel{XDIST_WORKER and '-' + XDIST_WORKER}"
+    shutil.rmtree(wheel_dir, ignore_errors=True)  # the last session's, of an older tree
+    wheel_dir.mkdir(parents=True)
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     with one_build_of(REPO_ROOT):
         _run_logged(

@@ -6,10 +6,11 @@ which fetches only the wheel's metadata file, never the wheel. The machine's pip
 are left out for this read: a cap on what may be installed here is not what the index
 serves. A release's metadata never changes, so each is read once into the tests' cache outside
 the checkout (a cold run
-makes one pip call per release, 49, about 50 s of CPU, most of it pip's own start; a warm
-one none).
+makes one pip call per release, 49, about 50 s of CPU, most of it pip's own start, in one
+pytest worker while the other waits for it; a warm one none).
 """
 
+import fcntl
 import json
 import os
 import subprocess
@@ -78,7 +79,10 @@ def oracle() -> dict[str, str]:
     matrix's pairs rest on (read concurrently: the time is the index's, not the CPU's)."""
     wanted = sorted({r for minor in set(M.pairs.values()) for r in releases_of(minor)}
                     | set(M.requires_dist), key=Version)  # fmt: skip
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    # One pytest worker reads the index at a time; the other then reads what it cached.
+    with open(CACHE / ".lock", "w") as lock, ThreadPoolExecutor(max_workers=8) as pool:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         specifiers = list(pool.map(read_requires_dist, wanted))
     return dict(zip(wanted, specifiers, strict=True))
 
