@@ -10,7 +10,6 @@ makes one pip call per release, 49, about 50 s of CPU, most of it pip's own star
 pytest worker while the other waits for it; a warm one none).
 """
 
-import fcntl
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from support.hosts import TESTS_CACHE
+from support.hosts import TESTS_CACHE, _file_lock
 
 from jetson_env import matrix, wheels
 from jetson_env.pairing import requires_admit
@@ -79,10 +78,8 @@ def oracle() -> dict[str, str]:
     matrix's pairs rest on (read concurrently: the time is the index's, not the CPU's)."""
     wanted = sorted({r for minor in set(M.pairs.values()) for r in releases_of(minor)}
                     | set(M.requires_dist), key=Version)  # fmt: skip
-    CACHE.mkdir(parents=True, exist_ok=True)
     # One pytest worker reads the index at a time; the other then reads what it cached.
-    with open(CACHE / ".lock", "w") as lock, ThreadPoolExecutor(max_workers=8) as pool:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _file_lock("torchvision-requires-dist"), ThreadPoolExecutor(max_workers=8) as pool:
         specifiers = list(pool.map(read_requires_dist, wanted))
     return dict(zip(wanted, specifiers, strict=True))
 
