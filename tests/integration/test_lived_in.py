@@ -45,6 +45,8 @@ from playbook_support import (
 )
 from support.ansible_envs import ANSIBLE_ENDS, AnsibleEnd
 from support.hosts import (
+    LIVED_IN_BUNDLE_ARGS,
+    LIVED_IN_BUNDLE_LOCK,
     LIVED_IN_DAEMON_JSON,
     LIVED_IN_NVCC,
     LIVED_IN_USER,
@@ -53,6 +55,7 @@ from support.hosts import (
     VENV,
     Host,
     LivedInImage,
+    _file_lock,
     start_lived_in,
 )
 from support.provisioned import ProvisionedState
@@ -575,10 +578,13 @@ def test_provision_from_a_default_x86_bundle_keeps_the_working_pair(
         return subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False,
                               cwd=work)  # fmt: skip
 
-    made = jetson_env("bundle", bundle_dir, "-i", inventory)
+    # The default run's fetch_lived_in_bundle may be filling the download cache for it.
+    with _file_lock(LIVED_IN_BUNDLE_LOCK):
+        made = jetson_env("bundle", bundle_dir, "-i", inventory)
     assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
     manifest = json.loads((bundle_dir / "manifest.json").read_text())
     (target,) = manifest["targets"].values()
+    assert target["args"] == shlex.join(LIVED_IN_BUNDLE_ARGS), target  # the facts read
     assert set(target["roles"]) >= {"python_base", "torch", "torchvision", "pycuda"}
     torch_version = matrix.load().x86.torch.version
     assert any(Path(p).name.startswith(f"torch-{torch_version}") for p in manifest["artifacts"])

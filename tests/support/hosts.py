@@ -816,6 +816,27 @@ class LivedInImage(DerivedHostImage):
         return BuildContext("\n".join(lines) + "\n", files)
 
 
+# The facts `jetson-env bundle -i` reads from a lived-in host (Debian bookworm's Python 3.11 and
+# glibc 2.36, the stand-in CUDA 12.6), as the manifest writes them: test_lived_in.py's default
+# bundle asserts its target's `args` are these.
+LIVED_IN_BUNDLE_ARGS = ("--x86", "--python-version", "3.11", "--glibc", "2.36",
+                        "--distribution", "debian/bookworm", "--cuda", "12.6")  # fmt: skip
+LIVED_IN_BUNDLE_LOCK = "lived-in-default-bundle"
+
+
+def fetch_lived_in_bundle() -> None:
+    """Fill jetson-env's download cache with what a default bundle for a lived-in host
+    fetches (the matrix's CUDA torch and its nvidia wheels, about 4 GB: on a fresh machine
+    the network's time, which the default run spends here, beside the image builds, and not
+    in the test); the bundle itself is thrown away. The test takes the same lock, so it
+    never downloads beside this."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with _file_lock(LIVED_IN_BUNDLE_LOCK), tempfile.TemporaryDirectory(dir=CACHE) as folder:
+        command = [sys.executable, "-m", "jetson_env.cli", "--no-color", "bundle", "-q",
+                   Path(folder) / "bundle", *LIVED_IN_BUNDLE_ARGS]  # fmt: skip
+        _run_logged(command, LOG_DIR / "lived-in-default-bundle.log")
+
+
 def start_lived_in(image: LivedInImage, name: str, derived: str | None = None) -> Host:
     """A container `<prefix><name>` of a lived-in image (or of `derived`, an image made from
     it: a kept provisioned state) with its network cut (`--network none`): `docker exec` (and
@@ -832,8 +853,9 @@ def start_lived_in(image: LivedInImage, name: str, derived: str | None = None) -
 
 
 def prepare_default_run() -> int:
-    """Build every test host's image and install both Ansible venvs, concurrently: what the
-    default run needs before its first host test. scripts/test runs this beside lint
+    """Build every test host's image and install both Ansible venvs, concurrently, and fill
+    the download cache for the lived-in default bundle: what the default run needs before its
+    first host test. scripts/test runs this beside lint
     (`python -m support.hosts`, tests/ on the path); pytest's HostPool then finds the images
     built or waits on the same build locks. Exits 1 if anything failed (pytest reports it)."""
     from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
@@ -841,6 +863,7 @@ def prepare_default_run() -> int:
     jobs = [HostImage(spec).ensure for spec in HOSTS.values()]
     jobs += [ProvisionExtraImage("x86-debian12").ensure, SshdImage("x86-debian12").ensure]
     jobs += [end.ensure for end in (*ANSIBLE_ENDS.values(), JETPACK5, CONTROLLER)]
+    jobs.append(fetch_lived_in_bundle)
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(job) for job in jobs]
     failed = [future.exception() for future in futures if future.exception()]
