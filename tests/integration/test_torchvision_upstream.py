@@ -16,7 +16,6 @@ no build and always run.
 
 import json
 import re
-import shlex
 import shutil
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -34,14 +33,11 @@ from playbook_support import (
 )
 from support.ansible_envs import ANSIBLE_ENDS
 from support.debian_source import vision_archive_sha256, vision_source_archive
+from support.debian_torch import DEBIAN_TORCH, debian_torch_image
 from support.hosts import (
     CACHE,
-    HOSTS,
     VENV,
-    BuildContext,
     Host,
-    HostImage,
-    _ensure_image,
     short_hash,
 )
 
@@ -53,8 +49,6 @@ pytestmark = pytest.mark.hosts
 NEWEST = ANSIBLE_ENDS["newest"]
 VISION = "0.14.1"
 OTHER_VISION = "0.21.0"  # a real archive of another version, for the mismatch test
-DEBIAN_TORCH = "1.13.1+dfsg-4"
-DEBIAN_TORCH_PACKAGES = (f"python3-torch={DEBIAN_TORCH}", f"libtorch-dev={DEBIAN_TORCH}")
 # The build's apt packages: the compiler, ninja (parallel jobs), Python's headers, and the
 # image libraries torchvision's setup.py looks for.
 BUILD_APT_PACKAGES = [
@@ -118,20 +112,6 @@ WHEEL_WAS_CACHED = bool(cached_wheels())
 def slow_until_cached(test: Callable) -> Callable:
     """The `slow` tier while the wheel must be built; the default tier once it is cached."""
     return test if WHEEL_WAS_CACHED else pytest.mark.slow(test)
-
-
-def debian_torch_image() -> str:
-    """The x86 host image plus Debian's torch, built once (tagged with its Dockerfile's hash)."""
-    base = HostImage(HOSTS["x86-debian12"]).ensure()
-    install = shlex.join(
-        ["apt-get", "install", "-y", "--no-install-recommends", *DEBIAN_TORCH_PACKAGES]
-    )
-    # The package lists stay: the role's apt task trusts their age (cache_valid_time).
-    context = BuildContext(
-        f"FROM {base}\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive {install}\n"
-    )
-    tag = f"jetson-env-host:x86-debian12-debian-torch-{context.digest}"
-    return _ensure_image(tag, lambda: context.build(tag))
 
 
 @pytest.fixture(scope="module")

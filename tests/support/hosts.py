@@ -17,6 +17,7 @@ import ast
 import fcntl
 import hashlib
 import importlib.util
+import json
 import os
 import shlex
 import shutil
@@ -828,13 +829,24 @@ def fetch_lived_in_bundle() -> None:
     """Fill jetson-env's download cache with what a default bundle for a lived-in host
     fetches (the matrix's CUDA torch and its nvidia wheels, about 4 GB: on a fresh machine
     the network's time, which the default run spends here, beside the image builds, and not
-    in the test); the bundle itself is thrown away. The test takes the same lock, so it
-    never downloads beside this."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with _file_lock(LIVED_IN_BUNDLE_LOCK), tempfile.TemporaryDirectory(dir=CACHE) as folder:
-        command = [sys.executable, "-m", "jetson_env.cli", "--no-color", "bundle", "-q",
-                   Path(folder) / "bundle", *LIVED_IN_BUNDLE_ARGS]  # fmt: skip
-        _run_logged(command, LOG_DIR / "lived-in-default-bundle.log")
+    in the test); the bundle itself is thrown away, the sha256 of its files kept, so that a
+    kept machine whose cache still holds them does nothing. The test takes the same lock, so
+    it never downloads beside this."""
+    from jetson_env.bundle.fetching import cache_path
+
+    fetched = TESTS_CACHE / f"{LIVED_IN_BUNDLE_LOCK}-{short_hash(*LIVED_IN_BUNDLE_ARGS)}.json"
+    with _file_lock(LIVED_IN_BUNDLE_LOCK):
+        if fetched.exists() and all(cache_path(sha).exists()
+                                    for sha in json.loads(fetched.read_text())):  # fmt: skip
+            return
+        TESTS_CACHE.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=TESTS_CACHE) as folder:
+            bundle = Path(folder) / "bundle"
+            command = [sys.executable, "-m", "jetson_env.cli", "--no-color", "bundle", "-q",
+                       bundle, *LIVED_IN_BUNDLE_ARGS]  # fmt: skip
+            _run_logged(command, LOG_DIR / "lived-in-default-bundle.log")
+            manifest = json.loads((bundle / "manifest.json").read_text())
+        fetched.write_text(json.dumps(sorted(a["sha256"] for a in manifest["artifacts"].values())))
 
 
 def start_lived_in(image: LivedInImage, name: str, derived: str | None = None) -> Host:
@@ -853,17 +865,18 @@ def start_lived_in(image: LivedInImage, name: str, derived: str | None = None) -
 
 
 def prepare_default_run() -> int:
-    """Build every test host's image and install both Ansible venvs, concurrently, and fill
-    the download cache for the lived-in default bundle: what the default run needs before its
-    first host test. scripts/test runs this beside lint
+    """Build every test host's image (Debian's torch host among them) and install both Ansible
+    venvs, concurrently, and fill the download cache for the lived-in default bundle: what the
+    default run needs before its first host test. scripts/test runs this beside lint
     (`python -m support.hosts`, tests/ on the path); pytest's HostPool then finds the images
     built or waits on the same build locks. Exits 1 if anything failed (pytest reports it)."""
     from support.ansible_envs import ANSIBLE_ENDS, CONTROLLER, JETPACK5
+    from support.debian_torch import debian_torch_image
 
     jobs = [HostImage(spec).ensure for spec in HOSTS.values()]
     jobs += [ProvisionExtraImage("x86-debian12").ensure, SshdImage("x86-debian12").ensure]
     jobs += [end.ensure for end in (*ANSIBLE_ENDS.values(), JETPACK5, CONTROLLER)]
-    jobs.append(fetch_lived_in_bundle)
+    jobs += [debian_torch_image, fetch_lived_in_bundle]
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(job) for job in jobs]
     failed = [future.exception() for future in futures if future.exception()]
