@@ -47,6 +47,7 @@ from support.ansible_envs import ANSIBLE_ENDS, AnsibleEnd
 from support.hosts import (
     LIVED_IN_BUNDLE_ARGS,
     LIVED_IN_BUNDLE_LOCK,
+    LIVED_IN_CUDA,
     LIVED_IN_DAEMON_JSON,
     LIVED_IN_NVCC,
     LIVED_IN_USER,
@@ -103,7 +104,8 @@ PROVISION_INPUTS = provision_inputs(__file__, "tests/fixtures", "pyproject.toml"
 def image(tmp_path_factory: pytest.TempPathFactory) -> LivedInImage:
     toolkit = tmp_path_factory.mktemp("lived-in-toolkit")
     build_cuda_toolkit_archive(toolkit)
-    cuda_tar = deterministic_tar(toolkit / "cuda-12.6", "cuda-12.6", toolkit / "cuda.tar")
+    tree = f"cuda-{LIVED_IN_CUDA}"
+    cuda_tar = deterministic_tar(toolkit / tree, tree, toolkit / "cuda.tar")
     return LivedInImage("x86-debian12", cuda_tar, TORCH_WHEEL_X86)
 
 

@@ -13,6 +13,7 @@ import pytest
 from playbook_support import paths_changed_since, remove_host, run_playbook, write_inventory
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import (
+    LIVED_IN_CUDA,
     LIVED_IN_NVCC,
     LIVED_IN_USER,
     LIVED_IN_VENV,
@@ -36,7 +37,8 @@ def orin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, Path]
     toolkit = work / "toolkit"
     toolkit.mkdir()
     build_cuda_toolkit_archive(toolkit)
-    cuda_tar = deterministic_tar(toolkit / "cuda-12.6", "cuda-12.6", work / "cuda.tar")
+    tree = f"cuda-{LIVED_IN_CUDA}"
+    cuda_tar = deterministic_tar(toolkit / tree, tree, work / "cuda.tar")
     host = start_lived_in(LivedInImage("orin-r36.4.3", cuda_tar, numpy="numpy==1.26.1"), HOST)
     try:
         inventory = write_inventory(work / "inventory.yml", {HOST: {

@@ -758,7 +758,11 @@ def wait_for_port(port: int, seconds: float = 30) -> None:
 LIVED_IN_USER = "jetson"  # uid 1000, passwordless sudo
 LIVED_IN_VENV = "/opt/torch-venv"  # root's venv holding a working torch: the roles' target
 LIVED_IN_WHEELHOUSE = "/opt/wheelhouse"  # the host's only package source (pip.conf)
-LIVED_IN_NVCC = '#!/bin/sh\n# my nvcc: the toolkit I use\nexec /usr/local/cuda-12.6/bin/nvcc "$@"\n'
+# The CUDA release NVIDIA's installer left on a lived-in host (the stand-in toolkit's).
+LIVED_IN_CUDA = "12.6"
+LIVED_IN_NVCC = (
+    f'#!/bin/sh\n# my nvcc: the toolkit I use\nexec /usr/local/cuda-{LIVED_IN_CUDA}/bin/nvcc "$@"\n'
+)
 LIVED_IN_DAEMON_JSON = '{\n  "log-level": "warn",\n  "data-root": "/srv/docker"\n}\n'
 
 
@@ -783,6 +787,7 @@ class LivedInImage(DerivedHostImage):
         files = {"cuda.tar": self.cuda_tar.read_bytes(), "nvcc": LIVED_IN_NVCC.encode(),
                  "daemon.json": LIVED_IN_DAEMON_JSON.encode()}  # fmt: skip
         machine = HOSTS[self.base_host].machine
+        cuda, priority = f"/usr/local/cuda-{LIVED_IN_CUDA}", LIVED_IN_CUDA.replace(".", "")
         torch = ""
         if self.torch_wheel is not None:
             files[self.torch_wheel.name] = self.torch_wheel.read_bytes()
@@ -797,9 +802,9 @@ class LivedInImage(DerivedHostImage):
             f" chmod 0440 /etc/sudoers.d/{LIVED_IN_USER};"
             " echo 'Defaults logfile=/var/log/sudo.log' >/etc/sudoers.d/log;"
             " tar -C /usr/local -xf /tmp/cuda.tar; rm -rf /usr/local/cuda;"
-            " update-alternatives --install /usr/local/cuda cuda /usr/local/cuda-12.6 126;"
-            f" echo /usr/local/cuda-12.6/targets/{machine}-linux/lib"
-            " >/etc/ld.so.conf.d/cuda-12-6.conf;"
+            f" update-alternatives --install /usr/local/cuda cuda {cuda} {priority};"
+            f" echo {cuda}/targets/{machine}-linux/lib"
+            f" >/etc/ld.so.conf.d/cuda-{LIVED_IN_CUDA.replace('.', '-')}.conf;"
             " install -m 0755 /tmp/nvcc /usr/local/bin/nvcc;"
             " mkdir -p /etc/docker; install -m 0644 /tmp/daemon.json /etc/docker/daemon.json;"
             " test -e /usr/lib/python3.11/EXTERNALLY-MANAGED;"
@@ -817,11 +822,11 @@ class LivedInImage(DerivedHostImage):
         return BuildContext("\n".join(lines) + "\n", files)
 
 
-# The facts `jetson-env bundle -i` reads from a lived-in host (Debian bookworm's Python 3.11 and
-# glibc 2.36, the stand-in CUDA 12.6), as the manifest writes them: test_lived_in.py's default
+# The facts `jetson-env bundle -i` reads from a lived-in host (Debian SUITE's Python 3.11 and
+# glibc 2.36, the stand-in CUDA), as the manifest writes them: test_lived_in.py's default
 # bundle asserts its target's `args` are these.
 LIVED_IN_BUNDLE_ARGS = ("--x86", "--python-version", "3.11", "--glibc", "2.36",
-                        "--distribution", "debian/bookworm", "--cuda", "12.6")  # fmt: skip
+                        "--distribution", f"debian/{SUITE}", "--cuda", LIVED_IN_CUDA)  # fmt: skip
 LIVED_IN_BUNDLE_LOCK = "lived-in-default-bundle"
 
 
