@@ -18,26 +18,28 @@ from pathlib import Path
 # Of `ansible`'s collections, the ones the tests load (support/ansible_envs.py).
 USED_COLLECTIONS = ("community/docker", "ansible/posix")
 UNUSED = re.compile(rf"/ansible_collections/(?!({'|'.join(USED_COLLECTIONS)})/)")
-# The checkout's folders of modules; tests/fixtures/ is left alone: its trees are copied into
-# test hosts and archives whose keys hash their files.
-CHECKOUT = ("jetson_env", "ansible_collections", "tests")
-FIXTURES = re.compile(r"/tests/fixtures/")
+# The checkout's modules this machine imports: not tests/fixtures/ (its trees are copied into
+# test hosts and archives whose keys hash their files), the roles' files (they run on the
+# targets), or the test modules and conftests (pytest compiles its own, asserts rewritten).
+CHECKOUT_DIRS = ("jetson_env", "ansible_collections/jetson_env/jetson/plugins", "tests/support")
+CHECKOUT_FILES = ("tests/integration/playbook_support.py",)
 
 
 def venv_command(venv: Path) -> list[str]:
     """The command that compiles a venv's site-packages, in its own Python (the .pyc files
-    are per version), but the collections the tests do not load; silent, as pip's compile is
-    (a package's unparsable file is left as it is)."""
+    are per version), but the collections the tests do not load. As pip's own compile, a file
+    that does not compile is reported and left as it is: it fails nothing."""
     (site,) = venv.glob("lib/python3*/site-packages")
-    python = str(venv / "bin" / "python")
-    return [python, "-m", "compileall", "-qq", "-j0", "-x", UNUSED.pattern, str(site)]
+    program = ("import compileall, re, sys; compileall.compile_dir(sys.argv[1], quiet=1,"
+               " rx=re.compile(sys.argv[2]), workers=0)")  # fmt: skip
+    return [str(venv / "bin" / "python"), "-c", program, str(site), UNUSED.pattern]
 
 
 def compile_checkout(root: Path) -> bool:
-    return all(
-        compileall.compile_dir(root / folder, quiet=1, rx=FIXTURES, workers=0)
-        for folder in CHECKOUT
-    )
+    """The checkout's own modules, where a file that does not compile is the suite's failure."""
+    dirs = [compileall.compile_dir(root / folder, quiet=1, workers=0) for folder in CHECKOUT_DIRS]
+    files = [compileall.compile_file(root / path, quiet=1) for path in CHECKOUT_FILES]
+    return all(dirs + files)
 
 
 if __name__ == "__main__":
