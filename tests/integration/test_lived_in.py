@@ -47,7 +47,6 @@ from support.ansible_envs import ANSIBLE_ENDS, AnsibleEnd
 from support.hosts import (
     LIVED_IN_BUNDLE_ARGS,
     LIVED_IN_BUNDLE_LOCK,
-    LIVED_IN_CUDA,
     LIVED_IN_DAEMON_JSON,
     LIVED_IN_NVCC,
     LIVED_IN_USER,
@@ -57,15 +56,14 @@ from support.hosts import (
     Host,
     LivedInImage,
     _file_lock,
+    lived_in_cuda_tar,
     start_lived_in,
 )
 from support.provisioned import ProvisionedState
 from support.schemas import fix_schema_validator
 from support.standins import (
-    build_cuda_toolkit_archive,
     build_standin_wheel,
     build_tensorrt_tarball,
-    deterministic_tar,
     stage_container_runtime,
 )
 
@@ -102,10 +100,7 @@ PROVISION_INPUTS = provision_inputs(__file__, "tests/fixtures", "pyproject.toml"
 
 @pytest.fixture(scope="module")
 def image(tmp_path_factory: pytest.TempPathFactory) -> LivedInImage:
-    toolkit = tmp_path_factory.mktemp("lived-in-toolkit")
-    build_cuda_toolkit_archive(toolkit)
-    tree = f"cuda-{LIVED_IN_CUDA}"
-    cuda_tar = deterministic_tar(toolkit / tree, tree, toolkit / "cuda.tar")
+    cuda_tar = lived_in_cuda_tar(tmp_path_factory.mktemp("lived-in-toolkit"))
     return LivedInImage("x86-debian12", cuda_tar, TORCH_WHEEL_X86)
 
 

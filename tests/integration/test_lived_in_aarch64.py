@@ -13,15 +13,14 @@ import pytest
 from playbook_support import paths_changed_since, remove_host, run_playbook, write_inventory
 from support.ansible_envs import ANSIBLE_ENDS
 from support.hosts import (
-    LIVED_IN_CUDA,
     LIVED_IN_NVCC,
     LIVED_IN_USER,
     LIVED_IN_VENV,
     Host,
     LivedInImage,
+    lived_in_cuda_tar,
     start_lived_in,
 )
-from support.standins import build_cuda_toolkit_archive, deterministic_tar
 
 # The slow tier (15 minutes of emulation on 2 cores): JETSON_ENV_SLOW=1 runs it.
 pytestmark = [pytest.mark.hosts, pytest.mark.slow]
@@ -34,11 +33,7 @@ ROLES = "cuda_env,python_base,docker_runtime"
 @pytest.fixture(scope="module")
 def orin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, Path]]:
     work = tmp_path_factory.mktemp("lived-in-orin")
-    toolkit = work / "toolkit"
-    toolkit.mkdir()
-    build_cuda_toolkit_archive(toolkit)
-    tree = f"cuda-{LIVED_IN_CUDA}"
-    cuda_tar = deterministic_tar(toolkit / tree, tree, work / "cuda.tar")
+    cuda_tar = lived_in_cuda_tar(work)
     host = start_lived_in(LivedInImage("orin-r36.4.3", cuda_tar, numpy="numpy==1.26.1"), HOST)
     try:
         inventory = write_inventory(work / "inventory.yml", {HOST: {

@@ -221,8 +221,8 @@ def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
     return _shared_library("cudart", version, major * 1000 + minor * 10, source, dest, cc)
 
 
-def build_cuda_toolkit_archive(dest: Path, version: str = "12.6.68") -> Path:
-    """cuda.tar: cuda-<major.minor>/ with a version.json like the Orin's staged one (its
+def build_cuda_toolkit(dest: Path, version: str = "12.6.68") -> Path:
+    """dest/cuda-<major.minor>/, returned: a version.json like the Orin's staged one (its
     version replaced), a stand-in libcudart in lib64 and a stand-in bin/nvcc that prints
     `nvcc --version`'s release line."""
     release = ".".join(version.split(".")[:2])
@@ -235,6 +235,12 @@ def build_cuda_toolkit_archive(dest: Path, version: str = "12.6.68") -> Path:
     nvcc = tree / "bin" / "nvcc"
     nvcc.write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {release}, V{version}'\n")
     nvcc.chmod(0o755)
+    return tree
+
+
+def build_cuda_toolkit_archive(dest: Path, version: str = "12.6.68") -> Path:
+    """dest/cuda.tar: build_cuda_toolkit's cuda-<major.minor>/."""
+    tree = build_cuda_toolkit(dest, version)
     archive = dest / "cuda.tar"
     subprocess.run(["tar", "-C", str(dest), "-cf", str(archive), tree.name], check=True)
     return archive
