@@ -39,7 +39,7 @@ import tomllib
 
 from jetson_env.bundle.controller import one_build_of
 from support.image_store import LABEL
-from support.standins import build_cuda_toolkit, deterministic_tar
+from support.standins import STAGED_CUDA_VERSION, build_cuda_toolkit, deterministic_tar
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "hosts"
@@ -759,9 +759,8 @@ def wait_for_port(port: int, seconds: float = 30) -> None:
 LIVED_IN_USER = "jetson"  # uid 1000, passwordless sudo
 LIVED_IN_VENV = "/opt/torch-venv"  # root's venv holding a working torch: the roles' target
 LIVED_IN_WHEELHOUSE = "/opt/wheelhouse"  # the host's only package source (pip.conf)
-# The CUDA NVIDIA's installer left on a lived-in host (the stand-in toolkit's), and its release.
-LIVED_IN_CUDA_VERSION = "12.6.68"
-LIVED_IN_CUDA = ".".join(LIVED_IN_CUDA_VERSION.split(".")[:2])
+# The CUDA release NVIDIA's installer left on a lived-in host: the stand-in toolkit's.
+LIVED_IN_CUDA = ".".join(STAGED_CUDA_VERSION.split(".")[:2])
 LIVED_IN_NVCC = (
     f'#!/bin/sh\n# my nvcc: the toolkit I use\nexec /usr/local/cuda-{LIVED_IN_CUDA}/bin/nvcc "$@"\n'
 )
@@ -769,9 +768,9 @@ LIVED_IN_DAEMON_JSON = '{\n  "log-level": "warn",\n  "data-root": "/srv/docker"\
 
 
 def lived_in_cuda_tar(work: Path) -> Path:
-    """work/cuda.tar: the stand-in toolkit at LIVED_IN_CUDA_VERSION, packed deterministically
+    """work/cuda.tar: the stand-in toolkit (cuda-LIVED_IN_CUDA/), packed deterministically
     (LivedInImage's cuda_tar: the image's key hashes it)."""
-    tree = build_cuda_toolkit(work / "toolkit", LIVED_IN_CUDA_VERSION)
+    tree = build_cuda_toolkit(work / "toolkit")
     return deterministic_tar(tree, tree.name, work / "cuda.tar")
 
 

@@ -221,7 +221,11 @@ def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
     return _shared_library("cudart", version, major * 1000 + minor * 10, source, dest, cc)
 
 
-def build_cuda_toolkit(dest: Path, version: str = "12.6.68") -> Path:
+# The CUDA of the staged Orin (its usr/local/cuda-12.6/version.json): the stand-in toolkit's.
+STAGED_CUDA_VERSION = "12.6.68"
+
+
+def build_cuda_toolkit(dest: Path, version: str = STAGED_CUDA_VERSION) -> Path:
     """dest/cuda-<major.minor>/, returned: a version.json like the Orin's staged one (its
     version replaced), a stand-in libcudart in lib64 and a stand-in bin/nvcc that prints
     `nvcc --version`'s release line."""
@@ -230,7 +234,7 @@ def build_cuda_toolkit(dest: Path, version: str = "12.6.68") -> Path:
     (tree / "lib64").mkdir(parents=True)
     (tree / "bin").mkdir()
     staged = FIXTURES / "hosts" / "orin-r36.4.3" / "usr" / "local" / "cuda-12.6" / "version.json"
-    (tree / "version.json").write_text(staged.read_text().replace("12.6.68", version))
+    (tree / "version.json").write_text(staged.read_text().replace(STAGED_CUDA_VERSION, version))
     build_libcudart(version, tree / "lib64")
     nvcc = tree / "bin" / "nvcc"
     nvcc.write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {release}, V{version}'\n")
@@ -238,7 +242,7 @@ def build_cuda_toolkit(dest: Path, version: str = "12.6.68") -> Path:
     return tree
 
 
-def build_cuda_toolkit_archive(dest: Path, version: str = "12.6.68") -> Path:
+def build_cuda_toolkit_archive(dest: Path, version: str = STAGED_CUDA_VERSION) -> Path:
     """dest/cuda.tar: build_cuda_toolkit's cuda-<major.minor>/."""
     tree = build_cuda_toolkit(dest, version)
     archive = dest / "cuda.tar"
