@@ -39,7 +39,12 @@ import tomllib
 
 from jetson_env.bundle.controller import one_build_of
 from support.image_store import LABEL
-from support.standins import STAGED_CUDA_VERSION, build_cuda_toolkit, deterministic_tar
+from support.standins import (
+    STAGED_CUDA_VERSION,
+    build_cuda_toolkit,
+    cuda_release,
+    deterministic_tar,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "hosts"
@@ -760,7 +765,7 @@ LIVED_IN_USER = "jetson"  # uid 1000, passwordless sudo
 LIVED_IN_VENV = "/opt/torch-venv"  # root's venv holding a working torch: the roles' target
 LIVED_IN_WHEELHOUSE = "/opt/wheelhouse"  # the host's only package source (pip.conf)
 # The CUDA release NVIDIA's installer left on a lived-in host: the stand-in toolkit's.
-LIVED_IN_CUDA = ".".join(STAGED_CUDA_VERSION.split(".")[:2])
+LIVED_IN_CUDA = cuda_release(STAGED_CUDA_VERSION)
 LIVED_IN_NVCC = (
     f'#!/bin/sh\n# my nvcc: the toolkit I use\nexec /usr/local/cuda-{LIVED_IN_CUDA}/bin/nvcc "$@"\n'
 )
@@ -779,14 +784,14 @@ class LivedInImage(DerivedHostImage):
     """A clean host image (`base_host`) lived in: a non-root user with sudo, PEP 668's marker
     on the system Python, a root-made venv (LIVED_IN_VENV) with a working torch (`torch_wheel`,
     or none) and numpy, the user's own /usr/local/bin/nvcc wrapper script, what NVIDIA's CUDA
-    installer leaves (cuda-12.6 under /usr/local, /etc/ld.so.conf.d/cuda-12-6.conf, a
+    installer leaves (cuda-LIVED_IN_CUDA under /usr/local, its ld.so.conf.d file, a
     /usr/local/cuda link managed by update-alternatives), a daemon.json with other keys, no
     Docker engine, ansible-core in /opt/jetson-env (the host's own jetson-env can --fix),
     a wheelhouse with termcolor as pip's only source (/etc/pip.conf: no index), and no apt
     package lists. Start it with start_lived_in(), its network cut."""
 
     PART = "lived-in"
-    cuda_tar: Path  # deterministic (deterministic_tar): cuda-12.6/
+    cuda_tar: Path  # deterministic (deterministic_tar): cuda-LIVED_IN_CUDA/
     torch_wheel: Path | None = None
     numpy: str = "numpy>=1.26,<3"  # the matrix row's pin, so that it is met
 

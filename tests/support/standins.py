@@ -221,19 +221,26 @@ def build_libcudart(version: str, dest: Path, cc: str = "gcc") -> Path:
     return _shared_library("cudart", version, major * 1000 + minor * 10, source, dest, cc)
 
 
-# The CUDA of the staged Orin (its usr/local/cuda-12.6/version.json): the stand-in toolkit's.
+# The CUDA of the staged Orin (its usr/local/cuda-<release>/version.json): the stand-in
+# toolkit's.
 STAGED_CUDA_VERSION = "12.6.68"
+
+
+def cuda_release(version: str) -> str:
+    """A CUDA toolkit's release, as its folder names it (cuda-12.6): major.minor."""
+    return ".".join(version.split(".")[:2])
 
 
 def build_cuda_toolkit(dest: Path, version: str = STAGED_CUDA_VERSION) -> Path:
     """dest/cuda-<major.minor>/, returned: a version.json like the Orin's staged one (its
     version replaced), a stand-in libcudart in lib64 and a stand-in bin/nvcc that prints
     `nvcc --version`'s release line."""
-    release = ".".join(version.split(".")[:2])
+    release = cuda_release(version)
     tree = dest / f"cuda-{release}"
     (tree / "lib64").mkdir(parents=True)
     (tree / "bin").mkdir()
-    staged = FIXTURES / "hosts" / "orin-r36.4.3" / "usr" / "local" / "cuda-12.6" / "version.json"
+    staged_cuda = f"cuda-{cuda_release(STAGED_CUDA_VERSION)}"
+    staged = FIXTURES / "hosts" / "orin-r36.4.3" / "usr" / "local" / staged_cuda / "version.json"
     (tree / "version.json").write_text(staged.read_text().replace(STAGED_CUDA_VERSION, version))
     build_libcudart(version, tree / "lib64")
     nvcc = tree / "bin" / "nvcc"
